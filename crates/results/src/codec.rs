@@ -1,0 +1,742 @@
+//! The `.llr` results file.
+//!
+//! ```text
+//! run    := MAGIC version:u8 header_len:u32le header_json crc32(header_json):u32le block* end?
+//! block  := 'B' len:u32le payload crc32(payload):u32le
+//! end    := 'E' 0:u32le crc32(""):u32le
+//! payload:= count:varint new_errors:varint (len:varint utf8)* new_targets:varint (len:varint utf8)*
+//!            record*
+//! ```
+//!
+//! The error and target tables grow as the run goes: a block lists the entries first used in it,
+//! so a producer that learns its targets while streaming (an import) needs no second pass.
+//!
+//! Each record is a flag byte followed by varints, delta-encoded against the previous record of
+//! the same block (blocks are self-contained but for the run's growing error table):
+//! scheduled time (zigzag delta), latency, latency minus time to first byte, and, only when they
+//! change, seq, target, status, bytes in (zigzag delta), bytes out, error, and a non-zero lag.
+//! A typical record takes 7 to 9 bytes.
+//!
+//! The writer appends a block when it holds [`BLOCK_RECORDS`] records or when its owner calls
+//! [`Writer::flush`] (the attack does so every second), so a killed process loses at most the
+//! records not yet flushed. Files concatenate: a new MAGIC after a run starts another run. The
+//! reader stops at the first damaged or truncated block with a warning and keeps what it read.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind};
+use crate::record::{Record, RunHeader, FORMAT_VERSION};
+use crate::varint;
+
+const MAGIC: [u8; 8] = *b"\x89LLR\r\n\x1a\n";
+const TAG_BLOCK: u8 = b'B';
+const TAG_END: u8 = b'E';
+/// Records per block before the writer appends it without waiting for a flush.
+pub const BLOCK_RECORDS: u32 = 4096;
+/// Refuse absurd lengths from damaged input rather than allocating them.
+const MAX_SECTION: usize = 64 << 20;
+
+const F_SEQ_NEXT: u8 = 1;
+const F_SAME_TARGET: u8 = 1 << 1;
+const F_SAME_STATUS: u8 = 1 << 2;
+const F_SAME_BYTES_IN: u8 = 1 << 3;
+const F_SAME_BYTES_OUT: u8 = 1 << 4;
+const F_SAME_ERROR: u8 = 1 << 5;
+const F_NEW_CONN: u8 = 1 << 6;
+const F_NO_LAG: u8 = 1 << 7;
+
+/// The state records are delta-encoded against; reset at each block.
+#[derive(Default, Clone, Copy)]
+struct Prev {
+    seq: Option<u64>,
+    target: u32,
+    status: u16,
+    bytes_in: u64,
+    bytes_out: u64,
+    error: u32,
+    scheduled_us: u64,
+}
+
+/// Appends runs to a byte sink.
+pub struct Writer<W: Write> {
+    out: W,
+    payload: Vec<u8>,
+    count: u32,
+    prev: Prev,
+    errors: HashMap<String, u32>,
+    new_errors: Vec<String>,
+    targets: HashMap<String, u32>,
+    new_targets: Vec<String>,
+    frame: Vec<u8>,
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes the run header at once (and flushes it), so even an empty run is a valid file.
+    pub fn new(mut out: W, header: &RunHeader) -> io::Result<Self> {
+        let mut header = header.clone();
+        header.version = FORMAT_VERSION;
+        let json = serde_json::to_vec(&header).map_err(io::Error::other)?;
+        let mut buf = Vec::with_capacity(json.len() + 17);
+        buf.extend_from_slice(&MAGIC);
+        buf.push(FORMAT_VERSION);
+        buf.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        buf.extend_from_slice(&json);
+        buf.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
+        out.write_all(&buf)?;
+        out.flush()?;
+        Ok(Writer {
+            out,
+            payload: Vec::with_capacity(BLOCK_RECORDS as usize * 10),
+            count: 0,
+            prev: Prev::default(),
+            errors: HashMap::new(),
+            new_errors: Vec::new(),
+            targets: header.targets.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect(),
+            new_targets: Vec::new(),
+            frame: Vec::new(),
+        })
+    }
+
+    /// The index of a target (`METHOD URL`) in this run's table, adding it if new.
+    pub fn intern_target(&mut self, target: &str) -> u32 {
+        if let Some(&i) = self.targets.get(target) {
+            return i;
+        }
+        let i = self.targets.len() as u32;
+        self.targets.insert(target.to_owned(), i);
+        self.new_targets.push(target.to_owned());
+        i
+    }
+
+    /// The 1-based index of an error text in this run's table, adding it if new.
+    pub fn intern_error(&mut self, text: &str) -> u32 {
+        if let Some(&i) = self.errors.get(text) {
+            return i;
+        }
+        let i = self.errors.len() as u32 + 1;
+        self.errors.insert(text.to_owned(), i);
+        self.new_errors.push(text.to_owned());
+        i
+    }
+
+    /// Adds a record; its `error` must come from [`Writer::intern_error`] (or be 0).
+    pub fn push(&mut self, r: &Record) -> io::Result<()> {
+        let p = &mut self.prev;
+        let mut flags = 0u8;
+        let seq_next = p.seq.map_or(0, |s| s + 1);
+        if r.seq == seq_next {
+            flags |= F_SEQ_NEXT;
+        }
+        if r.target == p.target {
+            flags |= F_SAME_TARGET;
+        }
+        if r.status == p.status {
+            flags |= F_SAME_STATUS;
+        }
+        if r.bytes_in == p.bytes_in {
+            flags |= F_SAME_BYTES_IN;
+        }
+        if r.bytes_out == p.bytes_out {
+            flags |= F_SAME_BYTES_OUT;
+        }
+        if r.error == p.error {
+            flags |= F_SAME_ERROR;
+        }
+        if r.new_conn {
+            flags |= F_NEW_CONN;
+        }
+        if r.lag_us == 0 {
+            flags |= F_NO_LAG;
+        }
+        let b = &mut self.payload;
+        b.push(flags);
+        varint::put_signed(b, r.scheduled_us.wrapping_sub(p.scheduled_us) as i64);
+        varint::put(b, r.latency_us);
+        varint::put(b, r.latency_us.saturating_sub(r.ttfb_us));
+        if flags & F_SEQ_NEXT == 0 {
+            varint::put_signed(b, r.seq.wrapping_sub(seq_next) as i64);
+        }
+        if flags & F_SAME_TARGET == 0 {
+            varint::put(b, u64::from(r.target));
+        }
+        if flags & F_SAME_STATUS == 0 {
+            varint::put(b, u64::from(r.status));
+        }
+        if flags & F_SAME_BYTES_IN == 0 {
+            varint::put_signed(b, r.bytes_in.wrapping_sub(p.bytes_in) as i64);
+        }
+        if flags & F_SAME_BYTES_OUT == 0 {
+            varint::put(b, r.bytes_out);
+        }
+        if flags & F_SAME_ERROR == 0 {
+            varint::put(b, u64::from(r.error));
+        }
+        if flags & F_NO_LAG == 0 {
+            varint::put(b, r.lag_us);
+        }
+        *p = Prev {
+            seq: Some(r.seq),
+            target: r.target,
+            status: r.status,
+            bytes_in: r.bytes_in,
+            bytes_out: r.bytes_out,
+            error: r.error,
+            scheduled_us: r.scheduled_us,
+        };
+        self.count += 1;
+        if self.count >= BLOCK_RECORDS {
+            self.write_block()?;
+        }
+        Ok(())
+    }
+
+    fn write_block(&mut self) -> io::Result<()> {
+        if self.count == 0 && self.new_errors.is_empty() && self.new_targets.is_empty() {
+            return Ok(());
+        }
+        let f = &mut self.frame;
+        f.clear();
+        varint::put(f, u64::from(self.count));
+        varint::put(f, self.new_errors.len() as u64);
+        for e in self.new_errors.drain(..) {
+            varint::put(f, e.len() as u64);
+            f.extend_from_slice(e.as_bytes());
+        }
+        varint::put(f, self.new_targets.len() as u64);
+        for t in self.new_targets.drain(..) {
+            varint::put(f, t.len() as u64);
+            f.extend_from_slice(t.as_bytes());
+        }
+        f.extend_from_slice(&self.payload);
+        let crc = crc32fast::hash(f);
+        self.out.write_all(&[TAG_BLOCK])?;
+        self.out.write_all(&(f.len() as u32).to_le_bytes())?;
+        self.out.write_all(f)?;
+        self.out.write_all(&crc.to_le_bytes())?;
+        self.payload.clear();
+        self.count = 0;
+        self.prev = Prev::default();
+        Ok(())
+    }
+
+    /// Appends the pending records as a block and flushes the sink.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.write_block()?;
+        self.out.flush()
+    }
+
+    /// Flushes, marks the run as cleanly ended, and hands the sink back.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.write_block()?;
+        self.out.write_all(&[TAG_END])?;
+        self.out.write_all(&0u32.to_le_bytes())?;
+        self.out.write_all(&crc32fast::hash(&[]).to_le_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// What the reader yields, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// A run starts; the records that follow belong to it.
+    Run(Arc<RunHeader>),
+    /// A record of the current run. Its `error` indexes [`Reader::error_text`].
+    Record(Record),
+    /// The current run ended cleanly.
+    End,
+}
+
+/// Reads runs from a byte source, block by block.
+pub struct Reader<R: Read> {
+    input: R,
+    name: String,
+    offset: u64,
+    block: Vec<u8>,
+    pos: usize,
+    remaining: u32,
+    prev: Prev,
+    errors: Vec<String>,
+    targets: Vec<String>,
+    in_run: bool,
+    done: bool,
+    warnings: Vec<String>,
+    records_read: u64,
+}
+
+/// Outcome of trying to fill a buffer from the input.
+enum Fill {
+    Full,
+    Eof,
+    Partial(usize),
+}
+
+impl<R: Read> Reader<R> {
+    /// `name` is used in errors and warnings (a file name, or `stdin`).
+    pub fn new(input: R, name: impl Into<String>) -> Self {
+        Reader {
+            input,
+            name: name.into(),
+            offset: 0,
+            block: Vec::new(),
+            pos: 0,
+            remaining: 0,
+            prev: Prev::default(),
+            errors: Vec::new(),
+            targets: Vec::new(),
+            in_run: false,
+            done: false,
+            warnings: Vec::new(),
+            records_read: 0,
+        }
+    }
+
+    /// Damage found so far (each a one-line message naming the input and the byte offset).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The text of a record's error (`None` for 0 or an unknown index).
+    pub fn error_text(&self, index: u32) -> Option<&str> {
+        if index == 0 {
+            return None;
+        }
+        self.errors.get(index as usize - 1).map(String::as_str)
+    }
+
+    /// The current run's target table (`METHOD URL`), indexed by a record's `target`.
+    pub fn targets(&self) -> &[String] {
+        &self.targets
+    }
+
+    /// The current run's error table, in index order (index 1 first).
+    pub fn error_table(&self) -> &[String] {
+        &self.errors
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> Result<Fill, Error> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.input.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::new(&self.name, ErrorKind::Io(e.to_string()))),
+            }
+        }
+        self.offset += got as u64;
+        Ok(match got {
+            0 => Fill::Eof,
+            n if n == buf.len() => Fill::Full,
+            n => Fill::Partial(n),
+        })
+    }
+
+    fn damaged(&mut self, at: u64, why: &str) {
+        self.warnings.push(format!(
+            "{}: {} at byte {}; kept the {} records before it",
+            self.name, why, at, self.records_read
+        ));
+        self.done = true;
+    }
+
+    /// The next item, `Ok(None)` at the end. Damage after the first run header is a warning (see
+    /// [`Reader::warnings`]) that ends the input; a source that is not a results file is an error.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Item>, Error> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            if self.remaining > 0 {
+                if let Some(r) = self.decode_record() {
+                    self.remaining -= 1;
+                    self.records_read += 1;
+                    return Ok(Some(Item::Record(r)));
+                }
+                let at = self.offset;
+                self.damaged(at, "undecodable record in block ending");
+                return Ok(None);
+            }
+            let start = self.offset;
+            let mut tag = [0u8; 1];
+            match self.fill(&mut tag)? {
+                Fill::Eof => {
+                    if start == 0 {
+                        return Err(Error::new(&self.name, ErrorKind::NotResults));
+                    }
+                    self.done = true;
+                    return Ok(None);
+                }
+                Fill::Partial(_) => unreachable!(),
+                Fill::Full => {}
+            }
+            match tag[0] {
+                b'\x89' => return self.read_header(start).map(|h| h.map(Item::Run)),
+                TAG_BLOCK | TAG_END if self.in_run => {
+                    let Some(payload_len) = self.read_frame(start)? else {
+                        return Ok(None);
+                    };
+                    if tag[0] == TAG_END {
+                        self.in_run = false;
+                        return Ok(Some(Item::End));
+                    }
+                    if !self.start_block(payload_len) {
+                        self.damaged(start, "malformed block");
+                        return Ok(None);
+                    }
+                }
+                _ if start == 0 => return Err(Error::new(&self.name, ErrorKind::NotResults)),
+                _ => {
+                    self.damaged(start, "damaged block (unknown tag)");
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    fn read_header(&mut self, start: u64) -> Result<Option<Arc<RunHeader>>, Error> {
+        let mut rest = [0u8; 12];
+        match self.fill(&mut rest)? {
+            Fill::Full => {}
+            _ if start == 0 => return Err(Error::new(&self.name, ErrorKind::NotResults)),
+            _ => {
+                self.damaged(start, "truncated run header");
+                return Ok(None);
+            }
+        }
+        if rest[..7] != MAGIC[1..] {
+            if start == 0 {
+                return Err(Error::new(&self.name, ErrorKind::NotResults));
+            }
+            self.damaged(start, "damaged block (bad magic)");
+            return Ok(None);
+        }
+        if rest[7] != FORMAT_VERSION {
+            return Err(Error::new(&self.name, ErrorKind::Version(rest[7])));
+        }
+        let len = u32::from_le_bytes(rest[8..12].try_into().unwrap()) as usize;
+        if len > MAX_SECTION {
+            return Err(self.header_error(start, "header length out of range"));
+        }
+        let mut json = vec![0u8; len + 4];
+        if !matches!(self.fill(&mut json)?, Fill::Full) {
+            if start == 0 {
+                return Err(self.header_error(start, "truncated"));
+            }
+            self.damaged(start, "truncated run header");
+            return Ok(None);
+        }
+        let crc = u32::from_le_bytes(json[len..].try_into().unwrap());
+        json.truncate(len);
+        if crc32fast::hash(&json) != crc {
+            return Err(self.header_error(start, "checksum mismatch"));
+        }
+        let header: RunHeader = serde_json::from_slice(&json)
+            .map_err(|e| self.header_error(start, &e.to_string()))?;
+        self.errors.clear();
+        self.targets = header.targets.clone();
+        self.in_run = true;
+        Ok(Some(Arc::new(header)))
+    }
+
+    fn header_error(&self, at: u64, why: &str) -> Error {
+        Error::new(&self.name, ErrorKind::BadHeader(format!("{why} (at byte {at})")))
+    }
+
+    /// Reads a block frame's payload into `self.block`; `None` when the frame is damaged.
+    fn read_frame(&mut self, start: u64) -> Result<Option<usize>, Error> {
+        let mut len = [0u8; 4];
+        if !matches!(self.fill(&mut len)?, Fill::Full) {
+            self.damaged(start, "truncated block");
+            return Ok(None);
+        }
+        let len = u32::from_le_bytes(len) as usize;
+        if len > MAX_SECTION {
+            self.damaged(start, "damaged block (length out of range)");
+            return Ok(None);
+        }
+        let mut block = std::mem::take(&mut self.block);
+        block.clear();
+        block.resize(len + 4, 0);
+        let filled = self.fill(&mut block)?;
+        if !matches!(filled, Fill::Full) && len + 4 > 0 {
+            self.block = block;
+            self.damaged(start, "truncated block");
+            return Ok(None);
+        }
+        let crc = u32::from_le_bytes(block[len..].try_into().unwrap());
+        block.truncate(len);
+        self.block = block;
+        if crc32fast::hash(&self.block) != crc {
+            self.damaged(start, "damaged block (checksum mismatch)");
+            return Ok(None);
+        }
+        Ok(Some(len))
+    }
+
+    fn start_block(&mut self, _len: usize) -> bool {
+        let mut pos = 0;
+        let b = &self.block;
+        let Some(count) = varint::get(b, &mut pos) else { return false };
+        let Some(new_errors) = varint::get(b, &mut pos) else { return false };
+        for _ in 0..new_errors {
+            let Some(len) = varint::get(b, &mut pos) else { return false };
+            let end = pos.saturating_add(len as usize);
+            let Some(text) = b.get(pos..end) else { return false };
+            self.errors.push(String::from_utf8_lossy(text).into_owned());
+            pos = end;
+        }
+        let Some(new_targets) = varint::get(b, &mut pos) else { return false };
+        for _ in 0..new_targets {
+            let Some(len) = varint::get(b, &mut pos) else { return false };
+            let end = pos.saturating_add(len as usize);
+            let Some(text) = b.get(pos..end) else { return false };
+            self.targets.push(String::from_utf8_lossy(text).into_owned());
+            pos = end;
+        }
+        if count > u64::from(u32::MAX) {
+            return false;
+        }
+        self.remaining = count as u32;
+        self.pos = pos;
+        self.prev = Prev::default();
+        true
+    }
+
+    #[inline]
+    fn decode_record(&mut self) -> Option<Record> {
+        let b = &self.block;
+        let pos = &mut self.pos;
+        let p = &mut self.prev;
+        let flags = *b.get(*pos)?;
+        *pos += 1;
+        let scheduled_us = p.scheduled_us.wrapping_add(varint::get_signed(b, pos)? as u64);
+        let latency_us = varint::get(b, pos)?;
+        let body_us = varint::get(b, pos)?;
+        let seq_next = p.seq.map_or(0, |s| s + 1);
+        let seq = if flags & F_SEQ_NEXT != 0 {
+            seq_next
+        } else {
+            seq_next.wrapping_add(varint::get_signed(b, pos)? as u64)
+        };
+        let target = if flags & F_SAME_TARGET != 0 { p.target } else { varint::get(b, pos)? as u32 };
+        let status = if flags & F_SAME_STATUS != 0 { p.status } else { varint::get(b, pos)? as u16 };
+        let bytes_in = if flags & F_SAME_BYTES_IN != 0 {
+            p.bytes_in
+        } else {
+            p.bytes_in.wrapping_add(varint::get_signed(b, pos)? as u64)
+        };
+        let bytes_out = if flags & F_SAME_BYTES_OUT != 0 { p.bytes_out } else { varint::get(b, pos)? };
+        let error = if flags & F_SAME_ERROR != 0 { p.error } else { varint::get(b, pos)? as u32 };
+        let lag_us = if flags & F_NO_LAG != 0 { 0 } else { varint::get(b, pos)? };
+        *p = Prev { seq: Some(seq), target, status, bytes_in, bytes_out, error, scheduled_us };
+        Some(Record {
+            seq,
+            target,
+            scheduled_us,
+            latency_us,
+            ttfb_us: latency_us.saturating_sub(body_us),
+            lag_us,
+            status,
+            bytes_in,
+            bytes_out,
+            error,
+            new_conn: flags & F_NEW_CONN != 0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(name: &str) -> RunHeader {
+        RunHeader {
+            name: name.into(),
+            start_unix_ns: 1_700_000_000_000_000_000,
+            targets: vec!["GET http://127.0.0.1/".into()],
+            ..Default::default()
+        }
+    }
+
+    fn sample(n: u64) -> Record {
+        Record {
+            seq: n,
+            target: 0,
+            scheduled_us: n * 1000,
+            latency_us: 100_000 + (n * 7919) % 5000,
+            ttfb_us: 99_000,
+            lag_us: if n % 10 == 0 { 3 } else { 0 },
+            status: if n % 100 == 99 { 500 } else { 200 },
+            bytes_in: 204_800,
+            bytes_out: 0,
+            error: 0,
+            new_conn: n < 4,
+        }
+    }
+
+    fn read_all(bytes: &[u8]) -> (Vec<Item>, Vec<String>) {
+        let mut r = Reader::new(bytes, "test.llr");
+        let mut items = Vec::new();
+        while let Some(it) = r.next().unwrap() {
+            items.push(it);
+        }
+        (items, r.warnings().to_vec())
+    }
+
+    fn write_run(name: &str, n: u64) -> Vec<u8> {
+        let mut w = Writer::new(Vec::new(), &header(name)).unwrap();
+        let e = w.intern_error("500 Internal Server Error");
+        for i in 0..n {
+            let mut r = sample(i);
+            if r.status == 500 {
+                r.error = e;
+            }
+            w.push(&r).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn round_trip_is_exact_and_compact() {
+        let n = 10_000;
+        let bytes = write_run("a", n);
+        let (items, warnings) = read_all(&bytes);
+        assert!(warnings.is_empty());
+        assert!(matches!(&items[0], Item::Run(h) if h.name == "a"));
+        assert_eq!(items.last(), Some(&Item::End));
+        let records: Vec<Record> = items
+            .iter()
+            .filter_map(|i| if let Item::Record(r) = i { Some(*r) } else { None })
+            .collect();
+        assert_eq!(records.len(), n as usize);
+        for (i, r) in records.iter().enumerate() {
+            let mut want = sample(i as u64);
+            if want.status == 500 {
+                want.error = 1;
+            }
+            assert_eq!(*r, want);
+        }
+        let per_record = bytes.len() as f64 / n as f64;
+        assert!(per_record <= 12.0, "{per_record} bytes per record");
+    }
+
+    #[test]
+    fn out_of_order_records_round_trip() {
+        let mut w = Writer::new(Vec::new(), &header("x")).unwrap();
+        let recs = [
+            Record { seq: 5, scheduled_us: 5000, latency_us: 10, ttfb_us: 10, ..Default::default() },
+            Record { seq: 2, scheduled_us: 2000, latency_us: 90_000, ttfb_us: 1, target: 3, ..Default::default() },
+            Record { seq: 9, scheduled_us: 1, latency_us: 0, ttfb_us: 0, bytes_in: 0, status: 0, error: 0, ..Default::default() },
+        ];
+        for r in &recs {
+            w.push(r).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let (items, _) = read_all(&bytes);
+        let got: Vec<Record> =
+            items.iter().filter_map(|i| if let Item::Record(r) = i { Some(*r) } else { None }).collect();
+        assert_eq!(got, recs);
+    }
+
+    #[test]
+    fn concatenated_files_read_as_two_runs() {
+        let mut bytes = write_run("first", 10);
+        bytes.extend(write_run("second", 5));
+        let (items, warnings) = read_all(&bytes);
+        assert!(warnings.is_empty());
+        let runs: Vec<&str> =
+            items.iter().filter_map(|i| if let Item::Run(h) = i { Some(h.name.as_str()) } else { None }).collect();
+        assert_eq!(runs, ["first", "second"]);
+        assert_eq!(items.iter().filter(|i| matches!(i, Item::Record(_))).count(), 15);
+    }
+
+    #[test]
+    fn damaged_block_keeps_what_came_before() {
+        let mut w = Writer::new(Vec::new(), &header("d")).unwrap();
+        for i in 0..100 {
+            w.push(&sample(i)).unwrap();
+        }
+        w.flush().unwrap();
+        let good_len = w.out.len();
+        for i in 100..200 {
+            w.push(&sample(i)).unwrap();
+        }
+        let mut bytes = w.finish().unwrap();
+        bytes[good_len + 20] ^= 0xff;
+        let (items, warnings) = read_all(&bytes);
+        assert_eq!(items.iter().filter(|i| matches!(i, Item::Record(_))).count(), 100);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("checksum mismatch"), "{}", warnings[0]);
+        assert!(warnings[0].contains(&format!("byte {good_len}")), "{}", warnings[0]);
+    }
+
+    #[test]
+    fn truncated_file_keeps_whole_blocks() {
+        let mut w = Writer::new(Vec::new(), &header("t")).unwrap();
+        for i in 0..50 {
+            w.push(&sample(i)).unwrap();
+        }
+        w.flush().unwrap();
+        for i in 50..80 {
+            w.push(&sample(i)).unwrap();
+        }
+        w.flush().unwrap();
+        let bytes = w.out.clone();
+        for cut in [bytes.len() - 1, bytes.len() - 30] {
+            let (items, warnings) = read_all(&bytes[..cut]);
+            assert_eq!(items.iter().filter(|i| matches!(i, Item::Record(_))).count(), 50);
+            assert!(warnings[0].contains("truncated block"), "{}", warnings[0]);
+        }
+        // Without an end marker but whole: everything, no warning.
+        let (items, warnings) = read_all(&bytes);
+        assert_eq!(items.iter().filter(|i| matches!(i, Item::Record(_))).count(), 80);
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn junk_is_an_error() {
+        for junk in [&b"GET http://x/\n"[..], b"", b"\x89LL"] {
+            let mut r = Reader::new(junk, "junk.txt");
+            let err = r.next().unwrap_err();
+            assert_eq!(err.kind, ErrorKind::NotResults);
+            assert!(err.to_string().starts_with("junk.txt: not a loadlab results file"));
+        }
+    }
+
+    #[test]
+    fn error_table_spans_blocks() {
+        let mut w = Writer::new(Vec::new(), &header("e")).unwrap();
+        let a = w.intern_error("connection refused");
+        w.push(&Record { error: a, ..Default::default() }).unwrap();
+        w.flush().unwrap();
+        let b = w.intern_error("timeout");
+        assert_eq!(w.intern_error("connection refused"), a);
+        w.push(&Record { seq: 1, error: b, ..Default::default() }).unwrap();
+        let bytes = w.finish().unwrap();
+        let mut r = Reader::new(&bytes[..], "e");
+        let mut seen = Vec::new();
+        while let Some(it) = r.next().unwrap() {
+            if let Item::Record(rec) = it {
+                seen.push(r.error_text(rec.error).unwrap().to_owned());
+            }
+        }
+        assert_eq!(seen, ["connection refused", "timeout"]);
+    }
+
+    #[test]
+    fn targets_learned_while_streaming_are_kept() {
+        let mut w = Writer::new(Vec::new(), &header("t")).unwrap();
+        assert_eq!(w.intern_target("GET http://127.0.0.1/"), 0);
+        let t = w.intern_target("POST http://127.0.0.1/x");
+        assert_eq!(t, 1);
+        w.push(&Record { target: t, ..Default::default() }).unwrap();
+        let bytes = w.finish().unwrap();
+        let mut r = Reader::new(&bytes[..], "t");
+        while r.next().unwrap().is_some() {}
+        assert_eq!(r.targets(), ["GET http://127.0.0.1/", "POST http://127.0.0.1/x"]);
+    }
+}

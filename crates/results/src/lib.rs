@@ -1,0 +1,17 @@
+//! The contract between loadlab's subcommands: one [`Record`] per request, the `.llr` results file
+//! that carries them ([`Writer`], [`Reader`]), and the [`Metrics`] every report is rendered from.
+//!
+//! Layout: `record` (the Result and the run header), `codec` (the file format, see its docs),
+//! `metrics` (HDR histograms and counters that merge exactly), `interop` (vegeta's JSON and CSV).
+
+mod codec;
+mod error;
+pub mod interop;
+mod metrics;
+mod record;
+pub mod varint;
+
+pub use codec::{Item, Reader, Writer, BLOCK_RECORDS};
+pub use error::{Error, ErrorKind};
+pub use metrics::{Metrics, SecondStats, LATE_SEND_US};
+pub use record::{Record, RunHeader, FORMAT_VERSION};

@@ -1,0 +1,287 @@
+//! Accumulated numbers of one or many runs. Everything here merges exactly (`merge`), so workers
+//! and files can be summed in any order without losing precision.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::record::Record;
+
+/// A send counts as late when it left this long after its scheduled time: well above timer and
+/// scheduling noise, so it means the generator (or `--max-workers`) could not keep the schedule.
+pub const LATE_SEND_US: u64 = 5_000;
+/// Histogram range: 1 us .. 1 h, 3 significant digits.
+const HIST_MAX_US: u64 = 3_600_000_000;
+/// Per-second histograms keep 2 significant digits: a 10-minute run then needs about 10 MiB.
+const SECOND_SIGFIG: u8 = 2;
+
+fn histogram(sigfig: u8) -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_US, sigfig).expect("static histogram bounds")
+}
+
+/// Statistics of one wall-clock second (by scheduled send time).
+#[derive(Clone, Debug)]
+pub struct SecondStats {
+    pub requests: u64,
+    pub successes: u64,
+    pub bytes_in: u64,
+    pub status: BTreeMap<u16, u64>,
+    pub latency: Histogram<u64>,
+}
+
+impl SecondStats {
+    fn new() -> Self {
+        SecondStats {
+            requests: 0,
+            successes: 0,
+            bytes_in: 0,
+            status: BTreeMap::new(),
+            latency: histogram(SECOND_SIGFIG),
+        }
+    }
+
+    fn merge(&mut self, other: &SecondStats) {
+        self.requests += other.requests;
+        self.successes += other.successes;
+        self.bytes_in += other.bytes_in;
+        for (k, v) in &other.status {
+            *self.status.entry(*k).or_default() += v;
+        }
+        self.latency.add(&other.latency).expect("same histogram bounds");
+    }
+}
+
+/// Totals, histograms and time bounds of a set of requests.
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    pub requests: u64,
+    pub successes: u64,
+    /// Scheduled send to end of response, microseconds.
+    pub latency: Histogram<u64>,
+    /// Scheduled send to response head, microseconds (responses only).
+    pub ttfb: Histogram<u64>,
+    /// Scheduled send to actual send, microseconds.
+    pub lag: Histogram<u64>,
+    pub latency_sum_us: u128,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub status: BTreeMap<u16, u64>,
+    /// Error text to count.
+    pub errors: BTreeMap<String, u64>,
+    pub late_sends: u64,
+    pub connections: u64,
+    /// Earliest and latest scheduled send, and latest end, in ns since the Unix epoch.
+    pub earliest_ns: u64,
+    pub latest_ns: u64,
+    pub end_ns: u64,
+    /// Per-second statistics keyed by Unix second; only kept when asked for (see `with_seconds`).
+    pub seconds: Option<BTreeMap<u64, SecondStats>>,
+    /// Run names seen, in order.
+    pub runs: Vec<String>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            requests: 0,
+            successes: 0,
+            latency: histogram(3),
+            ttfb: histogram(3),
+            lag: histogram(3),
+            latency_sum_us: 0,
+            bytes_in: 0,
+            bytes_out: 0,
+            status: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            late_sends: 0,
+            connections: 0,
+            earliest_ns: u64::MAX,
+            latest_ns: 0,
+            end_ns: 0,
+            seconds: None,
+            runs: Vec::new(),
+        }
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Also keep per-second statistics (for charts and `--every`).
+    pub fn with_seconds() -> Self {
+        Metrics { seconds: Some(BTreeMap::new()), ..Self::default() }
+    }
+
+    /// Adds one record of a run that started at `run_start_ns`; `error` is its error text.
+    #[inline]
+    pub fn add(&mut self, run_start_ns: u64, r: &Record, error: Option<&str>) {
+        self.requests += 1;
+        let ok = r.is_success();
+        self.successes += u64::from(ok);
+        self.latency.saturating_record(r.latency_us.max(1));
+        if r.status != 0 {
+            self.ttfb.saturating_record(r.ttfb_us.max(1));
+        }
+        self.lag.saturating_record(r.lag_us.max(1));
+        self.latency_sum_us += u128::from(r.latency_us);
+        self.bytes_in += r.bytes_in;
+        self.bytes_out += r.bytes_out;
+        *self.status.entry(r.status).or_default() += 1;
+        if let Some(e) = error {
+            if let Some(n) = self.errors.get_mut(e) {
+                *n += 1;
+            } else {
+                self.errors.insert(e.to_owned(), 1);
+            }
+        }
+        self.late_sends += u64::from(r.lag_us >= LATE_SEND_US);
+        self.connections += u64::from(r.new_conn);
+        let at = run_start_ns.saturating_add(r.scheduled_us.saturating_mul(1000));
+        self.earliest_ns = self.earliest_ns.min(at);
+        self.latest_ns = self.latest_ns.max(at);
+        self.end_ns = self.end_ns.max(at.saturating_add(r.latency_us.saturating_mul(1000)));
+        if let Some(seconds) = &mut self.seconds {
+            let s = seconds.entry(at / 1_000_000_000).or_insert_with(SecondStats::new);
+            s.requests += 1;
+            s.successes += u64::from(ok);
+            s.bytes_in += r.bytes_in;
+            *s.status.entry(r.status).or_default() += 1;
+            s.latency.saturating_record(r.latency_us.max(1));
+        }
+    }
+
+    /// Adds everything of `other` (exactly: histograms merge bucket by bucket).
+    pub fn merge(&mut self, other: &Metrics) {
+        self.requests += other.requests;
+        self.successes += other.successes;
+        self.latency.add(&other.latency).expect("same histogram bounds");
+        self.ttfb.add(&other.ttfb).expect("same histogram bounds");
+        self.lag.add(&other.lag).expect("same histogram bounds");
+        self.latency_sum_us += other.latency_sum_us;
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        for (k, v) in &other.status {
+            *self.status.entry(*k).or_default() += v;
+        }
+        for (k, v) in &other.errors {
+            *self.errors.entry(k.clone()).or_default() += v;
+        }
+        self.late_sends += other.late_sends;
+        self.connections += other.connections;
+        self.earliest_ns = self.earliest_ns.min(other.earliest_ns);
+        self.latest_ns = self.latest_ns.max(other.latest_ns);
+        self.end_ns = self.end_ns.max(other.end_ns);
+        if let Some(theirs) = &other.seconds {
+            let mine = self.seconds.get_or_insert_with(BTreeMap::new);
+            for (k, v) in theirs {
+                match mine.get_mut(k) {
+                    Some(s) => s.merge(v),
+                    None => {
+                        mine.insert(*k, v.clone());
+                    }
+                }
+            }
+        }
+        self.runs.extend(other.runs.iter().cloned());
+    }
+
+    /// Scheduled span of the sends (vegeta's "attack" duration), ns.
+    pub fn attack_ns(&self) -> u64 {
+        self.latest_ns.saturating_sub(self.earliest_ns.min(self.latest_ns))
+    }
+
+    /// From the last send to the last response (vegeta's "wait"), ns.
+    pub fn wait_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.latest_ns)
+    }
+
+    /// Requests per second of attack time (0 for fewer than two requests).
+    pub fn rate(&self) -> f64 {
+        let secs = self.attack_ns() as f64 / 1e9;
+        if self.requests < 2 || secs <= 0.0 {
+            return 0.0;
+        }
+        self.requests as f64 / secs
+    }
+
+    /// Successful responses per second of attack plus wait time.
+    pub fn throughput(&self) -> f64 {
+        let secs = (self.attack_ns() + self.wait_ns()) as f64 / 1e9;
+        if secs <= 0.0 {
+            return 0.0;
+        }
+        self.successes as f64 / secs
+    }
+
+    /// Share of successes, 0..1.
+    pub fn success_ratio(&self) -> f64 {
+        if self.requests == 0 {
+            return 0.0;
+        }
+        self.successes as f64 / self.requests as f64
+    }
+
+    /// Mean latency in microseconds (fractional).
+    pub fn mean_latency_us(&self) -> f64 {
+        if self.requests == 0 {
+            return 0.0;
+        }
+        self.latency_sum_us as f64 / self.requests as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(scheduled_us: u64, latency_us: u64, status: u16) -> Record {
+        Record { scheduled_us, latency_us, ttfb_us: latency_us / 2, status, ..Default::default() }
+    }
+
+    #[test]
+    fn vegeta_durations_and_ratios() {
+        let mut m = Metrics::new();
+        m.add(1_000_000_000, &rec(0, 500, 200), None);
+        m.add(1_000_000_000, &rec(1_000_000, 2_000_000, 500), Some("500 Internal Server Error"));
+        m.add(1_000_000_000, &rec(2_000_000, 1_000, 200), None);
+        assert_eq!(m.attack_ns(), 2_000_000_000);
+        // The second request ends at 3 s, one second after the last send at 2 s.
+        assert_eq!(m.wait_ns(), 1_000_000_000);
+        assert!((m.rate() - 1.5).abs() < 1e-9);
+        assert!((m.throughput() - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(m.errors["500 Internal Server Error"], 1);
+        assert_eq!(m.latency.max(), m.latency.highest_equivalent(2_000_000));
+    }
+
+    #[test]
+    fn merge_equals_adding_everything_to_one() {
+        let records: Vec<Record> = (0..1000).map(|i| rec(i * 1000, (i * 37) % 9000 + 1, 200)).collect();
+        let mut all = Metrics::with_seconds();
+        let mut a = Metrics::with_seconds();
+        let mut b = Metrics::with_seconds();
+        for (i, r) in records.iter().enumerate() {
+            all.add(0, r, None);
+            if i % 3 == 0 { a.add(0, r, None) } else { b.add(0, r, None) }
+        }
+        a.merge(&b);
+        assert_eq!(a.requests, all.requests);
+        assert_eq!(a.latency, all.latency);
+        assert_eq!(a.latency_sum_us, all.latency_sum_us);
+        assert_eq!(a.earliest_ns, all.earliest_ns);
+        assert_eq!(a.end_ns, all.end_ns);
+        let (sa, sall) = (a.seconds.unwrap(), all.seconds.unwrap());
+        assert_eq!(sa.len(), sall.len());
+        assert_eq!(sa[&0].latency, sall[&0].latency);
+    }
+
+    #[test]
+    fn late_sends_and_connections_are_counted() {
+        let mut m = Metrics::new();
+        m.add(0, &Record { lag_us: LATE_SEND_US, new_conn: true, status: 200, ..Default::default() }, None);
+        m.add(0, &Record { lag_us: LATE_SEND_US - 1, status: 200, ..Default::default() }, None);
+        assert_eq!(m.late_sends, 1);
+        assert_eq!(m.connections, 1);
+    }
+}

@@ -1,0 +1,54 @@
+use serde::{Deserialize, Serialize};
+
+/// Version of the `.llr` format written by this build.
+pub const FORMAT_VERSION: u8 = 1;
+
+/// One request's outcome. Times are microseconds; every duration is measured from the request's
+/// *scheduled* send time, so a stalled server (or generator) shows in the latencies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// Request number within the run, in schedule order (0-based).
+    pub seq: u64,
+    /// Index into the run's target table.
+    pub target: u32,
+    /// Scheduled send time, as an offset from the run's start.
+    pub scheduled_us: u64,
+    /// Scheduled send time to the last byte of the response (or to the failure).
+    pub latency_us: u64,
+    /// Scheduled send time to the response head; equal to `latency_us` when nothing arrived.
+    pub ttfb_us: u64,
+    /// Queueing delay: scheduled send time to the actual send.
+    pub lag_us: u64,
+    /// HTTP status; 0 when no response arrived.
+    pub status: u16,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// 0 when the request succeeded, else a 1-based index into the run's error table.
+    pub error: u32,
+    /// Whether this request opened a new connection (TCP, TLS included).
+    pub new_conn: bool,
+}
+
+impl Record {
+    /// Success as vegeta counts it: a 2xx or 3xx status.
+    pub fn is_success(&self) -> bool {
+        (200..400).contains(&self.status)
+    }
+}
+
+/// What a run's file starts with: who, when, how, and against what.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunHeader {
+    pub version: u8,
+    /// The attack's `--name`.
+    #[serde(default)]
+    pub name: String,
+    /// Wall-clock time of the schedule's start, in nanoseconds since the Unix epoch (UTC).
+    pub start_unix_ns: u64,
+    /// The attack's settings as given (rate, duration, protocol ...), for the record.
+    #[serde(default)]
+    pub settings: serde_json::Map<String, serde_json::Value>,
+    /// Targets as `METHOD URL`; a record's `target` indexes this table.
+    #[serde(default)]
+    pub targets: Vec<String>,
+}
