@@ -270,7 +270,7 @@ pub struct Reader<R: Read> {
 enum Fill {
     Full,
     Eof,
-    Partial(usize),
+    Partial,
 }
 
 impl<R: Read> Reader<R> {
@@ -330,7 +330,7 @@ impl<R: Read> Reader<R> {
         Ok(match got {
             0 => Fill::Eof,
             n if n == buf.len() => Fill::Full,
-            n => Fill::Partial(n),
+            _ => Fill::Partial,
         })
     }
 
@@ -370,7 +370,7 @@ impl<R: Read> Reader<R> {
                     self.done = true;
                     return Ok(None);
                 }
-                Fill::Partial(_) => unreachable!(),
+                Fill::Partial => unreachable!(),
                 Fill::Full => {}
             }
             match tag[0] {

@@ -1,0 +1,371 @@
+//! The HTTP client a worker uses: connections (TCP, TLS by rustls, HTTP/1.1 or HTTP/2 by hyper),
+//! one request's exchange (redirects, body counting up to `--max-body`), and failure kinds.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CONNECTION, HOST, LOCATION};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+use tokio_rustls::TlsConnector;
+
+use crate::targets::Target;
+use crate::tls::{client_config, TlsOptions};
+
+/// Which HTTP the client speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1, over TLS for https URLs.
+    #[default]
+    Http1,
+    /// HTTP/2 over TLS when the server accepts it by ALPN (else HTTP/1.1); HTTP/1.1 for http URLs.
+    Http2,
+    /// HTTP/2 without TLS, with prior knowledge (h2c).
+    H2c,
+}
+
+/// Client settings shared by all workers.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    pub protocol: Protocol,
+    /// Whole-request limit: connect, send, head and body.
+    pub timeout: Duration,
+    /// Bytes of body read and counted; `None` reads everything, `Some(0)` only the head.
+    pub max_body: Option<u64>,
+    /// Redirects followed; `None` follows none and records the 3xx as it is.
+    pub redirects: Option<u32>,
+    /// Reuse connections (HTTP/1.1 sends `Connection: close` and reconnects when false).
+    pub keepalive: bool,
+    /// Connect here instead of the URL's host (Host and SNI still come from the URL).
+    pub connect_to: Option<String>,
+    pub tls: TlsOptions,
+}
+
+/// vegeta's defaults.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_REDIRECTS: u32 = 10;
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            protocol: Protocol::Http1,
+            timeout: DEFAULT_TIMEOUT,
+            max_body: None,
+            redirects: Some(DEFAULT_REDIRECTS),
+            keepalive: true,
+            connect_to: None,
+            tls: TlsOptions::default(),
+        }
+    }
+}
+
+/// Where a connection goes: scheme and authority.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Origin {
+    pub tls: bool,
+    pub host: String,
+    pub port: u16,
+}
+
+impl Origin {
+    pub fn of(uri: &Uri) -> Origin {
+        let tls = uri.scheme_str() == Some("https");
+        let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
+        Origin { tls, port: uri.port_u16().unwrap_or(if tls { 443 } else { 80 }), host }
+    }
+}
+
+/// An open connection, ready to carry requests.
+#[derive(Clone)]
+pub enum Conn {
+    H1(Arc<tokio::sync::Mutex<http1::SendRequest<Full<Bytes>>>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+impl Conn {
+    pub fn is_h2(&self) -> bool {
+        matches!(self, Conn::H2(_))
+    }
+
+    pub fn is_closed(&self) -> bool {
+        match self {
+            Conn::H1(s) => s.try_lock().map(|s| s.is_closed()).unwrap_or(false),
+            Conn::H2(s) => s.is_closed(),
+        }
+    }
+}
+
+/// A request prepared once per target: headers, both URI forms, body.
+#[derive(Clone)]
+pub struct Prepared {
+    pub method: Method,
+    pub origin: Origin,
+    /// `/path?query`, what HTTP/1.1 sends.
+    pub path_uri: Uri,
+    /// The absolute URI, what HTTP/2 sends as :scheme/:authority/:path.
+    pub abs_uri: Uri,
+    pub host: HeaderValue,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Prepared {
+    pub fn new(t: &Target) -> Prepared {
+        let mut headers = HeaderMap::new();
+        let mut host = None;
+        for (k, v) in &t.headers {
+            if k == HOST {
+                host = Some(v.clone());
+            } else {
+                headers.append(k.clone(), v.clone());
+            }
+        }
+        if !headers.contains_key(http::header::USER_AGENT) {
+            headers.insert(http::header::USER_AGENT, HeaderValue::from_static(concat!("loadlab/", env!("CARGO_PKG_VERSION"))));
+        }
+        let authority = t.url.authority().map(|a| a.as_str()).unwrap_or_default();
+        let host = host.unwrap_or_else(|| HeaderValue::from_str(authority).expect("authority is a valid header"));
+        let pq = t.url.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        Prepared {
+            method: t.method.clone(),
+            origin: Origin::of(&t.url),
+            path_uri: pq.parse().unwrap_or_else(|_| Uri::from_static("/")),
+            abs_uri: t.url.clone(),
+            host,
+            headers,
+            body: t.body.clone(),
+        }
+    }
+
+    fn request(&self, h2: bool, keepalive: bool) -> Request<Full<Bytes>> {
+        let uri = if h2 { self.abs_uri.clone() } else { self.path_uri.clone() };
+        let mut req = Request::new(Full::new(self.body.clone()));
+        *req.method_mut() = self.method.clone();
+        *req.uri_mut() = uri;
+        *req.headers_mut() = self.headers.clone();
+        if !h2 {
+            req.headers_mut().insert(HOST, self.host.clone());
+            if !keepalive {
+                req.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+        }
+        req
+    }
+}
+
+/// Why a request failed (its text goes to the results file's error table).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure(pub String);
+
+impl Failure {
+    fn connect(e: &std::io::Error) -> Failure {
+        Failure(format!("connect: {}", io_text(e)))
+    }
+}
+
+fn io_text(e: &std::io::Error) -> String {
+    use std::io::ErrorKind::*;
+    match e.kind() {
+        ConnectionRefused => "connection refused".into(),
+        ConnectionReset => "connection reset by peer".into(),
+        ConnectionAborted => "connection aborted".into(),
+        TimedOut => "timeout".into(),
+        UnexpectedEof => "unexpected EOF".into(),
+        BrokenPipe => "broken pipe".into(),
+        AddrNotAvailable => "address not available".into(),
+        _ => e.to_string(),
+    }
+}
+
+fn hyper_text(e: &hyper::Error) -> String {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return io_text(io);
+        }
+        if let Some(h2) = s.downcast_ref::<h2::Error>() {
+            return format!("http2: {h2}");
+        }
+        src = s.source();
+    }
+    if e.is_incomplete_message() {
+        return "connection closed before the response completed".into();
+    }
+    e.to_string()
+}
+
+/// Opens connections.
+pub struct Connector {
+    opts: ClientOptions,
+    tls: Option<TlsConnector>,
+}
+
+impl Connector {
+    pub fn new(opts: ClientOptions) -> Result<Connector, String> {
+        let alpn: &[&[u8]] = match opts.protocol {
+            Protocol::Http2 => &[b"h2", b"http/1.1"],
+            _ => &[b"http/1.1"],
+        };
+        let tls = client_config(&opts.tls, alpn)?;
+        Ok(Connector { opts, tls: Some(TlsConnector::from(tls)) })
+    }
+
+    pub fn options(&self) -> &ClientOptions {
+        &self.opts
+    }
+
+    async fn tcp(&self, origin: &Origin) -> Result<TcpStream, Failure> {
+        let stream = match &self.opts.connect_to {
+            Some(addr) => TcpStream::connect(addr.as_str()).await,
+            None => match origin.host.parse::<std::net::IpAddr>() {
+                Ok(ip) => TcpStream::connect(SocketAddr::new(ip, origin.port)).await,
+                Err(_) => TcpStream::connect((origin.host.as_str(), origin.port)).await,
+            },
+        }
+        .map_err(|e| Failure::connect(&e))?;
+        let _ = stream.set_nodelay(true);
+        Ok(stream)
+    }
+
+    /// Opens a connection to `origin`, speaking the configured protocol.
+    pub async fn connect(&self, origin: &Origin) -> Result<Conn, Failure> {
+        let tcp = self.tcp(origin).await?;
+        if origin.tls {
+            let name = rustls::pki_types::ServerName::try_from(origin.host.clone())
+                .map_err(|_| Failure(format!("tls: bad server name {:?}", origin.host)))?;
+            let tls = self.tls.as_ref().expect("TLS connector").connect(name, tcp).await.map_err(|e| {
+                let text = e.get_ref().map(|inner| inner.to_string()).unwrap_or_else(|| io_text(&e));
+                Failure(format!("tls: {text}"))
+            })?;
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            self.handshake(TokioIo::new(tls), h2).await
+        } else {
+            self.handshake(TokioIo::new(tcp), self.opts.protocol == Protocol::H2c).await
+        }
+    }
+
+    async fn handshake<I>(&self, io: I, h2: bool) -> Result<Conn, Failure>
+    where
+        I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    {
+        if h2 {
+            let (send, conn) = http2::Builder::new(TokioExecutor::new())
+                .initial_stream_window_size(1 << 20)
+                .initial_connection_window_size(4 << 20)
+                .handshake(io)
+                .await
+                .map_err(|e| Failure(format!("http2 handshake: {}", hyper_text(&e))))?;
+            tokio::spawn(conn);
+            Ok(Conn::H2(send))
+        } else {
+            let (send, conn) = http1::Builder::new()
+                .handshake(io)
+                .await
+                .map_err(|e| Failure(format!("http1 handshake: {}", hyper_text(&e))))?;
+            tokio::spawn(conn);
+            Ok(Conn::H1(Arc::new(tokio::sync::Mutex::new(send))))
+        }
+    }
+}
+
+/// What one exchange produced.
+#[derive(Debug, Default)]
+pub struct Exchange {
+    pub status: u16,
+    pub bytes_in: u64,
+    /// When the (final) response head arrived.
+    pub head_at: Option<Instant>,
+    /// The connection must not carry another request (body cut short, `Connection: close`).
+    pub conn_spent: bool,
+}
+
+/// Sends `prepared` over `conn` and reads the response, counting body bytes up to `max_body`.
+pub async fn send_once(
+    conn: &Conn,
+    prepared: &Prepared,
+    opts: &ClientOptions,
+    out: &mut Exchange,
+) -> Result<Option<Uri>, Failure> {
+    let req = prepared.request(conn.is_h2(), opts.keepalive);
+    let resp = match conn {
+        Conn::H1(s) => {
+            let mut s = s.lock().await;
+            s.ready().await.map_err(|e| Failure(hyper_text(&e)))?;
+            s.send_request(req).await
+        }
+        Conn::H2(s) => {
+            let mut s = s.clone();
+            s.ready().await.map_err(|e| Failure(hyper_text(&e)))?;
+            s.send_request(req).await
+        }
+    }
+    .map_err(|e| Failure(hyper_text(&e)))?;
+    out.head_at = Some(Instant::now());
+    out.status = resp.status().as_u16();
+    if !conn.is_h2() && resp.headers().get(CONNECTION).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close")) {
+        out.conn_spent = true;
+    }
+    let location = if resp.status().is_redirection() { resp.headers().get(LOCATION).cloned() } else { None };
+    out.bytes_in = 0;
+    read_body(resp.into_body(), opts.max_body, out).await?;
+    Ok(location.and_then(|l| resolve_location(&prepared.abs_uri, l.to_str().ok()?)))
+}
+
+async fn read_body(mut body: Incoming, max: Option<u64>, out: &mut Exchange) -> Result<(), Failure> {
+    let limit = max.unwrap_or(u64::MAX);
+    if limit == 0 {
+        if !hyper::body::Body::is_end_stream(&body) {
+            out.conn_spent = true;
+        }
+        return Ok(());
+    }
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Failure(hyper_text(&e)))?;
+        if let Some(data) = frame.data_ref() {
+            out.bytes_in += data.len() as u64;
+            if out.bytes_in >= limit {
+                out.bytes_in = limit;
+                if !hyper::body::Body::is_end_stream(&body) {
+                    out.conn_spent = true;
+                }
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn resolve_location(base: &Uri, location: &str) -> Option<Uri> {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        return location.parse().ok();
+    }
+    let mut parts = base.clone().into_parts();
+    let path = if location.starts_with('/') {
+        location.to_owned()
+    } else {
+        let base_path = base.path();
+        let dir = &base_path[..base_path.rfind('/').map_or(0, |i| i + 1)];
+        format!("{dir}{location}")
+    };
+    parts.path_and_query = Some(path.parse().ok()?);
+    Uri::from_parts(parts).ok()
+}
+
+/// The target of the next hop of a redirect, as vegeta's (Go's) client does it: 303, and 301/302
+/// after a POST, become a GET without body; 307 and 308 repeat the request.
+pub fn redirected(prev: &Prepared, status: StatusCode, to: Uri) -> Prepared {
+    let keep = matches!(status.as_u16(), 307 | 308) || !(status.as_u16() == 303 || prev.method == Method::POST);
+    let mut t = Target::new(if keep { prev.method.clone() } else { Method::GET }, to);
+    t.headers = prev.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    if keep {
+        t.body = prev.body.clone();
+    }
+    Prepared::new(&t)
+}

@@ -1,0 +1,400 @@
+//! Runs an attack: the open model (a pacer hands scheduled jobs to a worker pool that grows up to
+//! `max_workers`) or the closed model (connections x streams workers sending back to back), each
+//! worker owning its HTTP/1.1 connection or sharing an HTTP/2 one, all feeding one sink.
+
+use std::borrow::Cow;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use results::{Metrics, Record, RunHeader};
+
+use crate::client::{redirected, send_once, ClientOptions, Conn, Connector, Exchange, Failure, Origin, Prepared, Protocol};
+use crate::schedule::Schedule;
+use crate::sink::{Outcome, Sink, SinkOptions};
+use crate::targets::Target;
+
+/// Jobs waiting for a worker, at most; beyond this the pacer waits (their scheduled times stand,
+/// so the wait shows in latency and lag, and memory stays bounded).
+const JOB_QUEUE: usize = 16_384;
+/// vegeta's initial worker count.
+pub const DEFAULT_WORKERS: usize = 10;
+
+/// How load is offered.
+#[derive(Clone, Debug)]
+pub enum Model {
+    /// Requests at scheduled times, whatever the server does.
+    Open { schedule: Schedule },
+    /// `connections` x `streams` workers, each sending its next request when the last finishes.
+    Closed { connections: usize, streams: usize, requests: Option<u64>, duration: Option<Duration> },
+}
+
+/// Everything an attack needs.
+#[derive(Clone, Debug)]
+pub struct AttackConfig {
+    pub name: String,
+    pub targets: Vec<Target>,
+    pub model: Model,
+    pub client: ClientOptions,
+    /// Open model: workers started up front, and the cap on requests in flight.
+    pub workers: usize,
+    pub max_workers: Option<usize>,
+    /// Open model over HTTP/2: connections the workers share.
+    pub h2_connections: usize,
+    /// Close and reopen a connection after this many requests.
+    pub requests_per_conn: Option<u64>,
+    /// Recorded in the results file's header as given.
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+impl AttackConfig {
+    pub fn new(targets: Vec<Target>, model: Model) -> AttackConfig {
+        AttackConfig {
+            name: String::new(),
+            targets,
+            model,
+            client: ClientOptions::default(),
+            workers: DEFAULT_WORKERS,
+            max_workers: None,
+            h2_connections: 1,
+            requests_per_conn: None,
+            settings: serde_json::Map::new(),
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.targets.is_empty() {
+            return Err("no targets".into());
+        }
+        if let Model::Closed { connections, streams, requests, duration } = &self.model {
+            if *connections == 0 || *streams == 0 {
+                return Err("--connections and --streams must be at least 1".into());
+            }
+            if *streams > 1 && self.client.protocol == Protocol::Http1 {
+                return Err("--streams above 1 needs HTTP/2 (--http2 or --h2c)".into());
+            }
+            if requests.is_none() && duration.is_none() {
+                return Err("a closed model needs --requests or --duration".into());
+            }
+        }
+        if self.max_workers == Some(0) {
+            return Err("--max-workers must be at least 1".into());
+        }
+        if self.requests_per_conn == Some(0) {
+            return Err("--requests-per-conn must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// What an attack leaves besides its results file.
+#[derive(Debug)]
+pub struct Summary {
+    pub metrics: Metrics,
+    /// Whether it was stopped before its schedule or count ran out.
+    pub interrupted: bool,
+}
+
+/// A failed set-up (bad settings, unwritable output).
+#[derive(Debug, thiserror::Error)]
+pub enum AttackError {
+    #[error("{0}")]
+    Config(String),
+    #[error("writing results: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+struct SlotConn {
+    conn: Conn,
+    origin: Origin,
+    uses: u64,
+}
+
+struct Shared {
+    connector: Connector,
+    prepared: Vec<Prepared>,
+    start: Instant,
+    requests_per_conn: Option<u64>,
+    /// Shared HTTP/2 connections.
+    slots: Vec<tokio::sync::Mutex<Option<SlotConn>>>,
+    in_flight: Arc<AtomicU64>,
+    sink: std::sync::mpsc::SyncSender<Outcome>,
+}
+
+#[derive(Clone, Copy)]
+struct Job {
+    seq: u64,
+    scheduled: Instant,
+}
+
+struct Worker {
+    shared: Arc<Shared>,
+    own: Option<SlotConn>,
+    slot: usize,
+}
+
+impl Worker {
+    fn fresh(&self, c: &SlotConn, origin: &Origin) -> bool {
+        c.origin == *origin && !c.conn.is_closed() && self.shared.requests_per_conn.is_none_or(|k| c.uses < k)
+    }
+
+    async fn acquire(&mut self, origin: &Origin, new_conn: &mut bool) -> Result<Conn, Failure> {
+        if let Some(c) = &mut self.own {
+            if c.origin == *origin && !c.conn.is_closed() && self.shared.requests_per_conn.is_none_or(|k| c.uses < k) {
+                c.uses += 1;
+                return Ok(c.conn.clone());
+            }
+            self.own = None;
+        }
+        let shared = Arc::clone(&self.shared);
+        let may_share = match shared.connector.options().protocol {
+            Protocol::H2c => !origin.tls,
+            Protocol::Http2 => origin.tls,
+            Protocol::Http1 => false,
+        };
+        if may_share && !shared.slots.is_empty() {
+            let mut slot = shared.slots[self.slot % shared.slots.len()].lock().await;
+            if let Some(c) = slot.as_mut() {
+                if self.fresh(c, origin) {
+                    c.uses += 1;
+                    return Ok(c.conn.clone());
+                }
+            }
+            let conn = shared.connector.connect(origin).await?;
+            *new_conn = true;
+            let c = SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 };
+            if conn.is_h2() {
+                *slot = Some(c);
+            } else {
+                self.own = Some(c);
+            }
+            return Ok(conn);
+        }
+        let conn = shared.connector.connect(origin).await?;
+        *new_conn = true;
+        self.own = Some(SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 });
+        Ok(conn)
+    }
+
+    /// Forgets the worker's own connection (after an error, or when it cannot be reused).
+    fn drop_own(&mut self) {
+        self.own = None;
+    }
+
+    async fn exchange(&mut self, target: usize, ex: &mut Exchange, new_conn: &mut bool) -> Result<(), Failure> {
+        let shared = Arc::clone(&self.shared);
+        let opts = shared.connector.options();
+        let mut current = Cow::Borrowed(&shared.prepared[target]);
+        let mut hops = 0u32;
+        loop {
+            let conn = self.acquire(&current.origin, new_conn).await?;
+            let result = send_once(&conn, &current, opts, ex).await;
+            let location = match result {
+                Ok(l) => l,
+                Err(f) => {
+                    if !conn.is_h2() {
+                        self.drop_own();
+                    }
+                    return Err(f);
+                }
+            };
+            if !conn.is_h2() && (ex.conn_spent || !opts.keepalive) {
+                self.drop_own();
+            }
+            ex.conn_spent = false;
+            let Some(to) = location else { return Ok(()) };
+            match opts.redirects {
+                None => return Ok(()),
+                Some(max) if hops >= max => return Err(Failure(format!("stopped after {max} redirects"))),
+                Some(_) => {
+                    hops += 1;
+                    let status = http::StatusCode::from_u16(ex.status).unwrap_or(http::StatusCode::FOUND);
+                    current = Cow::Owned(redirected(&current, status, to));
+                }
+            }
+        }
+    }
+
+    async fn execute(&mut self, job: Job) {
+        let shared = Arc::clone(&self.shared);
+        let target = (job.seq % shared.prepared.len() as u64) as usize;
+        let sent_at = Instant::now();
+        shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        let mut ex = Exchange::default();
+        let mut new_conn = false;
+        let timeout = shared.connector.options().timeout;
+        let result = tokio::time::timeout(timeout, self.exchange(target, &mut ex, &mut new_conn)).await;
+        let done = Instant::now();
+        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let error = match result {
+            Ok(Ok(())) => None,
+            Ok(Err(f)) => Some(f.0),
+            Err(_) => {
+                self.drop_own();
+                Some("timeout".to_owned())
+            }
+        };
+        if error.is_some() {
+            ex.status = 0;
+        }
+        let us = |t: Instant| t.saturating_duration_since(job.scheduled).as_micros() as u64;
+        let latency_us = us(done);
+        let record = Record {
+            seq: job.seq,
+            target: target as u32,
+            scheduled_us: job.scheduled.saturating_duration_since(shared.start).as_micros() as u64,
+            latency_us,
+            ttfb_us: ex.head_at.filter(|_| error.is_none()).map_or(latency_us, us),
+            lag_us: us(sent_at),
+            status: ex.status,
+            bytes_in: ex.bytes_in,
+            bytes_out: shared.prepared[target].body.len() as u64,
+            error: 0,
+            new_conn,
+        };
+        // A closed sink means the output failed; the attack is being stopped.
+        let _ = shared.sink.send(Outcome { record, error });
+    }
+}
+
+/// Runs `config` to the end of its schedule or count (or until `stop`), writing results to `out`.
+pub async fn run(
+    config: AttackConfig,
+    out: Box<dyn Write + Send>,
+    stop: CancellationToken,
+    sink_options: SinkOptions,
+) -> Result<Summary, AttackError> {
+    config.validate().map_err(AttackError::Config)?;
+    let connector = Connector::new(config.client.clone()).map_err(AttackError::Config)?;
+    let start = Instant::now();
+    let start_unix_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let header = RunHeader {
+        version: results::FORMAT_VERSION,
+        name: config.name.clone(),
+        start_unix_ns,
+        settings: config.settings.clone(),
+        targets: config.targets.iter().map(Target::label).collect(),
+    };
+    let in_flight = Arc::new(AtomicU64::new(0));
+    let (sink, tx) = Sink::start(out, header, sink_options, Arc::clone(&in_flight), stop.clone())?;
+    let slot_count = match &config.model {
+        Model::Closed { connections, .. } => *connections,
+        Model::Open { .. } => config.h2_connections.max(1),
+    };
+    let shared = Arc::new(Shared {
+        connector,
+        prepared: config.targets.iter().map(Prepared::new).collect(),
+        start,
+        requests_per_conn: config.requests_per_conn,
+        slots: (0..slot_count).map(|_| tokio::sync::Mutex::new(None)).collect(),
+        in_flight,
+        sink: tx,
+    });
+    let mut workers = JoinSet::new();
+    let interrupted = match &config.model {
+        Model::Open { schedule } => pace(&shared, schedule, &config, &mut workers, &stop).await,
+        Model::Closed { connections, streams, requests, duration } => {
+            let next = Arc::new(AtomicU64::new(0));
+            let deadline = duration.map(|d| start + d);
+            for c in 0..*connections {
+                for _ in 0..*streams {
+                    let mut w = Worker { shared: Arc::clone(&shared), own: None, slot: c };
+                    let (next, stop, limit) = (Arc::clone(&next), stop.clone(), *requests);
+                    workers.spawn(async move {
+                        loop {
+                            if stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
+                                break;
+                            }
+                            let seq = next.fetch_add(1, Ordering::Relaxed);
+                            if limit.is_some_and(|l| seq >= l) {
+                                break;
+                            }
+                            w.execute(Job { seq, scheduled: Instant::now() }).await;
+                        }
+                    });
+                }
+            }
+            false
+        }
+    };
+    // Drain: every request has its own timeout, so this ends; the bound is a safety net.
+    let drain = config.client.timeout + Duration::from_secs(1);
+    let _ = tokio::time::timeout(drain, async { while workers.join_next().await.is_some() {} }).await;
+    workers.abort_all();
+    drop(shared);
+    let interrupted = interrupted || stop.is_cancelled();
+    let metrics = tokio::task::spawn_blocking(move || sink.finish())
+        .await
+        .map_err(|e| AttackError::Io(std::io::Error::other(e)))??;
+    Ok(Summary { metrics, interrupted })
+}
+
+/// The open model's pacer: dispatches every due job, then sleeps until the next is due. Returns
+/// whether it was stopped early.
+async fn pace(
+    shared: &Arc<Shared>,
+    schedule: &Schedule,
+    config: &AttackConfig,
+    workers: &mut JoinSet<()>,
+    stop: &CancellationToken,
+) -> bool {
+    let (tx, rx) = async_channel::bounded::<Job>(JOB_QUEUE);
+    let idle = Arc::new(AtomicUsize::new(0));
+    let max_workers = config.max_workers.unwrap_or(usize::MAX);
+    let mut spawned = 0usize;
+    let spawn = |workers: &mut JoinSet<()>, spawned: &mut usize| {
+        let mut w = Worker { shared: Arc::clone(shared), own: None, slot: *spawned };
+        let (rx, idle) = (rx.clone(), Arc::clone(&idle));
+        *spawned += 1;
+        workers.spawn(async move {
+            loop {
+                idle.fetch_add(1, Ordering::Relaxed);
+                let job = rx.recv().await;
+                idle.fetch_sub(1, Ordering::Relaxed);
+                match job {
+                    Ok(job) => w.execute(job).await,
+                    Err(_) => break,
+                }
+            }
+        });
+    };
+    for _ in 0..config.workers.min(max_workers) {
+        spawn(workers, &mut spawned);
+    }
+    let total = schedule.total_hits();
+    let start = shared.start;
+    let mut n = 0u64;
+    let stopped = loop {
+        if stop.is_cancelled() {
+            break true;
+        }
+        let due = schedule.due_by(Instant::now().saturating_duration_since(start));
+        while n < due {
+            let job = Job { seq: n, scheduled: start + schedule.due(n).expect("n < total") };
+            // Grow the pool when the queued jobs outnumber the idle workers.
+            if tx.len() >= idle.load(Ordering::Relaxed) && spawned < max_workers {
+                spawn(workers, &mut spawned);
+            }
+            tokio::select! {
+                sent = tx.send(job) => if sent.is_err() { break },
+                _ = stop.cancelled() => break,
+            }
+            n += 1;
+        }
+        if n >= total {
+            break false;
+        }
+        let Some(next) = schedule.due(n) else { break false };
+        tokio::select! {
+            _ = tokio::time::sleep_until(start + next) => {}
+            _ = stop.cancelled() => {}
+        }
+    };
+    tx.close();
+    stopped
+}

@@ -1,0 +1,284 @@
+//! Targets: what to request. Parsed from vegeta's `http` format (`METHOD URL`, header lines,
+//! an optional `@body-file`, blank lines between) or its `json` format (one object a line:
+//! `method`, `url`, `header` {name: [values]}, `body` base64).
+
+use std::path::Path;
+
+use base64::Engine;
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Method, Uri};
+
+/// One request template.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub method: Method,
+    pub url: Uri,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub body: Bytes,
+}
+
+impl Target {
+    /// A GET (or `method`) of `url` with no headers and an empty body.
+    pub fn new(method: Method, url: Uri) -> Self {
+        Target { method, url, headers: Vec::new(), body: Bytes::new() }
+    }
+
+    /// `METHOD URL`, as the results file's target table records it.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.method, self.url)
+    }
+}
+
+/// A bad target: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}:{line}: {reason}")]
+pub struct TargetError {
+    pub source_name: String,
+    pub line: usize,
+    pub reason: String,
+}
+
+/// The two target formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetFormat {
+    Http,
+    Json,
+}
+
+impl std::str::FromStr for TargetFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "http" => Ok(TargetFormat::Http),
+            "json" => Ok(TargetFormat::Json),
+            _ => Err(format!("unknown target format {s:?} (expected http or json)")),
+        }
+    }
+}
+
+/// Defaults applied to every parsed target: `--header` lines and the `--body` payload.
+#[derive(Clone, Debug, Default)]
+pub struct TargetDefaults {
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub body: Option<Bytes>,
+}
+
+/// Parses a URL that must be absolute http(s).
+pub fn parse_url(s: &str) -> Result<Uri, String> {
+    let uri: Uri = s.parse().map_err(|e| format!("bad URL {s:?}: {e}"))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") => {}
+        _ => return Err(format!("bad URL {s:?}: scheme must be http or https")),
+    }
+    if uri.host().is_none() {
+        return Err(format!("bad URL {s:?}: no host"));
+    }
+    Ok(uri)
+}
+
+/// Parses one `Name: value` header line.
+pub fn parse_header(line: &str) -> Result<(HeaderName, HeaderValue), String> {
+    let (name, value) = line.split_once(':').ok_or_else(|| format!("bad header {line:?}: expected \"Name: value\""))?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| format!("bad header name {:?}", name.trim()))?;
+    let value = HeaderValue::from_str(value.trim()).map_err(|_| format!("bad header value for {name}"))?;
+    Ok((name, value))
+}
+
+fn parse_method(s: &str) -> Result<Method, String> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Err(format!("bad method {s:?}"));
+    }
+    Method::from_bytes(s.as_bytes()).map_err(|_| format!("bad method {s:?}"))
+}
+
+/// Parses targets from `text`; `source_name` names the input in errors.
+pub fn parse_targets(
+    text: &str,
+    format: TargetFormat,
+    source_name: &str,
+    defaults: &TargetDefaults,
+) -> Result<Vec<Target>, TargetError> {
+    let err = |line: usize, reason: String| TargetError { source_name: source_name.to_owned(), line, reason };
+    let mut targets = match format {
+        TargetFormat::Http => parse_http(text, &err)?,
+        TargetFormat::Json => parse_json(text, &err)?,
+    };
+    if targets.is_empty() {
+        return Err(err(0, "no targets".to_owned()));
+    }
+    for t in &mut targets {
+        for (name, value) in &defaults.headers {
+            if !t.headers.iter().any(|(n, _)| n == name) {
+                t.headers.push((name.clone(), value.clone()));
+            }
+        }
+        if t.body.is_empty() {
+            if let Some(body) = &defaults.body {
+                t.body = body.clone();
+            }
+        }
+    }
+    Ok(targets)
+}
+
+fn parse_http(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<Vec<Target>, TargetError> {
+    let mut targets: Vec<Target> = Vec::new();
+    let mut current: Option<Target> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        if line.is_empty() {
+            targets.extend(current.take());
+            continue;
+        }
+        match &mut current {
+            None => {
+                let (method, url) = line
+                    .split_once(char::is_whitespace)
+                    .ok_or_else(|| err(line_no, format!("expected \"METHOD URL\", found {line:?}")))?;
+                let method = parse_method(method).map_err(|e| err(line_no, e))?;
+                let url = parse_url(url.trim()).map_err(|e| err(line_no, e))?;
+                current = Some(Target::new(method, url));
+            }
+            Some(t) => {
+                if let Some(path) = line.strip_prefix('@') {
+                    let body = std::fs::read(Path::new(path.trim()))
+                        .map_err(|e| err(line_no, format!("body file {:?}: {e}", path.trim())))?;
+                    t.body = Bytes::from(body);
+                } else if t.body.is_empty() && line.contains(':') && !looks_like_request_line(line) {
+                    t.headers.push(parse_header(line).map_err(|e| err(line_no, e))?);
+                } else if looks_like_request_line(line) {
+                    // vegeta allows targets without blank lines between them.
+                    targets.extend(current.take());
+                    let (method, url) = line.split_once(char::is_whitespace).unwrap();
+                    let method = parse_method(method).map_err(|e| err(line_no, e))?;
+                    let url = parse_url(url.trim()).map_err(|e| err(line_no, e))?;
+                    current = Some(Target::new(method, url));
+                } else {
+                    return Err(err(line_no, format!("expected a header, @body-file or blank line, found {line:?}")));
+                }
+            }
+        }
+    }
+    targets.extend(current);
+    Ok(targets)
+}
+
+fn looks_like_request_line(line: &str) -> bool {
+    match line.split_once(char::is_whitespace) {
+        Some((m, rest)) => {
+            !m.is_empty() && m.bytes().all(|b| b.is_ascii_uppercase()) && {
+                let u = rest.trim_start();
+                u.starts_with("http://") || u.starts_with("https://")
+            }
+        }
+        None => false,
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonTarget {
+    method: String,
+    url: String,
+    #[serde(default)]
+    header: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    #[serde(default)]
+    body: Option<String>,
+}
+
+fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<Vec<Target>, TargetError> {
+    let mut targets = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let j: JsonTarget = serde_json::from_str(line).map_err(|e| err(line_no, e.to_string()))?;
+        let method = parse_method(&j.method).map_err(|e| err(line_no, format!("field method: {e}")))?;
+        let url = parse_url(&j.url).map_err(|e| err(line_no, format!("field url: {e}")))?;
+        let mut t = Target::new(method, url);
+        for (name, values) in j.header.unwrap_or_default() {
+            for v in values {
+                t.headers.push(parse_header(&format!("{name}: {v}")).map_err(|e| err(line_no, format!("field header: {e}")))?);
+            }
+        }
+        if let Some(b) = j.body {
+            let body = base64::engine::general_purpose::STANDARD
+                .decode(b.as_bytes())
+                .map_err(|e| err(line_no, format!("field body: not base64: {e}")))?;
+            t.body = Bytes::from(body);
+        }
+        targets.push(t);
+    }
+    Ok(targets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, f: TargetFormat) -> Result<Vec<Target>, TargetError> {
+        parse_targets(text, f, "targets.txt", &TargetDefaults::default())
+    }
+
+    #[test]
+    fn http_format_with_headers_bodies_and_comments() {
+        let dir = std::env::temp_dir().join(format!("loadlab-targets-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = dir.join("body.json");
+        std::fs::write(&body, b"{\"a\":1}").unwrap();
+        let text = format!(
+            "# news\nGET http://127.0.0.1:8080/news\nX-Account-ID: 8675309\nreplayed-traffic: true\n\n\
+             POST http://127.0.0.1:8080/things\n@{}\nDELETE http://127.0.0.1/x\n",
+            body.display()
+        );
+        let t = parse(&text, TargetFormat::Http).unwrap();
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[0].method, Method::GET);
+        assert_eq!(t[0].headers.len(), 2);
+        assert_eq!(t[0].headers[1].1, "true");
+        assert_eq!(&t[1].body[..], b"{\"a\":1}");
+        assert_eq!(t[2].method, Method::DELETE);
+    }
+
+    #[test]
+    fn json_format() {
+        let text = r#"{"method":"POST","url":"http://127.0.0.1:1/f","header":{"Content-Type":["application/json"]},"body":"eyJmaWIiOjEwfQ=="}"#;
+        let t = parse(text, TargetFormat::Json).unwrap();
+        assert_eq!(&t[0].body[..], b"{\"fib\":10}");
+        assert_eq!(t[0].headers[0].0, "content-type");
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let e = parse("GET http://127.0.0.1/\nX-Ok: 1\nnot a header\n", TargetFormat::Http).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.to_string().starts_with("targets.txt:3: expected a header"), "{e}");
+        let e = parse("GET ftp://127.0.0.1/\n", TargetFormat::Http).unwrap_err();
+        assert_eq!(e.to_string(), "targets.txt:1: bad URL \"ftp://127.0.0.1/\": scheme must be http or https");
+        let e = parse("get http://127.0.0.1/\n", TargetFormat::Http).unwrap_err();
+        assert_eq!(e.to_string(), "targets.txt:1: bad method \"get\"");
+        let e = parse("{\"method\":\"GET\",\"url\":\"http://127.0.0.1/\"}\n{\"method\":\"GET\",\"url\":\"x\"}", TargetFormat::Json).unwrap_err();
+        assert!(e.to_string().starts_with("targets.txt:2: field url: bad URL"), "{e}");
+        let e = parse("{\"method\":\"GET\",\"url\":\"http://127.0.0.1/\",\"body\":\"!!\"}", TargetFormat::Json).unwrap_err();
+        assert!(e.to_string().starts_with("targets.txt:1: field body: not base64"), "{e}");
+        let e = parse("\n# nothing\n", TargetFormat::Http).unwrap_err();
+        assert_eq!(e.to_string(), "targets.txt:0: no targets");
+    }
+
+    #[test]
+    fn defaults_fill_in_without_overriding() {
+        let defaults = TargetDefaults {
+            headers: vec![parse_header("X-A: global").unwrap(), parse_header("X-B: global").unwrap()],
+            body: Some(Bytes::from_static(b"default")),
+        };
+        let t = parse_targets("GET http://127.0.0.1/\nX-A: mine\n", TargetFormat::Http, "t", &defaults).unwrap();
+        assert_eq!(t[0].headers.len(), 2);
+        assert_eq!(t[0].headers[0].1, "mine");
+        assert_eq!(&t[0].body[..], b"default");
+    }
+}
