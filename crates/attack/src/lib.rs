@@ -9,6 +9,8 @@ mod runner;
 pub mod schedule;
 mod sink;
 pub mod targets;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tls;
 
 pub use client::{ClientOptions, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};

@@ -366,35 +366,127 @@ async fn pace(
     for _ in 0..config.workers.min(max_workers) {
         spawn(workers, &mut spawned);
     }
+    let stopped = pacer(schedule, shared.start, stop, async |seq, scheduled| {
+        // Grow the pool when the queued jobs outnumber the idle workers.
+        if tx.len() >= idle.load(Ordering::Relaxed) && spawned < max_workers {
+            spawn(workers, &mut spawned);
+        }
+        tokio::select! {
+            sent = tx.send(Job { seq, scheduled }) => sent.is_ok(),
+            _ = stop.cancelled() => false,
+        }
+    })
+    .await;
+    tx.close();
+    stopped
+}
+
+/// Follows `schedule` from `start`: hands each hit to `dispatch` with its scheduled time, in
+/// batches of whatever is due at each wake-up, then sleeps until the next hit is due. A late
+/// wake-up sends the overdue hits at once with their original times. Returns true when stopped
+/// (by `stop` or by `dispatch` returning false) before the schedule ran out.
+pub(crate) async fn pacer(
+    schedule: &Schedule,
+    start: Instant,
+    stop: &CancellationToken,
+    mut dispatch: impl AsyncFnMut(u64, Instant) -> bool,
+) -> bool {
     let total = schedule.total_hits();
-    let start = shared.start;
     let mut n = 0u64;
-    let stopped = loop {
+    loop {
         if stop.is_cancelled() {
-            break true;
+            return true;
         }
         let due = schedule.due_by(Instant::now().saturating_duration_since(start));
         while n < due {
-            let job = Job { seq: n, scheduled: start + schedule.due(n).expect("n < total") };
-            // Grow the pool when the queued jobs outnumber the idle workers.
-            if tx.len() >= idle.load(Ordering::Relaxed) && spawned < max_workers {
-                spawn(workers, &mut spawned);
-            }
-            tokio::select! {
-                sent = tx.send(job) => if sent.is_err() { break },
-                _ = stop.cancelled() => break,
+            if !dispatch(n, start + schedule.due(n).expect("n < total")).await {
+                return true;
             }
             n += 1;
         }
-        if n >= total {
-            break false;
-        }
-        let Some(next) = schedule.due(n) else { break false };
+        let Some(next) = schedule.due(n) else { return n < total };
         tokio::select! {
             _ = tokio::time::sleep_until(start + next) => {}
             _ = stop.cancelled() => {}
         }
-    };
-    tx.close();
-    stopped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn run_pacer(schedule: Schedule, block_at: Option<(u64, Duration)>) -> Vec<(u64, Duration, Duration)> {
+        let start = Instant::now();
+        let stop = CancellationToken::new();
+        let mut sent = Vec::new();
+        pacer(&schedule, start, &stop, async |n, scheduled| {
+            sent.push((n, scheduled - start, Instant::now() - start));
+            if let Some((at, pause)) = block_at {
+                if n == at {
+                    tokio::time::sleep(pause).await;
+                }
+            }
+            true
+        })
+        .await;
+        sent
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pacer_sends_exactly_the_schedule_on_time() {
+        let sent = run_pacer(Schedule::constant(500.0, Duration::from_secs(4)), None).await;
+        assert_eq!(sent.len(), 2000);
+        for (i, (n, scheduled, actual)) in sent.iter().enumerate() {
+            assert_eq!(*n, i as u64);
+            assert_eq!(*scheduled, Duration::from_millis(2 * i as u64));
+            // Under the paused clock a wake-up is exact: no hit leaves before its time, none later
+            // than the timer's millisecond granularity.
+            assert!(actual >= scheduled && *actual - *scheduled < Duration::from_millis(1), "{i}: {actual:?}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pacer_catches_up_after_a_stall_keeping_scheduled_times() {
+        // 1000/s for 1 s; dispatching hit 100 stalls for 300 ms.
+        let sent = run_pacer(Schedule::constant(1000.0, Duration::from_secs(1)), Some((100, Duration::from_millis(300)))).await;
+        assert_eq!(sent.len(), 1000);
+        let (_, scheduled, actual) = sent[101];
+        assert_eq!(scheduled, Duration::from_millis(101));
+        assert!(actual >= Duration::from_millis(400), "{actual:?}");
+        // The overdue hits went out in one burst, then the pacer was back on schedule.
+        let (_, scheduled, actual) = sent[900];
+        assert!(actual - scheduled < Duration::from_millis(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pacer_follows_a_ramp() {
+        let sent = run_pacer(Schedule::ramp(100.0, 1000.0, Duration::from_secs(2), Duration::from_secs(3)), None).await;
+        assert_eq!(sent.len(), 1100 + 1000);
+        let in_window = |from: f64, to: f64| sent.iter().filter(|s| s.2.as_secs_f64() >= from && s.2.as_secs_f64() < to).count();
+        // Around t = 0.5 s the rate is 325/s; in the hold it is 1000/s.
+        let early = in_window(0.4, 0.6);
+        assert!((60..=70).contains(&early), "{early}");
+        assert_eq!(in_window(2.0, 2.5), 500);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pacer_stops_when_told() {
+        let stop = CancellationToken::new();
+        let start = Instant::now();
+        let mut count = 0;
+        let stopper = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(255)).await;
+            stopper.cancel();
+        });
+        let stopped = pacer(&Schedule::constant(100.0, Duration::from_secs(10)), start, &stop, async |_, _| {
+            count += 1;
+            true
+        })
+        .await;
+        assert!(stopped);
+        // Hits 0..=25 were due by 255 ms.
+        assert_eq!(count, 26);
+    }
 }

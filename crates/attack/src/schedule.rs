@@ -141,10 +141,12 @@ impl Schedule {
         let x = (t - s.start).min(s.len);
         let a = (s.to - s.from) / (2.0 * s.len);
         let h = s.hits_before + s.from * x + a * x * x;
-        // Hit n is due at h == n, so floor(h) + 1 hits are due; guard float noise near integers.
-        let mut n = (h + 1e-9).floor() as u64 + 1;
-        n = n.min(self.total);
-        // Make due_by consistent with due(): never count a hit whose due time is later.
+        // Hit n is due at h == n, so about floor(h) + 1 hits are due; `due` is the reference,
+        // so settle float noise against it.
+        let mut n = ((h.max(0.0)).floor() as u64 + 1).min(self.total);
+        while n < self.total && self.due(n).is_some_and(|d| d <= elapsed) {
+            n += 1;
+        }
         while n > 0 && self.due(n - 1).is_some_and(|d| d > elapsed) {
             n -= 1;
         }

@@ -1,0 +1,186 @@
+//! An in-process HTTP server for tests (feature `testing`): HTTP/1.1 and h2c on one port, or TLS
+//! with ALPN (h2, http/1.1) and a certificate made on the spot. It answers with a known delay,
+//! can freeze for a window of time, and records every request it receives so a test can assert
+//! what really arrived.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// What the server does with each request.
+#[derive(Clone, Debug)]
+pub struct Behaviour {
+    pub delay: Duration,
+    pub status: u16,
+    pub body: Bytes,
+    /// From this long after start, for this long, every response waits for the window to end.
+    pub freeze: Option<(Duration, Duration)>,
+}
+
+impl Default for Behaviour {
+    fn default() -> Self {
+        Behaviour { delay: Duration::ZERO, status: 200, body: Bytes::from_static(b"ok"), freeze: None }
+    }
+}
+
+/// One request as it arrived.
+#[derive(Clone, Debug)]
+pub struct Captured {
+    pub method: String,
+    pub path: String,
+    pub version: http::Version,
+    pub headers: http::HeaderMap,
+    pub body: Bytes,
+}
+
+/// A running server; stops when dropped.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    /// PEM of the self-signed certificate when serving TLS.
+    pub cert_pem: Option<String>,
+    captured: Arc<Mutex<Vec<Captured>>>,
+    connections: Arc<std::sync::atomic::AtomicU64>,
+    stop: CancellationToken,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl TestServer {
+    /// Plain TCP: HTTP/1.1 and h2c with prior knowledge.
+    pub async fn start(b: Behaviour) -> TestServer {
+        Self::start_inner(b, false).await
+    }
+
+    /// TLS for `localhost` and 127.0.0.1, offering h2 and http/1.1 by ALPN.
+    pub async fn start_tls(b: Behaviour) -> TestServer {
+        Self::start_inner(b, true).await
+    }
+
+    async fn start_inner(b: Behaviour, tls: bool) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let addr = listener.local_addr().unwrap();
+        let (acceptor, cert_pem) = if tls {
+            let ck = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+            let cert_pem = ck.cert.pem();
+            let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
+            let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_no_client_auth()
+                .with_single_cert(vec![ck.cert.der().clone()], key)
+                .unwrap();
+            cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            (Some(tokio_rustls::TlsAcceptor::from(Arc::new(cfg))), Some(cert_pem))
+        } else {
+            (None, None)
+        };
+        let captured = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let stop = CancellationToken::new();
+        let started = Instant::now();
+        let (cap, conns, stop2) = (Arc::clone(&captured), Arc::clone(&connections), stop.clone());
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = tokio::select! {
+                    r = listener.accept() => match r { Ok(s) => s, Err(_) => continue },
+                    _ = stop2.cancelled() => return,
+                };
+                conns.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let _ = stream.set_nodelay(true);
+                let (b, cap, acceptor, stop3) = (b.clone(), Arc::clone(&cap), acceptor.clone(), stop2.clone());
+                tokio::spawn(async move {
+                    let svc = service_fn(move |req| handle(req, b.clone(), Arc::clone(&cap), started));
+                    let builder = auto::Builder::new(TokioExecutor::new());
+                    let serve = async {
+                        match acceptor {
+                            Some(a) => {
+                                if let Ok(s) = a.accept(stream).await {
+                                    let _ = builder.serve_connection(TokioIo::new(s), svc).await;
+                                }
+                            }
+                            None => {
+                                let _ = builder.serve_connection(TokioIo::new(stream), svc).await;
+                            }
+                        }
+                    };
+                    tokio::select! { _ = serve => {}, _ = stop3.cancelled() => {} }
+                });
+            }
+        });
+        TestServer { addr, cert_pem, captured, connections, stop }
+    }
+
+    /// `http://127.0.0.1:PORT{path}` (or https when serving TLS).
+    pub fn url(&self, path: &str) -> String {
+        let scheme = if self.cert_pem.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}{path}", self.addr)
+    }
+
+    /// Requests received so far.
+    pub fn captured(&self) -> Vec<Captured> {
+        self.captured.lock().unwrap().clone()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.connections.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    b: Behaviour,
+    cap: Arc<Mutex<Vec<Captured>>>,
+    started: Instant,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let (parts, body) = req.into_parts();
+    let body = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+    let path = parts.uri.path().to_owned();
+    cap.lock().unwrap().push(Captured {
+        method: parts.method.to_string(),
+        path: parts.uri.path_and_query().map(|p| p.to_string()).unwrap_or_default(),
+        version: parts.version,
+        headers: parts.headers,
+        body: body.clone(),
+    });
+    if let Some((from, len)) = b.freeze {
+        let (from, until) = (started + from, started + from + len);
+        let now = Instant::now();
+        if now >= from && now < until {
+            tokio::time::sleep_until(until).await;
+        }
+    }
+    if !b.delay.is_zero() {
+        tokio::time::sleep(b.delay).await;
+    }
+    let mut resp = Response::new(Full::new(b.body.clone()));
+    match path.as_str() {
+        "/redirect" => {
+            *resp.status_mut() = StatusCode::FOUND;
+            resp.headers_mut().insert(http::header::LOCATION, "/final".parse().unwrap());
+        }
+        "/loop" => {
+            *resp.status_mut() = StatusCode::FOUND;
+            resp.headers_mut().insert(http::header::LOCATION, "/loop".parse().unwrap());
+        }
+        "/echo" => *resp.body_mut() = Full::new(body),
+        _ => *resp.status_mut() = StatusCode::from_u16(b.status).unwrap(),
+    }
+    Ok(resp)
+}

@@ -1,0 +1,307 @@
+//! The attack over real loopback sockets against the in-process test server.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use attack::testing::{Behaviour, TestServer};
+use attack::{AttackConfig, ClientOptions, Model, Protocol, Schedule, SinkOptions, Target};
+use bytes::Bytes;
+use http::Method;
+use results::{Item, Metrics, Reader, Record};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Default)]
+struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+
+impl Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+struct Run {
+    metrics: Metrics,
+    records: Vec<(Record, Option<String>)>,
+}
+
+impl Run {
+    fn errors(&self) -> Vec<&str> {
+        self.records.iter().filter_map(|(_, e)| e.as_deref()).collect()
+    }
+}
+
+fn target(url: &str) -> Target {
+    Target::new(Method::GET, url.parse().unwrap())
+}
+
+fn open(targets: Vec<Target>, rate: f64, secs: f64) -> AttackConfig {
+    AttackConfig::new(targets, Model::Open { schedule: Schedule::constant(rate, Duration::from_secs_f64(secs)) })
+}
+
+fn closed(targets: Vec<Target>, connections: usize, streams: usize, requests: u64) -> AttackConfig {
+    AttackConfig::new(targets, Model::Closed { connections, streams, requests: Some(requests), duration: None })
+}
+
+async fn attack(config: AttackConfig) -> Run {
+    let buf = SharedBuf::default();
+    let opts = SinkOptions { progress: false, ..Default::default() };
+    let summary = attack::run(config, Box::new(buf.clone()), CancellationToken::new(), opts).await.unwrap();
+    let bytes = buf.0.lock().unwrap().clone();
+    let mut reader = Reader::new(&bytes[..], "mem");
+    let mut records = Vec::new();
+    let mut ended = false;
+    while let Some(item) = reader.next().unwrap() {
+        match item {
+            Item::Record(r) => records.push((r, reader.error_text(r.error).map(str::to_owned))),
+            Item::End => ended = true,
+            Item::Run(_) => {}
+        }
+    }
+    assert!(reader.warnings().is_empty(), "{:?}", reader.warnings());
+    assert!(ended, "results file not closed cleanly");
+    assert_eq!(records.len() as u64, summary.metrics.requests);
+    Run { metrics: summary.metrics, records }
+}
+
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_model_sends_exactly_the_schedule() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let run = attack(open(vec![target(&server.url("/"))], 500.0, 4.0)).await;
+    assert_eq!(run.records.len(), 2000);
+    let mut seqs: Vec<u64> = run.records.iter().map(|(r, _)| r.seq).collect();
+    seqs.sort_unstable();
+    assert!(seqs.iter().enumerate().all(|(i, s)| *s == i as u64));
+    assert_eq!(run.metrics.successes, 2000);
+    // Scheduled times are exact: 2 ms apart, so the achieved rate is the asked one.
+    let rate = run.metrics.rate();
+    assert!((rate - 500.0).abs() / 500.0 < 0.001, "rate {rate}");
+    assert_eq!(server.captured().len(), 2000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latency_includes_the_servers_delay() {
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(50), ..Default::default() }).await;
+    let run = attack(open(vec![target(&server.url("/"))], 40.0, 1.0)).await;
+    let p50 = ms(run.metrics.latency.value_at_quantile(0.5));
+    assert!((50.0..150.0).contains(&p50), "p50 {p50} ms");
+    let ttfb = ms(run.metrics.ttfb.value_at_quantile(0.5));
+    assert!((50.0..150.0).contains(&ttfb), "ttfb {ttfb} ms");
+    assert_eq!(run.records[0].0.bytes_in, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_server_shows_in_the_percentiles_despite_few_workers() {
+    // 100/s for 2 s; the server answers nothing from 0.5 s to 1.5 s; only 2 workers. Measured from
+    // the send (coordinated omission) only ~2 requests would look slow; measured from the schedule,
+    // every request due in the freeze waits for it.
+    let b = Behaviour { delay: Duration::from_millis(2), freeze: Some((Duration::from_millis(500), Duration::from_secs(1))), ..Default::default() };
+    let server = TestServer::start(b).await;
+    let mut config = open(vec![target(&server.url("/"))], 100.0, 2.0);
+    config.workers = 2;
+    config.max_workers = Some(2);
+    let run = attack(config).await;
+    assert_eq!(run.records.len(), 200);
+    let p90 = ms(run.metrics.latency.value_at_quantile(0.90));
+    let p99 = ms(run.metrics.latency.value_at_quantile(0.99));
+    assert!(p90 >= 300.0, "p90 {p90} ms");
+    assert!(p99 >= 800.0, "p99 {p99} ms");
+    // The queueing delay is recorded too, and the late sends are counted.
+    assert!(ms(run.metrics.lag.max()) >= 800.0);
+    assert!(run.metrics.late_sends >= 50, "{}", run.metrics.late_sends);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_model_counts_requests_and_connections() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let run = attack(closed(vec![target(&server.url("/"))], 4, 1, 200)).await;
+    assert_eq!(run.records.len(), 200);
+    assert_eq!(server.connections(), 4);
+    assert_eq!(run.metrics.connections, 4);
+
+    let server = TestServer::start(Behaviour::default()).await;
+    let mut config = closed(vec![target(&server.url("/"))], 2, 1, 40);
+    config.requests_per_conn = Some(5);
+    let run = attack(config).await;
+    assert_eq!(run.records.len(), 40);
+    assert_eq!(server.connections(), 8);
+    assert_eq!(run.metrics.connections, 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_model_by_duration_stops_by_itself() {
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(10), ..Default::default() }).await;
+    let config = AttackConfig::new(
+        vec![target(&server.url("/"))],
+        Model::Closed { connections: 2, streams: 1, requests: None, duration: Some(Duration::from_millis(500)) },
+    );
+    let run = attack(config).await;
+    // Two connections, 10 ms each: about 100 requests in 0.5 s.
+    assert!((40..=110).contains(&run.records.len()), "{}", run.records.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_over_tls_multiplexes_streams_on_one_connection() {
+    let server = TestServer::start_tls(Behaviour::default()).await;
+    let dir = tempdir();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, server.cert_pem.as_ref().unwrap()).unwrap();
+    let mut config = closed(vec![target(&server.url("/"))], 1, 10, 100);
+    config.client = ClientOptions { protocol: Protocol::Http2, ..Default::default() };
+    config.client.tls.root_certs = vec![ca];
+    let run = attack(config).await;
+    assert_eq!(run.metrics.successes, 100, "{:?}", run.errors().first());
+    assert_eq!(server.connections(), 1);
+    assert!(server.captured().iter().all(|c| c.version == http::Version::HTTP_2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_checks_certificates_unless_insecure() {
+    let server = TestServer::start_tls(Behaviour::default()).await;
+    let run = attack(closed(vec![target(&server.url("/"))], 1, 1, 3)).await;
+    assert_eq!(run.metrics.successes, 0);
+    assert!(run.errors().iter().all(|e| e.starts_with("tls: invalid peer certificate")), "{:?}", run.errors());
+    assert!(run.records.iter().all(|(r, _)| r.status == 0));
+
+    let mut config = closed(vec![target(&server.url("/"))], 1, 1, 3);
+    config.client.tls.insecure = true;
+    let run = attack(config).await;
+    assert_eq!(run.metrics.successes, 3);
+    assert!(server.captured().iter().all(|c| c.version == http::Version::HTTP_11));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_with_prior_knowledge() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let mut config = open(vec![target(&server.url("/"))], 200.0, 0.5);
+    config.client.protocol = Protocol::H2c;
+    let run = attack(config).await;
+    assert_eq!(run.metrics.successes, 100);
+    assert_eq!(server.connections(), 1);
+    assert!(server.captured().iter().all(|c| c.version == http::Version::HTTP_2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_receives_method_headers_and_body() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let mut t = Target::new(Method::POST, server.url("/things?x=1").parse().unwrap());
+    t.headers.push(attack::parse_header("replayed-traffic: true").unwrap());
+    t.headers.push(attack::parse_header("Host: news.example").unwrap());
+    t.body = Bytes::from_static(b"{\"fib\":10}");
+    let run = attack(closed(vec![t], 1, 1, 2)).await;
+    assert_eq!(run.records[0].0.bytes_out, 10);
+    let got = server.captured();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].method, "POST");
+    assert_eq!(got[0].path, "/things?x=1");
+    assert_eq!(got[0].headers["replayed-traffic"], "true");
+    assert_eq!(got[0].headers["host"], "news.example");
+    assert_eq!(&got[0].body[..], b"{\"fib\":10}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_followed_up_to_the_limit() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let run = attack(closed(vec![target(&server.url("/redirect"))], 1, 1, 1)).await;
+    assert_eq!(run.records[0].0.status, 200);
+    let paths: Vec<String> = server.captured().into_iter().map(|c| c.path).collect();
+    assert_eq!(paths, ["/redirect", "/final"]);
+
+    let mut config = closed(vec![target(&server.url("/redirect"))], 1, 1, 1);
+    config.client.redirects = None;
+    let run = attack(config).await;
+    assert_eq!(run.records[0].0.status, 302);
+    assert_eq!(run.metrics.successes, 1);
+
+    let mut config = closed(vec![target(&server.url("/loop"))], 1, 1, 1);
+    config.client.redirects = Some(3);
+    let run = attack(config).await;
+    assert_eq!(run.errors(), ["stopped after 3 redirects"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_body_limits_what_is_read() {
+    let body = Bytes::from(vec![b'x'; 100_000]);
+    let server = TestServer::start(Behaviour { body, ..Default::default() }).await;
+    for (max, want) in [(None, 100_000), (Some(1000), 1000), (Some(0), 0)] {
+        let mut config = closed(vec![target(&server.url("/"))], 1, 1, 3);
+        config.client.max_body = max;
+        let run = attack(config).await;
+        assert_eq!(run.metrics.successes, 3);
+        assert!(run.records.iter().all(|(r, _)| r.bytes_in == want), "max {max:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_results_not_crashes() {
+    // Nothing listens on a port just released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let run = attack(closed(vec![target(&format!("http://127.0.0.1:{port}/"))], 1, 1, 3)).await;
+    assert_eq!(run.errors(), ["connect: connection refused"; 3]);
+
+    let server = TestServer::start(Behaviour { delay: Duration::from_secs(5), ..Default::default() }).await;
+    let mut config = closed(vec![target(&server.url("/"))], 1, 1, 1);
+    config.client.timeout = Duration::from_millis(200);
+    let run = attack(config).await;
+    assert_eq!(run.errors(), ["timeout"]);
+    let latency = ms(run.records[0].0.latency_us);
+    assert!((200.0..1000.0).contains(&latency), "{latency}");
+
+    let server = TestServer::start(Behaviour { status: 500, ..Default::default() }).await;
+    let run = attack(closed(vec![target(&server.url("/"))], 1, 1, 2)).await;
+    assert_eq!(run.errors(), ["500 Internal Server Error"; 2]);
+    assert_eq!(run.metrics.status[&500], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keepalive_off_opens_a_connection_per_request() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let mut config = closed(vec![target(&server.url("/"))], 1, 1, 5);
+    config.client.keepalive = false;
+    let run = attack(config).await;
+    assert_eq!(run.metrics.successes, 5);
+    assert_eq!(server.connections(), 5);
+    assert!(server.captured().iter().all(|c| c.headers["connection"] == "close"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn targets_are_used_round_robin() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let targets = vec![target(&server.url("/a")), target(&server.url("/b"))];
+    let run = attack(closed(targets, 1, 1, 4)).await;
+    let t: Vec<u32> = run.records.iter().map(|(r, _)| r.target).collect();
+    assert_eq!(t, [0, 1, 0, 1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_drains_and_closes_the_file() {
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(20), ..Default::default() }).await;
+    let stop = CancellationToken::new();
+    let buf = SharedBuf::default();
+    let config = open(vec![target(&server.url("/"))], 100.0, 60.0);
+    let s2 = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        s2.cancel();
+    });
+    let opts = SinkOptions { progress: false, ..Default::default() };
+    let summary = attack::run(config, Box::new(buf.clone()), stop, opts).await.unwrap();
+    assert!(summary.interrupted);
+    assert!((25..=35).contains(&summary.metrics.requests), "{}", summary.metrics.requests);
+    // Every request sent got its answer before the file was closed.
+    assert_eq!(summary.metrics.successes, summary.metrics.requests);
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("loadlab-attack-{}-{:?}", std::process::id(), std::thread::current().id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
