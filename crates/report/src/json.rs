@@ -1,0 +1,59 @@
+//! vegeta's JSON report (same field names and units: durations in ns, success as 0..1), with
+//! loadlab's extra fields beside them.
+
+use results::interop::rfc3339_nanos;
+use results::Metrics;
+use serde_json::{json, Value};
+
+use crate::text::quantile_us;
+
+pub fn json_report(m: &Metrics) -> Value {
+    let ns = |us: u64| us * 1000;
+    let q = |h: &hdrhistogram::Histogram<u64>, p| ns(quantile_us(h, p));
+    let max = |h: &hdrhistogram::Histogram<u64>| if h.is_empty() { 0 } else { ns(h.max()) };
+    let min = |h: &hdrhistogram::Histogram<u64>| if h.is_empty() { 0 } else { ns(h.min()) };
+    let mean = |total: u64| if m.requests == 0 { 0.0 } else { total as f64 / m.requests as f64 };
+    let (earliest, latest, end) = if m.requests == 0 { (0, 0, 0) } else { (m.earliest_ns, m.latest_ns, m.end_ns) };
+    let status: serde_json::Map<String, Value> = m.status.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+    json!({
+        "latencies": {
+            "total": m.latency_sum_us as u64 * 1000,
+            "mean": (m.mean_latency_us() * 1000.0).round() as u64,
+            "50th": q(&m.latency, 0.5),
+            "90th": q(&m.latency, 0.9),
+            "95th": q(&m.latency, 0.95),
+            "99th": q(&m.latency, 0.99),
+            "max": max(&m.latency),
+            "min": min(&m.latency),
+        },
+        "bytes_in": { "total": m.bytes_in, "mean": mean(m.bytes_in) },
+        "bytes_out": { "total": m.bytes_out, "mean": mean(m.bytes_out) },
+        "earliest": rfc3339_nanos(earliest),
+        "latest": rfc3339_nanos(latest),
+        "end": rfc3339_nanos(end),
+        "duration": m.attack_ns(),
+        "wait": m.wait_ns(),
+        "requests": m.requests,
+        "rate": m.rate(),
+        "throughput": m.throughput(),
+        "success": m.success_ratio(),
+        "status_codes": status,
+        "errors": m.errors.keys().collect::<Vec<_>>(),
+        "error_counts": m.errors,
+        "schedule_lag": {
+            "50th": q(&m.lag, 0.5),
+            "99th": q(&m.lag, 0.99),
+            "max": max(&m.lag),
+            "late_sends": m.late_sends,
+            "late_threshold": results::LATE_SEND_US * 1000,
+        },
+        "ttfb": {
+            "50th": q(&m.ttfb, 0.5),
+            "90th": q(&m.ttfb, 0.9),
+            "95th": q(&m.ttfb, 0.95),
+            "99th": q(&m.ttfb, 0.99),
+            "max": max(&m.ttfb),
+        },
+        "connections": m.connections,
+    })
+}

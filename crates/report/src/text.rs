@@ -1,0 +1,81 @@
+//! vegeta's text report, line for line, then what vegeta hides: schedule lag, time to first
+//! byte and connections.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use results::{Metrics, LATE_SEND_US};
+
+use crate::duration::vegeta;
+use crate::tabwriter::align;
+
+fn us(v: u64) -> String {
+    vegeta(v * 1000)
+}
+
+pub(crate) fn quantile_us(h: &hdrhistogram::Histogram<u64>, q: f64) -> u64 {
+    if h.is_empty() {
+        0
+    } else {
+        h.value_at_quantile(q)
+    }
+}
+
+pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
+    let lat = &m.latency;
+    let (min, max) = if m.requests == 0 { (0, 0) } else { (lat.min(), lat.max()) };
+    let q = |p| us(quantile_us(lat, p));
+    let mean_ns = (m.mean_latency_us() * 1000.0).round() as u64;
+    let mean = |total: u64| if m.requests == 0 { 0.0 } else { total as f64 / m.requests as f64 };
+    let mut s = String::new();
+    s += &format!("Requests\t[total, rate, throughput]\t{}, {:.2}, {:.2}\n", m.requests, m.rate(), m.throughput());
+    s += &format!(
+        "Duration\t[total, attack, wait]\t{}, {}, {}\n",
+        vegeta(m.attack_ns() + m.wait_ns()),
+        vegeta(m.attack_ns()),
+        vegeta(m.wait_ns())
+    );
+    s += &format!(
+        "Latencies\t[min, mean, 50, 90, 95, 99, max]\t{}, {}, {}, {}, {}, {}, {}\n",
+        us(min),
+        vegeta(mean_ns),
+        q(0.5),
+        q(0.9),
+        q(0.95),
+        q(0.99),
+        us(max)
+    );
+    s += &format!("Bytes In\t[total, mean]\t{}, {:.2}\n", m.bytes_in, mean(m.bytes_in));
+    s += &format!("Bytes Out\t[total, mean]\t{}, {:.2}\n", m.bytes_out, mean(m.bytes_out));
+    s += &format!("Success\t[ratio]\t{:.2}%\n", m.success_ratio() * 100.0);
+    s += "Status Codes\t[code:count]\t";
+    for (code, count) in &m.status {
+        s += &format!("{code}:{count}  ");
+    }
+    s += "\nError Set:\n";
+    for e in m.errors.keys() {
+        s += e;
+        s += "\n";
+    }
+    // loadlab's additions.
+    let ttfb = &m.ttfb;
+    let lag = &m.lag;
+    s += &format!(
+        "Schedule Lag\t[50, 99, max, late sends]\t{}, {}, {}, {} (>{:?})\n",
+        us(quantile_us(lag, 0.5)),
+        us(quantile_us(lag, 0.99)),
+        us(if lag.is_empty() { 0 } else { lag.max() }),
+        m.late_sends,
+        Duration::from_micros(LATE_SEND_US)
+    );
+    s += &format!(
+        "TTFB\t[50, 90, 95, 99, max]\t{}, {}, {}, {}, {}\n",
+        us(quantile_us(ttfb, 0.5)),
+        us(quantile_us(ttfb, 0.9)),
+        us(quantile_us(ttfb, 0.95)),
+        us(quantile_us(ttfb, 0.99)),
+        us(if ttfb.is_empty() { 0 } else { ttfb.max() })
+    );
+    s += &format!("Connections\t[opened]\t{}\n", m.connections);
+    out.write_all(align(&s).as_bytes())
+}
