@@ -334,8 +334,13 @@ pub async fn run(
     Ok(Summary { metrics, interrupted })
 }
 
-/// The open model's pacer: dispatches every due job, then sleeps until the next is due. Returns
-/// whether it was stopped early.
+/// The open model: a pacer thread hands due jobs to a pool of workers that grows (up to
+/// `max_workers`) whenever the queued jobs outnumber the idle workers. Returns whether it was
+/// stopped before the schedule ran out.
+///
+/// The pacer runs on its own thread with the OS's sleep (tens of microseconds late at worst)
+/// rather than as a task on tokio's timer wheel, whose millisecond ticks would make every send up
+/// to a millisecond late and add that to every latency.
 async fn pace(
     shared: &Arc<Shared>,
     schedule: &Schedule,
@@ -346,50 +351,91 @@ async fn pace(
     let (tx, rx) = async_channel::bounded::<Job>(JOB_QUEUE);
     let idle = Arc::new(AtomicUsize::new(0));
     let max_workers = config.max_workers.unwrap_or(usize::MAX);
-    let mut spawned = 0usize;
-    let spawn = |workers: &mut JoinSet<()>, spawned: &mut usize| {
-        let mut w = Worker { shared: Arc::clone(shared), own: None, slot: *spawned };
-        let (rx, idle) = (rx.clone(), Arc::clone(&idle));
-        *spawned += 1;
-        workers.spawn(async move {
-            loop {
-                idle.fetch_add(1, Ordering::Relaxed);
-                let job = rx.recv().await;
-                idle.fetch_sub(1, Ordering::Relaxed);
-                match job {
-                    Ok(job) => w.execute(job).await,
-                    Err(_) => break,
+    let runtime = tokio::runtime::Handle::current();
+    let spawn = {
+        let (shared, idle) = (Arc::clone(shared), Arc::clone(&idle));
+        move |slot: usize| {
+            let mut w = Worker { shared: Arc::clone(&shared), own: None, slot };
+            let (rx, idle) = (rx.clone(), Arc::clone(&idle));
+            runtime.spawn(async move {
+                loop {
+                    idle.fetch_add(1, Ordering::Relaxed);
+                    let job = rx.recv().await;
+                    idle.fetch_sub(1, Ordering::Relaxed);
+                    match job {
+                        Ok(job) => w.execute(job).await,
+                        Err(_) => break,
+                    }
                 }
-            }
-        });
+            })
+        }
     };
-    for _ in 0..config.workers.min(max_workers) {
-        spawn(workers, &mut spawned);
+    let first = config.workers.min(max_workers);
+    let mut handles: Vec<_> = (0..first).map(&spawn).collect();
+    let (schedule, stop2, start) = (schedule.clone(), stop.clone(), shared.start.into_std());
+    let pacer_thread = std::thread::Builder::new().name("loadlab-pacer".into()).spawn(move || {
+        let mut clock = RealClock { start };
+        let stopped = pacer(&schedule, &mut clock, &stop2, |seq, due| {
+            // Grow the pool when the queued jobs outnumber the idle workers.
+            if tx.len() >= idle.load(Ordering::Relaxed) && handles.len() < max_workers {
+                handles.push(spawn(handles.len()));
+            }
+            let job = Job { seq, scheduled: Instant::from_std(start + due) };
+            tx.send_blocking(job).is_ok() && !stop2.is_cancelled()
+        });
+        tx.close();
+        (stopped, handles)
+    });
+    let pacer_thread = match pacer_thread {
+        Ok(t) => t,
+        Err(_) => return true,
+    };
+    let (stopped, handles) = tokio::task::spawn_blocking(move || pacer_thread.join())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or((true, Vec::new()));
+    for h in handles {
+        workers.spawn(async move {
+            let _ = h.await;
+        });
     }
-    let stopped = pacer(schedule, shared.start, stop, async |seq, scheduled| {
-        // Grow the pool when the queued jobs outnumber the idle workers.
-        if tx.len() >= idle.load(Ordering::Relaxed) && spawned < max_workers {
-            spawn(workers, &mut spawned);
-        }
-        tokio::select! {
-            sent = tx.send(Job { seq, scheduled }) => sent.is_ok(),
-            _ = stop.cancelled() => false,
-        }
-    })
-    .await;
-    tx.close();
     stopped
 }
 
-/// Follows `schedule` from `start`: hands each hit to `dispatch` with its scheduled time, in
+/// Time as the pacer sees it: elapsed since the start, and a way to wait.
+pub(crate) trait PaceClock {
+    fn elapsed(&self) -> Duration;
+    /// Waits until `at` after the start, or less (the pacer re-checks and waits again).
+    fn sleep_until(&mut self, at: Duration);
+}
+
+/// The OS clock; waits at most 50 ms at a time so a stop is noticed quickly.
+struct RealClock {
+    start: std::time::Instant,
+}
+
+impl PaceClock for RealClock {
+    fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+    fn sleep_until(&mut self, at: Duration) {
+        let wait = at.saturating_sub(self.start.elapsed()).min(Duration::from_millis(50));
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+/// Follows `schedule`: hands each hit to `dispatch` with its due time (from the start), in
 /// batches of whatever is due at each wake-up, then sleeps until the next hit is due. A late
-/// wake-up sends the overdue hits at once with their original times. Returns true when stopped
-/// (by `stop` or by `dispatch` returning false) before the schedule ran out.
-pub(crate) async fn pacer(
+/// wake-up sends the overdue hits at once with their original times, so the schedule never
+/// drifts. Returns true when stopped (by `stop` or by `dispatch` returning false) early.
+pub(crate) fn pacer(
     schedule: &Schedule,
-    start: Instant,
+    clock: &mut impl PaceClock,
     stop: &CancellationToken,
-    mut dispatch: impl AsyncFnMut(u64, Instant) -> bool,
+    mut dispatch: impl FnMut(u64, Duration) -> bool,
 ) -> bool {
     let total = schedule.total_hits();
     let mut n = 0u64;
@@ -397,18 +443,15 @@ pub(crate) async fn pacer(
         if stop.is_cancelled() {
             return true;
         }
-        let due = schedule.due_by(Instant::now().saturating_duration_since(start));
+        let due = schedule.due_by(clock.elapsed());
         while n < due {
-            if !dispatch(n, start + schedule.due(n).expect("n < total")).await {
+            if !dispatch(n, schedule.due(n).expect("n < total")) {
                 return true;
             }
             n += 1;
         }
         let Some(next) = schedule.due(n) else { return n < total };
-        tokio::select! {
-            _ = tokio::time::sleep_until(start + next) => {}
-            _ = stop.cancelled() => {}
-        }
+        clock.sleep_until(next);
     }
 }
 
@@ -416,77 +459,113 @@ pub(crate) async fn pacer(
 mod tests {
     use super::*;
 
-    async fn run_pacer(schedule: Schedule, block_at: Option<(u64, Duration)>) -> Vec<(u64, Duration, Duration)> {
-        let start = Instant::now();
-        let stop = CancellationToken::new();
-        let mut sent = Vec::new();
-        pacer(&schedule, start, &stop, async |n, scheduled| {
-            sent.push((n, scheduled - start, Instant::now() - start));
-            if let Some((at, pause)) = block_at {
-                if n == at {
-                    tokio::time::sleep(pause).await;
-                }
-            }
-            true
-        })
-        .await;
-        sent
+    /// A virtual clock: sleeping jumps to the wake-up time, plus a fixed oversleep.
+    struct FakeClock {
+        now: Duration,
+        oversleep: Duration,
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn pacer_sends_exactly_the_schedule_on_time() {
-        let sent = run_pacer(Schedule::constant(500.0, Duration::from_secs(4)), None).await;
-        assert_eq!(sent.len(), 2000);
-        for (i, (n, scheduled, actual)) in sent.iter().enumerate() {
-            assert_eq!(*n, i as u64);
-            assert_eq!(*scheduled, Duration::from_millis(2 * i as u64));
-            // Under the paused clock a wake-up is exact: no hit leaves before its time, none later
-            // than the timer's millisecond granularity.
-            assert!(actual >= scheduled && *actual - *scheduled < Duration::from_millis(1), "{i}: {actual:?}");
+    impl PaceClock for FakeClock {
+        fn elapsed(&self) -> Duration {
+            self.now
+        }
+        fn sleep_until(&mut self, at: Duration) {
+            self.now = self.now.max(at + self.oversleep);
         }
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn pacer_catches_up_after_a_stall_keeping_scheduled_times() {
-        // 1000/s for 1 s; dispatching hit 100 stalls for 300 ms.
-        let sent = run_pacer(Schedule::constant(1000.0, Duration::from_secs(1)), Some((100, Duration::from_millis(300)))).await;
-        assert_eq!(sent.len(), 1000);
-        let (_, scheduled, actual) = sent[101];
-        assert_eq!(scheduled, Duration::from_millis(101));
-        assert!(actual >= Duration::from_millis(400), "{actual:?}");
-        // The overdue hits went out in one burst, then the pacer was back on schedule.
-        let (_, scheduled, actual) = sent[900];
-        assert!(actual - scheduled < Duration::from_millis(1));
+    /// Runs the pacer; `stall` makes dispatching hit N take that long. Returns (n, due, sent at).
+    fn run_pacer(schedule: &Schedule, oversleep: Duration, stall: Option<(u64, Duration)>) -> Vec<(u64, Duration, Duration)> {
+        let clock = std::cell::RefCell::new(FakeClock { now: Duration::ZERO, oversleep });
+        let mut sent = Vec::new();
+        let mut proxy = ClockProxy(&clock);
+        pacer(schedule, &mut proxy, &CancellationToken::new(), |n, due| {
+            let mut c = clock.borrow_mut();
+            sent.push((n, due, c.now));
+            if let Some((at, pause)) = stall {
+                if n == at {
+                    c.now += pause;
+                }
+            }
+            true
+        });
+        sent
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn pacer_follows_a_ramp() {
-        let sent = run_pacer(Schedule::ramp(100.0, 1000.0, Duration::from_secs(2), Duration::from_secs(3)), None).await;
+    struct ClockProxy<'a>(&'a std::cell::RefCell<FakeClock>);
+
+    impl PaceClock for ClockProxy<'_> {
+        fn elapsed(&self) -> Duration {
+            self.0.borrow().elapsed()
+        }
+        fn sleep_until(&mut self, at: Duration) {
+            self.0.borrow_mut().sleep_until(at)
+        }
+    }
+
+    #[test]
+    fn pacer_sends_exactly_the_schedule_on_time() {
+        let sent = run_pacer(&Schedule::constant(500.0, Duration::from_secs(4)), Duration::ZERO, None);
+        assert_eq!(sent.len(), 2000);
+        for (i, (n, due, at)) in sent.iter().enumerate() {
+            assert_eq!(*n, i as u64);
+            assert_eq!(*due, Duration::from_millis(2 * i as u64));
+            assert_eq!(at, due, "hit {i} sent off schedule");
+        }
+    }
+
+    #[test]
+    fn pacer_batches_what_is_due_when_it_wakes_late() {
+        // 10,000/s, and every sleep overshoots by 1 ms: hits go out in batches of about 10, each
+        // still stamped with its own due time.
+        let sent = run_pacer(&Schedule::constant(10_000.0, Duration::from_secs(1)), Duration::from_millis(1), None);
+        assert_eq!(sent.len(), 10_000);
+        let wakes = sent.windows(2).filter(|w| w[1].2 != w[0].2).count() + 1;
+        assert!((900..=1000).contains(&wakes), "{wakes} wake-ups");
+        assert!(sent.iter().enumerate().all(|(i, s)| s.1 == Duration::from_micros(100 * i as u64)));
+        assert!(sent.iter().all(|s| s.2 >= s.1 && s.2 - s.1 <= Duration::from_micros(1100)));
+    }
+
+    #[test]
+    fn pacer_catches_up_after_a_stall_keeping_scheduled_times() {
+        // 1000/s for 1 s; dispatching hit 100 stalls for 300 ms.
+        let stall = Some((100, Duration::from_millis(300)));
+        let sent = run_pacer(&Schedule::constant(1000.0, Duration::from_secs(1)), Duration::ZERO, stall);
+        assert_eq!(sent.len(), 1000);
+        assert_eq!(sent[101].1, Duration::from_millis(101));
+        assert_eq!(sent[101].2, Duration::from_millis(400));
+        // The overdue hits went out in one burst at 400 ms, then the pacer was back on schedule.
+        assert_eq!(sent[400].2, Duration::from_millis(400));
+        assert_eq!(sent[401].2, Duration::from_millis(401));
+    }
+
+    #[test]
+    fn pacer_follows_a_ramp() {
+        let sent = run_pacer(&Schedule::ramp(100.0, 1000.0, Duration::from_secs(2), Duration::from_secs(3)), Duration::ZERO, None);
         assert_eq!(sent.len(), 1100 + 1000);
-        let in_window = |from: f64, to: f64| sent.iter().filter(|s| s.2.as_secs_f64() >= from && s.2.as_secs_f64() < to).count();
+        let in_window = |from: f64, to: f64| sent.iter().filter(|s| (from..to).contains(&s.2.as_secs_f64())).count();
         // Around t = 0.5 s the rate is 325/s; in the hold it is 1000/s.
         let early = in_window(0.4, 0.6);
-        assert!((60..=70).contains(&early), "{early}");
+        assert!((64..=66).contains(&early), "{early}");
         assert_eq!(in_window(2.0, 2.5), 500);
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn pacer_stops_when_told() {
+    #[test]
+    fn pacer_stops_when_told_or_when_dispatch_fails() {
         let stop = CancellationToken::new();
-        let start = Instant::now();
+        let mut clock = FakeClock { now: Duration::ZERO, oversleep: Duration::ZERO };
         let mut count = 0;
-        let stopper = stop.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(255)).await;
-            stopper.cancel();
-        });
-        let stopped = pacer(&Schedule::constant(100.0, Duration::from_secs(10)), start, &stop, async |_, _| {
+        let stopped = pacer(&Schedule::constant(100.0, Duration::from_secs(10)), &mut clock, &stop, |n, _| {
             count += 1;
+            if n == 24 {
+                stop.cancel();
+            }
             true
-        })
-        .await;
+        });
         assert!(stopped);
-        // Hits 0..=25 were due by 255 ms.
-        assert_eq!(count, 26);
+        assert_eq!(count, 25);
+        let mut clock = FakeClock { now: Duration::ZERO, oversleep: Duration::ZERO };
+        let stopped = pacer(&Schedule::constant(100.0, Duration::from_secs(10)), &mut clock, &CancellationToken::new(), |n, _| n < 5);
+        assert!(stopped);
     }
 }

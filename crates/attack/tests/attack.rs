@@ -128,7 +128,7 @@ async fn closed_model_counts_requests_and_connections() {
     assert_eq!(run.metrics.connections, 4);
 
     let server = TestServer::start(Behaviour::default()).await;
-    let mut config = closed(vec![target(&server.url("/"))], 2, 1, 40);
+    let mut config = closed(vec![target(&server.url("/"))], 1, 1, 40);
     config.requests_per_conn = Some(5);
     let run = attack(config).await;
     assert_eq!(run.records.len(), 40);

@@ -740,3 +740,22 @@ mod tests {
         assert_eq!(r.targets(), ["GET http://127.0.0.1/", "POST http://127.0.0.1/x"]);
     }
 }
+
+/// Adds every record of `reader` to `metrics` (per run, with each run's start and error table).
+pub fn accumulate<R: Read>(reader: &mut Reader<R>, metrics: &mut crate::Metrics) -> Result<(), Error> {
+    let mut start_ns = 0;
+    while let Some(item) = reader.next()? {
+        match item {
+            Item::Run(h) => {
+                start_ns = h.start_unix_ns;
+                metrics.runs.push(h.name.clone());
+            }
+            Item::Record(r) => {
+                let error = reader.error_text(r.error);
+                metrics.add(start_ns, &r, error);
+            }
+            Item::End => {}
+        }
+    }
+    Ok(())
+}

@@ -11,7 +11,7 @@ mod metrics;
 mod record;
 pub mod varint;
 
-pub use codec::{Item, Reader, Writer, BLOCK_RECORDS};
+pub use codec::{accumulate, Item, Reader, Writer, BLOCK_RECORDS};
 pub use error::{Error, ErrorKind};
 pub use metrics::{Metrics, SecondStats, LATE_SEND_US};
 pub use record::{Record, RunHeader, FORMAT_VERSION};

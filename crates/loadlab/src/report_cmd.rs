@@ -1,0 +1,155 @@
+//! `loadlab report`: reads results files (or stdin), merges them, renders a report.
+
+use std::fs::File;
+use std::io::{BufReader, IsTerminal, Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use report::{write_report, ReportType};
+use results::{Item, Metrics, Reader};
+
+use crate::cli::ReportArgs;
+use crate::bad;
+
+/// An input named for messages.
+pub struct Input {
+    pub name: String,
+    pub reader: Box<dyn Read + Send>,
+}
+
+/// Opens `files` (stdin when empty or `-`).
+pub fn open_inputs(files: &[String]) -> anyhow::Result<Vec<Input>> {
+    if files.is_empty() {
+        return Ok(vec![Input { name: "stdin".into(), reader: Box::new(std::io::stdin()) }]);
+    }
+    files
+        .iter()
+        .map(|f| {
+            if f == "-" {
+                return Ok(Input { name: "stdin".into(), reader: Box::new(std::io::stdin()) });
+            }
+            let file = File::open(f).map_err(|e| bad(format!("{f}: {e}")))?;
+            Ok(Input { name: f.clone(), reader: Box::new(BufReader::with_capacity(1 << 16, file)) })
+        })
+        .collect()
+}
+
+/// Reads every input into one set of metrics, printing damage warnings to stderr.
+pub fn load(inputs: Vec<Input>, per_second: bool) -> anyhow::Result<Metrics> {
+    let mut m = if per_second { Metrics::with_seconds() } else { Metrics::new() };
+    for input in inputs {
+        let mut reader = Reader::new(input.reader, input.name);
+        results::accumulate(&mut reader, &mut m).map_err(|e| bad(e.to_string()))?;
+        for w in reader.warnings() {
+            eprintln!("loadlab: warning: {w}");
+        }
+    }
+    Ok(m)
+}
+
+fn output(path: &str) -> anyhow::Result<Box<dyn Write>> {
+    Ok(if path == "-" {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(File::create(path).map_err(|e| bad(format!("--output {path}: {e}")))?)
+    })
+}
+
+pub fn run(a: ReportArgs) -> anyhow::Result<()> {
+    let kind: ReportType = a.kind.parse().map_err(|e: String| bad(format!("--type: {e}")))?;
+    let inputs = open_inputs(&a.files)?;
+    let mut out = output(&a.output)?;
+    match &a.every {
+        None => {
+            let m = load(inputs, false)?;
+            write_report(&kind, &m, &mut out)?;
+        }
+        Some(every) => {
+            let every = attack::duration::parse(every).map_err(|e| bad(format!("--every: {e}")))?;
+            if every.is_zero() {
+                return Err(bad("--every must be longer than 0"));
+            }
+            live(inputs, &kind, every, &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Waits this long for a growing file to grow before deciding its writer is gone.
+const FOLLOW_IDLE: Duration = Duration::from_secs(5);
+
+/// A file that is still being written: at its end, wait for more until the writer is gone.
+struct Follow<R> {
+    inner: R,
+    idle_since: Option<Instant>,
+}
+
+impl<R: Read> Read for Follow<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let n = self.inner.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                self.idle_since = None;
+                return Ok(n);
+            }
+            let since = *self.idle_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= FOLLOW_IDLE {
+                return Ok(0);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// `--every`: reports the inputs so far at each interval while they grow, then once at the end.
+/// A file is followed until its run ends cleanly or it stops growing for a few seconds.
+fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
+    let metrics = Arc::new(Mutex::new(Metrics::new()));
+    let mut readers = Vec::new();
+    for input in inputs {
+        let m = Arc::clone(&metrics);
+        readers.push(std::thread::spawn(move || -> Result<(), String> {
+            let follow = Follow { inner: input.reader, idle_since: None };
+            let mut reader = Reader::new(follow, input.name);
+            let mut start = 0;
+            while let Some(item) = reader.next().map_err(|e| e.to_string())? {
+                match item {
+                    Item::Run(h) => start = h.start_unix_ns,
+                    Item::Record(r) => {
+                        let error = reader.error_text(r.error);
+                        m.lock().unwrap().add(start, &r, error);
+                    }
+                    Item::End => break,
+                }
+            }
+            for w in reader.warnings() {
+                eprintln!("loadlab: warning: {w}");
+            }
+            Ok(())
+        }));
+    }
+    let clear = std::io::stdout().is_terminal();
+    let mut next = Instant::now() + every;
+    while readers.iter().any(|r| !r.is_finished()) {
+        std::thread::sleep(Duration::from_millis(50).min(next.saturating_duration_since(Instant::now())));
+        if Instant::now() >= next {
+            if clear {
+                out.write_all(b"\x1b[H\x1b[2J")?;
+            }
+            let snapshot = metrics.lock().unwrap().clone();
+            write_report(kind, &snapshot, out)?;
+            out.flush()?;
+            next += every;
+        }
+    }
+    for r in readers {
+        r.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))?.map_err(bad)?;
+    }
+    if clear {
+        out.write_all(b"\x1b[H\x1b[2J")?;
+    }
+    let m = metrics.lock().unwrap().clone();
+    write_report(kind, &m, out)?;
+    Ok(())
+}
