@@ -128,7 +128,10 @@ impl Prepared {
             }
         }
         if !headers.contains_key(http::header::USER_AGENT) {
-            headers.insert(http::header::USER_AGENT, HeaderValue::from_static(concat!("loadlab/", env!("CARGO_PKG_VERSION"))));
+            headers.insert(
+                http::header::USER_AGENT,
+                HeaderValue::from_static(concat!("loadlab/", env!("CARGO_PKG_VERSION"))),
+            );
         }
         let authority = t.url.authority().map(|a| a.as_str()).unwrap_or_default();
         let host = host.unwrap_or_else(|| HeaderValue::from_str(authority).expect("authority is a valid header"));

@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use results::{Metrics, Record, RunHeader};
 
-use crate::client::{redirected, send_once, ClientOptions, Conn, Connector, Exchange, Failure, Origin, Prepared, Protocol};
+use crate::client::{
+    redirected, send_once, ClientOptions, Conn, Connector, Exchange, Failure, Origin, Prepared, Protocol,
+};
 use crate::schedule::Schedule;
 use crate::sink::{Outcome, Sink, SinkOptions};
 use crate::targets::Target;
@@ -475,7 +477,11 @@ mod tests {
     }
 
     /// Runs the pacer; `stall` makes dispatching hit N take that long. Returns (n, due, sent at).
-    fn run_pacer(schedule: &Schedule, oversleep: Duration, stall: Option<(u64, Duration)>) -> Vec<(u64, Duration, Duration)> {
+    fn run_pacer(
+        schedule: &Schedule,
+        oversleep: Duration,
+        stall: Option<(u64, Duration)>,
+    ) -> Vec<(u64, Duration, Duration)> {
         let clock = std::cell::RefCell::new(FakeClock { now: Duration::ZERO, oversleep });
         let mut sent = Vec::new();
         let mut proxy = ClockProxy(&clock);
@@ -541,7 +547,11 @@ mod tests {
 
     #[test]
     fn pacer_follows_a_ramp() {
-        let sent = run_pacer(&Schedule::ramp(100.0, 1000.0, Duration::from_secs(2), Duration::from_secs(3)), Duration::ZERO, None);
+        let sent = run_pacer(
+            &Schedule::ramp(100.0, 1000.0, Duration::from_secs(2), Duration::from_secs(3)),
+            Duration::ZERO,
+            None,
+        );
         assert_eq!(sent.len(), 1100 + 1000);
         let in_window = |from: f64, to: f64| sent.iter().filter(|s| (from..to).contains(&s.2.as_secs_f64())).count();
         // Around t = 0.5 s the rate is 325/s; in the hold it is 1000/s.
@@ -565,7 +575,12 @@ mod tests {
         assert!(stopped);
         assert_eq!(count, 25);
         let mut clock = FakeClock { now: Duration::ZERO, oversleep: Duration::ZERO };
-        let stopped = pacer(&Schedule::constant(100.0, Duration::from_secs(10)), &mut clock, &CancellationToken::new(), |n, _| n < 5);
+        let stopped = pacer(
+            &Schedule::constant(100.0, Duration::from_secs(10)),
+            &mut clock,
+            &CancellationToken::new(),
+            |n, _| n < 5,
+        );
         assert!(stopped);
     }
 }

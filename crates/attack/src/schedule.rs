@@ -28,7 +28,11 @@ impl std::str::FromStr for Rate {
             "m" => Duration::from_secs(60),
             "h" => Duration::from_secs(3600),
             other => {
-                let other = if other.starts_with(|c: char| c.is_ascii_digit()) { other.to_owned() } else { format!("1{other}") };
+                let other = if other.starts_with(|c: char| c.is_ascii_digit()) {
+                    other.to_owned()
+                } else {
+                    format!("1{other}")
+                };
                 crate::duration::parse(&other).map_err(|e| format!("bad rate {s:?}: {e}"))?
             }
         };
@@ -130,7 +134,13 @@ impl Schedule {
         let b = s.from;
         let disc = (b * b + 4.0 * a * d).max(0.0);
         let denom = b + disc.sqrt();
-        let x = if d == 0.0 { 0.0 } else if denom > 0.0 { 2.0 * d / denom } else { s.len };
+        let x = if d == 0.0 {
+            0.0
+        } else if denom > 0.0 {
+            2.0 * d / denom
+        } else {
+            s.len
+        };
         Some(Duration::from_secs_f64(s.start + x.min(s.len)))
     }
 
@@ -164,7 +174,8 @@ mod tests {
 
     #[test]
     fn rates_parse_like_vegeta() {
-        let cases = [("700", 700.0), ("700/s", 700.0), ("60/m", 1.0), ("3600/h", 1.0), ("5/100ms", 50.0), ("1/2s", 0.5)];
+        let cases =
+            [("700", 700.0), ("700/s", 700.0), ("60/m", 1.0), ("3600/h", 1.0), ("5/100ms", 50.0), ("1/2s", 0.5)];
         for (s, want) in cases {
             let got: Rate = s.parse().unwrap();
             assert!((got.0 - want).abs() < 1e-9, "{s}: {got:?}");

@@ -36,7 +36,11 @@ pub struct SinkOptions {
 
 impl Default for SinkOptions {
     fn default() -> Self {
-        SinkOptions { progress: std::io::stderr().is_terminal(), flush_every: Duration::from_secs(1), per_second: false }
+        SinkOptions {
+            progress: std::io::stderr().is_terminal(),
+            flush_every: Duration::from_secs(1),
+            per_second: false,
+        }
     }
 }
 
@@ -105,7 +109,8 @@ fn drain(
                     }
                     None if !record.is_success() => {
                         let text = status_text(record.status);
-                        record.error = *status_errors.entry(record.status).or_insert_with(|| writer.intern_error(&text));
+                        record.error =
+                            *status_errors.entry(record.status).or_insert_with(|| writer.intern_error(&text));
                         Some(text)
                     }
                     None => None,

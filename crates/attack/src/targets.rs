@@ -79,7 +79,8 @@ pub fn parse_url(s: &str) -> Result<Uri, String> {
 /// Parses one `Name: value` header line.
 pub fn parse_header(line: &str) -> Result<(HeaderName, HeaderValue), String> {
     let (name, value) = line.split_once(':').ok_or_else(|| format!("bad header {line:?}: expected \"Name: value\""))?;
-    let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| format!("bad header name {:?}", name.trim()))?;
+    let name =
+        HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| format!("bad header name {:?}", name.trim()))?;
     let value = HeaderValue::from_str(value.trim()).map_err(|_| format!("bad header value for {name}"))?;
     Ok((name, value))
 }
@@ -203,7 +204,9 @@ fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
         let mut t = Target::new(method, url);
         for (name, values) in j.header.unwrap_or_default() {
             for v in values {
-                t.headers.push(parse_header(&format!("{name}: {v}")).map_err(|e| err(line_no, format!("field header: {e}")))?);
+                t.headers.push(
+                    parse_header(&format!("{name}: {v}")).map_err(|e| err(line_no, format!("field header: {e}")))?,
+                );
             }
         }
         if let Some(b) = j.body {
@@ -262,9 +265,14 @@ mod tests {
         assert_eq!(e.to_string(), "targets.txt:1: bad URL \"ftp://127.0.0.1/\": scheme must be http or https");
         let e = parse("get http://127.0.0.1/\n", TargetFormat::Http).unwrap_err();
         assert_eq!(e.to_string(), "targets.txt:1: bad method \"get\"");
-        let e = parse("{\"method\":\"GET\",\"url\":\"http://127.0.0.1/\"}\n{\"method\":\"GET\",\"url\":\"x\"}", TargetFormat::Json).unwrap_err();
+        let e = parse(
+            "{\"method\":\"GET\",\"url\":\"http://127.0.0.1/\"}\n{\"method\":\"GET\",\"url\":\"x\"}",
+            TargetFormat::Json,
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("targets.txt:2: field url: bad URL"), "{e}");
-        let e = parse("{\"method\":\"GET\",\"url\":\"http://127.0.0.1/\",\"body\":\"!!\"}", TargetFormat::Json).unwrap_err();
+        let e = parse("{\"method\":\"GET\",\"url\":\"http://127.0.0.1/\",\"body\":\"!!\"}", TargetFormat::Json)
+            .unwrap_err();
         assert!(e.to_string().starts_with("targets.txt:1: field body: not base64"), "{e}");
         let e = parse("\n# nothing\n", TargetFormat::Http).unwrap_err();
         assert_eq!(e.to_string(), "targets.txt:0: no targets");

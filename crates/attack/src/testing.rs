@@ -79,12 +79,13 @@ impl TestServer {
             let ck = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
             let cert_pem = ck.cert.pem();
             let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
-            let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .unwrap()
-                .with_no_client_auth()
-                .with_single_cert(vec![ck.cert.der().clone()], key)
-                .unwrap();
+            let mut cfg =
+                rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                    .with_safe_default_protocol_versions()
+                    .unwrap()
+                    .with_no_client_auth()
+                    .with_single_cert(vec![ck.cert.der().clone()], key)
+                    .unwrap();
             cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
             (Some(tokio_rustls::TlsAcceptor::from(Arc::new(cfg))), Some(cert_pem))
         } else {

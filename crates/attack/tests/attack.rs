@@ -103,7 +103,11 @@ async fn a_frozen_server_shows_in_the_percentiles_despite_few_workers() {
     // 100/s for 2 s; the server answers nothing from 0.5 s to 1.5 s; only 2 workers. Measured from
     // the send (coordinated omission) only ~2 requests would look slow; measured from the schedule,
     // every request due in the freeze waits for it.
-    let b = Behaviour { delay: Duration::from_millis(2), freeze: Some((Duration::from_millis(500), Duration::from_secs(1))), ..Default::default() };
+    let b = Behaviour {
+        delay: Duration::from_millis(2),
+        freeze: Some((Duration::from_millis(500), Duration::from_secs(1))),
+        ..Default::default()
+    };
     let server = TestServer::start(b).await;
     let mut config = open(vec![target(&server.url("/"))], 100.0, 2.0);
     config.workers = 2;
@@ -301,7 +305,8 @@ async fn stopping_drains_and_closes_the_file() {
 }
 
 fn tempdir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("loadlab-attack-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let d =
+        std::env::temp_dir().join(format!("loadlab-attack-{}-{:?}", std::process::id(), std::thread::current().id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

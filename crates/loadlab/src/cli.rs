@@ -14,7 +14,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Send load and stream one result per request (.llr) to --output.
-    Attack(AttackArgs),
+    Attack(Box<AttackArgs>),
     /// Summarise results files (stdin when none), merging them.
     Report(ReportArgs),
     /// Convert results to vegeta's JSON or CSV, or vegeta's results to .llr.

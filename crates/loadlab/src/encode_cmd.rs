@@ -13,7 +13,9 @@ pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
     let mut out: Box<dyn Write> = if a.output == "-" {
         Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
     } else {
-        Box::new(std::io::BufWriter::new(std::fs::File::create(&a.output).map_err(|e| bad(format!("--output {}: {e}", a.output)))?))
+        Box::new(std::io::BufWriter::new(
+            std::fs::File::create(&a.output).map_err(|e| bad(format!("--output {}: {e}", a.output)))?,
+        ))
     };
     let inputs = open_inputs(&a.files)?;
     match a.from.as_str() {
@@ -33,11 +35,11 @@ pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
     }
     enum To {
         Json(Box<dyn Write>),
-        Csv(csv::Writer<Box<dyn Write>>),
+        Csv(Box<csv::Writer<Box<dyn Write>>>),
     }
     let mut to = match a.to.as_deref().unwrap_or("json") {
         "json" | "vegeta-json" => To::Json(out),
-        "csv" => To::Csv(csv::Writer::from_writer(out)),
+        "csv" => To::Csv(Box::new(csv::Writer::from_writer(out))),
         other => return Err(bad(format!("--to: unknown format {other:?} (expected json, vegeta-json or csv)"))),
     };
     for input in inputs {

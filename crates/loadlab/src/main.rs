@@ -30,14 +30,16 @@ pub fn bad(msg: impl Into<String>) -> anyhow::Error {
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
-        cli::Command::Attack(a) => attack_cmd::run(a),
+        cli::Command::Attack(a) => attack_cmd::run(*a),
         cli::Command::Report(r) => report_cmd::run(r),
         cli::Command::Encode(e) => encode_cmd::run(e),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("loadlab: {e:#}");

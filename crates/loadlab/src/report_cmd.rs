@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use report::{write_report, ReportType};
 use results::{Item, Metrics, Reader};
 
-use crate::cli::ReportArgs;
 use crate::bad;
+use crate::cli::ReportArgs;
 
 /// An input named for messages.
 pub struct Input {

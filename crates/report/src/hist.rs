@@ -16,7 +16,11 @@ pub fn parse_buckets(s: &str) -> Result<Vec<u64>, String> {
     let mut out = Vec::new();
     for part in inner.split(',') {
         let part = part.trim();
-        let us = if part == "0" { 0 } else { parse_go_duration_us(part).map_err(|e| format!("bad histogram bucket {part:?}: {e}"))? };
+        let us = if part == "0" {
+            0
+        } else {
+            parse_go_duration_us(part).map_err(|e| format!("bad histogram bucket {part:?}: {e}"))?
+        };
         if out.last().is_some_and(|&last| us <= last) {
             return Err(format!("bad histogram buckets {s:?}: bounds must increase"));
         }

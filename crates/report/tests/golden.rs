@@ -39,7 +39,8 @@ fn check(name: &str, kind: ReportType) {
         std::fs::write(&path, &out).unwrap();
         return;
     }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
     assert_eq!(String::from_utf8(out).unwrap(), want, "{name} differs from its golden file");
 }
 

@@ -335,10 +335,8 @@ impl<R: Read> Reader<R> {
     }
 
     fn damaged(&mut self, at: u64, why: &str) {
-        self.warnings.push(format!(
-            "{}: {} at byte {}; kept the {} records before it",
-            self.name, why, at, self.records_read
-        ));
+        self.warnings
+            .push(format!("{}: {} at byte {}; kept the {} records before it", self.name, why, at, self.records_read));
         self.done = true;
     }
 
@@ -434,8 +432,7 @@ impl<R: Read> Reader<R> {
         if crc32fast::hash(&json) != crc {
             return Err(self.header_error(start, "checksum mismatch"));
         }
-        let header: RunHeader = serde_json::from_slice(&json)
-            .map_err(|e| self.header_error(start, &e.to_string()))?;
+        let header: RunHeader = serde_json::from_slice(&json).map_err(|e| self.header_error(start, &e.to_string()))?;
         self.errors.clear();
         self.targets = header.targets.clone();
         self.in_run = true;
@@ -517,11 +514,8 @@ impl<R: Read> Reader<R> {
         let latency_us = varint::get(b, pos)?;
         let body_us = varint::get(b, pos)?;
         let seq_next = p.seq.map_or(0, |s| s + 1);
-        let seq = if flags & F_SEQ_NEXT != 0 {
-            seq_next
-        } else {
-            seq_next.wrapping_add(varint::get_signed(b, pos)? as u64)
-        };
+        let seq =
+            if flags & F_SEQ_NEXT != 0 { seq_next } else { seq_next.wrapping_add(varint::get_signed(b, pos)? as u64) };
         let target = if flags & F_SAME_TARGET != 0 { p.target } else { varint::get(b, pos)? as u32 };
         let status = if flags & F_SAME_STATUS != 0 { p.status } else { varint::get(b, pos)? as u16 };
         let bytes_in = if flags & F_SAME_BYTES_IN != 0 {
@@ -549,6 +543,25 @@ impl<R: Read> Reader<R> {
     }
 }
 
+/// Adds every record of `reader` to `metrics` (per run, with each run's start and error table).
+pub fn accumulate<R: Read>(reader: &mut Reader<R>, metrics: &mut crate::Metrics) -> Result<(), Error> {
+    let mut start_ns = 0;
+    while let Some(item) = reader.next()? {
+        match item {
+            Item::Run(h) => {
+                start_ns = h.start_unix_ns;
+                metrics.runs.push(h.name.clone());
+            }
+            Item::Record(r) => {
+                let error = reader.error_text(r.error);
+                metrics.add(start_ns, &r, error);
+            }
+            Item::End => {}
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,7 +582,7 @@ mod tests {
             scheduled_us: n * 1000,
             latency_us: 100_000 + (n * 7919) % 5000,
             ttfb_us: 99_000,
-            lag_us: if n % 10 == 0 { 3 } else { 0 },
+            lag_us: if n.is_multiple_of(10) { 3 } else { 0 },
             status: if n % 100 == 99 { 500 } else { 200 },
             bytes_in: 204_800,
             bytes_out: 0,
@@ -608,10 +621,8 @@ mod tests {
         assert!(warnings.is_empty());
         assert!(matches!(&items[0], Item::Run(h) if h.name == "a"));
         assert_eq!(items.last(), Some(&Item::End));
-        let records: Vec<Record> = items
-            .iter()
-            .filter_map(|i| if let Item::Record(r) = i { Some(*r) } else { None })
-            .collect();
+        let records: Vec<Record> =
+            items.iter().filter_map(|i| if let Item::Record(r) = i { Some(*r) } else { None }).collect();
         assert_eq!(records.len(), n as usize);
         for (i, r) in records.iter().enumerate() {
             let mut want = sample(i as u64);
@@ -630,7 +641,16 @@ mod tests {
         let recs = [
             Record { seq: 5, scheduled_us: 5000, latency_us: 10, ttfb_us: 10, ..Default::default() },
             Record { seq: 2, scheduled_us: 2000, latency_us: 90_000, ttfb_us: 1, target: 3, ..Default::default() },
-            Record { seq: 9, scheduled_us: 1, latency_us: 0, ttfb_us: 0, bytes_in: 0, status: 0, error: 0, ..Default::default() },
+            Record {
+                seq: 9,
+                scheduled_us: 1,
+                latency_us: 0,
+                ttfb_us: 0,
+                bytes_in: 0,
+                status: 0,
+                error: 0,
+                ..Default::default()
+            },
         ];
         for r in &recs {
             w.push(r).unwrap();
@@ -739,23 +759,4 @@ mod tests {
         while r.next().unwrap().is_some() {}
         assert_eq!(r.targets(), ["GET http://127.0.0.1/", "POST http://127.0.0.1/x"]);
     }
-}
-
-/// Adds every record of `reader` to `metrics` (per run, with each run's start and error table).
-pub fn accumulate<R: Read>(reader: &mut Reader<R>, metrics: &mut crate::Metrics) -> Result<(), Error> {
-    let mut start_ns = 0;
-    while let Some(item) = reader.next()? {
-        match item {
-            Item::Run(h) => {
-                start_ns = h.start_unix_ns;
-                metrics.runs.push(h.name.clone());
-            }
-            Item::Record(r) => {
-                let error = reader.error_text(r.error);
-                metrics.add(start_ns, &r, error);
-            }
-            Item::End => {}
-        }
-    }
-    Ok(())
 }

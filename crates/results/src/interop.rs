@@ -44,8 +44,8 @@ impl Exported<'_> {
 
 /// Formats ns since the epoch as RFC 3339 with nanoseconds, UTC.
 pub fn rfc3339_nanos(ns: u64) -> String {
-    let dt = DateTime::<Utc>::from_timestamp((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as u32)
-        .unwrap_or_default();
+    let dt =
+        DateTime::<Utc>::from_timestamp((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as u32).unwrap_or_default();
     dt.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
@@ -217,11 +217,8 @@ pub fn import<R: Read, W: Write>(input: R, name: &str, format: ForeignFormat, ou
             }
         }
         ForeignFormat::Csv => {
-            let mut reader = csv::ReaderBuilder::new()
-                .has_headers(false)
-                .flexible(true)
-                .trim(csv::Trim::Headers)
-                .from_reader(input);
+            let mut reader =
+                csv::ReaderBuilder::new().has_headers(false).flexible(true).trim(csv::Trim::Headers).from_reader(input);
             let mut row = csv::StringRecord::new();
             let mut n = 0u64;
             loop {
@@ -236,7 +233,6 @@ pub fn import<R: Read, W: Write>(input: R, name: &str, format: ForeignFormat, ou
             }
         }
     }
-    drop(push);
     match importer {
         Some(i) => i.finish().map_err(io_err),
         None => Err(bad(0, "no results in input".to_owned())),
@@ -258,7 +254,12 @@ impl<W: Write> Importer<W> {
             settings: [("imported_from".to_owned(), "vegeta".into())].into_iter().collect(),
             ..Default::default()
         };
-        Ok(Importer { writer: Writer::new(out, &header)?, start_ns: header.start_unix_ns, count: 0, errors: HashMap::new() })
+        Ok(Importer {
+            writer: Writer::new(out, &header)?,
+            start_ns: header.start_unix_ns,
+            count: 0,
+            errors: HashMap::new(),
+        })
     }
 
     fn push(&mut self, f: &Foreign) -> io::Result<()> {
@@ -345,7 +346,11 @@ mod tests {
 
     #[test]
     fn bad_line_names_line_and_field() {
-        let input = format!("{}{}", JSON.lines().next().unwrap(), "\n{\"code\":200,\"timestamp\":\"yesterday\",\"latency\":1}\n");
+        let input = format!(
+            "{}{}",
+            JSON.lines().next().unwrap(),
+            "\n{\"code\":200,\"timestamp\":\"yesterday\",\"latency\":1}\n"
+        );
         let err = import(input.as_bytes(), "in.json", ForeignFormat::Json, Vec::new()).unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("in.json:2: field timestamp"), "{msg}");
@@ -356,7 +361,15 @@ mod tests {
     #[test]
     fn export_round_trips_through_import() {
         let header = RunHeader { name: "r".into(), start_unix_ns: 1_600_000_000_000_000_000, ..Default::default() };
-        let rec = Record { seq: 3, scheduled_us: 5, latency_us: 1234, ttfb_us: 1000, status: 200, bytes_in: 10, ..Default::default() };
+        let rec = Record {
+            seq: 3,
+            scheduled_us: 5,
+            latency_us: 1234,
+            ttfb_us: 1000,
+            status: 200,
+            bytes_in: 10,
+            ..Default::default()
+        };
         let e = Exported { header: &header, record: &rec, target: Some("GET http://127.0.0.1/a"), error: None };
         let mut line = Vec::new();
         write_json(&mut line, &e).unwrap();

@@ -263,7 +263,11 @@ mod tests {
         let mut b = Metrics::with_seconds();
         for (i, r) in records.iter().enumerate() {
             all.add(0, r, None);
-            if i % 3 == 0 { a.add(0, r, None) } else { b.add(0, r, None) }
+            if i % 3 == 0 {
+                a.add(0, r, None)
+            } else {
+                b.add(0, r, None)
+            }
         }
         a.merge(&b);
         assert_eq!(a.requests, all.requests);

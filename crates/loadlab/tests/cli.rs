@@ -1,0 +1,256 @@
+//! The binary end to end: subprocesses against the in-process test server on loopback.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use attack::testing::{Behaviour, TestServer};
+
+fn loadlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_loadlab"))
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loadlab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("run loadlab")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn report_json(files: &[&Path]) -> serde_json::Value {
+    let o = run(loadlab().arg("report").arg("--type").arg("json").args(files));
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Runs the blocking subprocess work while the test server keeps serving.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_pipes_into_report() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let target = format!("GET {}\n", server.url("/news"));
+    let text = blocking(move || {
+        let mut attack = loadlab()
+            .args(["attack", "--rate", "200", "--duration", "1s", "-H", "replayed-traffic: true"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        attack.stdin.take().unwrap().write_all(target.as_bytes()).unwrap();
+        let report = loadlab().arg("report").stdin(attack.stdout.take().unwrap()).output().unwrap();
+        assert!(attack.wait().unwrap().success());
+        assert!(report.status.success(), "{}", stderr(&report));
+        stdout(&report)
+    })
+    .await;
+    assert!(text.starts_with("Requests      [total, rate, throughput]         200, 2"), "{text}");
+    assert!(text.contains("Status Codes  [code:count]                      200:200  \nError Set:\n"), "{text}");
+    let got = server.captured();
+    assert_eq!(got.len(), 200);
+    assert!(got.iter().all(|c| c.path == "/news" && c.headers["replayed-traffic"] == "true"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_leaves_a_readable_file_missing_at_most_the_last_second() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("kill");
+    let file = dir.join("run.llr");
+    let (url, f) = (server.url("/"), file.clone());
+    let (requests, warnings) = blocking(move || {
+        let mut child = loadlab()
+            .args(["attack", &url, "--rate", "200", "--duration", "60s", "-o"])
+            .arg(&f)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(3500));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let o = run(loadlab().args(["report", "--type", "json"]).arg(&f));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["requests"].as_u64().unwrap(), stderr(&o))
+    })
+    .await;
+    // 3.5 s at 200/s is ~700 requests; a flush every second keeps all but the last second's.
+    assert!((450..=710).contains(&requests), "{requests} requests; {warnings}");
+    assert!(warnings.is_empty() || warnings.contains("truncated block"), "{warnings}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_and_closes_cleanly() {
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(300), ..Default::default() }).await;
+    let dir = tempdir("term");
+    let file = dir.join("run.llr");
+    let (url, f) = (server.url("/"), file.clone());
+    let (status, v, err) = blocking(move || {
+        let child = loadlab()
+            .args(["attack", &url, "--rate", "50", "--duration", "60s", "-o"])
+            .arg(&f)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+        let out = child.wait_with_output().unwrap();
+        let o = run(loadlab().args(["report", "--type", "json"]).arg(&f));
+        assert!(stderr(&o).is_empty(), "damaged file: {}", stderr(&o));
+        (out.status, serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap(), stderr(&out))
+    })
+    .await;
+    assert!(status.success(), "{status:?} {err}");
+    // Requests in flight at the signal (300 ms each) were waited for, not cut off.
+    assert_eq!(v["success"], 1.0, "{v}");
+    assert!((40..=60).contains(&v["requests"].as_u64().unwrap()), "{v}");
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_place_and_exits_2() {
+    let dir = tempdir("bad");
+    let junk = dir.join("junk.llr");
+    std::fs::write(&junk, "GET http://127.0.0.1/\n").unwrap();
+    let o = run(loadlab().arg("report").arg(&junk));
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), format!("loadlab: {}: not a loadlab results file (bad magic at byte 0)\n", junk.display()));
+
+    let targets = dir.join("targets.txt");
+    std::fs::write(&targets, "GET http://127.0.0.1:1/\nX-Ok: 1\nbroken header line\n").unwrap();
+    let o = run(loadlab().args(["attack", "--rate", "1", "--duration", "1s", "--targets"]).arg(&targets));
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.starts_with(&format!("loadlab: {}:3: expected a header", targets.display())), "{err}");
+    assert_eq!(err.lines().count(), 1);
+
+    for (args, want) in [
+        (&["report", "--type", "pie"][..], "--type: unknown report type \"pie\""),
+        (&["attack", "http://127.0.0.1:1/", "--rate", "fast", "--duration", "1s"], "--rate: bad rate \"fast\""),
+        (&["attack", "http://127.0.0.1:1/", "--rate", "10"], "--rate needs --duration"),
+        (
+            &["attack", "http://127.0.0.1:1/", "--connections", "2", "--streams", "4", "--requests", "1"],
+            "--streams above 1 needs HTTP/2",
+        ),
+        (&["encode", "--to", "xml", "-"], "--to: unknown format \"xml\""),
+    ] {
+        let o = run(loadlab().args(args).stdin(Stdio::null()));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+    }
+    // clap's own usage errors exit 2 too.
+    assert_eq!(run(loadlab().args(["attack", "--no-such-flag"])).status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_merge_files_and_concatenations() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("merge");
+    let (a, b) = (dir.join("a.llr"), dir.join("b.llr"));
+    let url = server.url("/");
+    let (a2, b2) = (a.clone(), b.clone());
+    blocking(move || {
+        for (f, n) in [(&a2, "100"), (&b2, "50")] {
+            let o = run(loadlab().args(["attack", &url, "--connections", "2", "--requests", n, "-o"]).arg(f));
+            assert!(o.status.success(), "{}", stderr(&o));
+        }
+    })
+    .await;
+    assert_eq!(report_json(&[&a, &b])["requests"], 150);
+    let cat = dir.join("cat.llr");
+    let mut bytes = std::fs::read(&a).unwrap();
+    bytes.extend(std::fs::read(&b).unwrap());
+    std::fs::write(&cat, bytes).unwrap();
+    assert_eq!(report_json(&[&cat])["requests"], 150);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn encode_round_trips_through_vegeta_formats() {
+    let server = TestServer::start(Behaviour { status: 503, ..Default::default() }).await;
+    let dir = tempdir("encode");
+    let llr = dir.join("run.llr");
+    let (url, f) = (server.url("/x"), llr.clone());
+    blocking(move || {
+        let o = run(loadlab().args(["attack", &url, "--connections", "1", "--requests", "20", "-o"]).arg(&f));
+        assert!(o.status.success(), "{}", stderr(&o));
+    })
+    .await;
+    let json = run(loadlab().args(["encode", "--to", "json"]).arg(&llr));
+    assert!(json.status.success());
+    let first: serde_json::Value = serde_json::from_str(stdout(&json).lines().next().unwrap()).unwrap();
+    assert_eq!(first["code"], 503);
+    assert_eq!(first["error"], "503 Service Unavailable");
+    assert_eq!(first["url"], server.url("/x"));
+    for (to, from) in [("json", "vegeta-json"), ("csv", "csv")] {
+        let exported = dir.join(format!("run.{to}"));
+        assert!(run(loadlab().args(["encode", "--to", to, "-o"]).arg(&exported).arg(&llr)).status.success());
+        let back = dir.join(format!("back-{to}.llr"));
+        let o = run(loadlab().args(["encode", "--from", from, "-o"]).arg(&back).arg(&exported));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let (orig, again) = (report_json(&[&llr]), report_json(&[&back]));
+        for field in ["requests", "status_codes", "errors", "bytes_in", "duration"] {
+            assert_eq!(orig[field], again[field], "{to}: {field}");
+        }
+        assert_eq!(orig["latencies"]["99th"], again["latencies"]["99th"], "{to}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_every_follows_a_growing_file() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("every");
+    let file = dir.join("live.llr");
+    let (url, f) = (server.url("/"), file.clone());
+    let out = blocking(move || {
+        let mut attack =
+            loadlab().args(["attack", &url, "--rate", "100", "--duration", "2s", "-o"]).arg(&f).spawn().unwrap();
+        while !f.exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let report = run(loadlab().args(["report", "--every", "500ms"]).arg(&f));
+        assert!(attack.wait().unwrap().success());
+        assert!(report.status.success(), "{}", stderr(&report));
+        stdout(&report)
+    })
+    .await;
+    let reports: Vec<&str> = out.split("Requests      [total, rate, throughput]").skip(1).collect();
+    assert!(reports.len() >= 3, "{out}");
+    assert!(reports.last().unwrap().trim_start().starts_with("200,"), "{out}");
+    let first: u64 = reports[0].trim_start().split(',').next().unwrap().parse().unwrap();
+    assert!(first < 200, "the first report came before the run ended: {first}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn histogram_and_hdr_reports() {
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(20), ..Default::default() }).await;
+    let dir = tempdir("hist");
+    let file = dir.join("run.llr");
+    let (url, f) = (server.url("/"), file.clone());
+    blocking(move || {
+        assert!(run(loadlab().args(["attack", &url, "--connections", "4", "--requests", "40", "-o"]).arg(&f))
+            .status
+            .success());
+    })
+    .await;
+    let o = run(loadlab().args(["report", "--type", "hist[0,10ms,1s]"]).arg(&file));
+    let text = stdout(&o);
+    assert!(text.contains("[10ms,  1s]    40  100.00%"), "{text}");
+    let o = run(loadlab().args(["report", "--type", "hdr"]).arg(&file));
+    let text = stdout(&o);
+    assert!(text.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)\n\n"), "{text}");
+    assert!(text.contains("Total count    =           40]"), "{text}");
+}
