@@ -1,6 +1,10 @@
 //! Runs an attack: the open model (a pacer hands scheduled jobs to a worker pool that grows up to
 //! `max_workers`) or the closed model (connections x streams workers sending back to back), each
 //! worker owning its HTTP/1.1 connection or sharing an HTTP/2 one, all feeding one sink.
+//!
+//! Workers run on one single-threaded tokio runtime per core, each owning its share of the
+//! workers and their connections, as wrk and h2load run one event loop per thread: a multi-thread
+//! runtime's work stealing woke idle threads on almost every request (futex calls in strace).
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -18,7 +22,7 @@ use crate::client::{
     redirected, send_once, ClientOptions, Conn, Connector, Exchange, Failure, Origin, Prepared, Protocol,
 };
 use crate::schedule::Schedule;
-use crate::sink::{Outcome, Sink, SinkOptions};
+use crate::sink::{Outcome, Sink, SinkOptions, SinkQueue};
 use crate::targets::Target;
 
 /// Jobs waiting for a worker, at most; beyond this the pacer waits (their scheduled times stand,
@@ -52,6 +56,8 @@ pub struct AttackConfig {
     pub requests_per_conn: Option<u64>,
     /// Recorded in the results file's header as given.
     pub settings: serde_json::Map<String, serde_json::Value>,
+    /// Event-loop threads; `None` is one per available core.
+    pub threads: Option<usize>,
 }
 
 impl AttackConfig {
@@ -66,6 +72,7 @@ impl AttackConfig {
             h2_connections: 1,
             requests_per_conn: None,
             settings: serde_json::Map::new(),
+            threads: None,
         }
     }
 
@@ -125,7 +132,7 @@ struct Shared {
     /// Shared HTTP/2 connections.
     slots: Vec<tokio::sync::Mutex<Option<SlotConn>>>,
     in_flight: Arc<AtomicU64>,
-    sink: std::sync::mpsc::SyncSender<Outcome>,
+    sink: Arc<SinkQueue>,
 }
 
 #[derive(Clone, Copy)]
@@ -259,8 +266,66 @@ impl Worker {
             error: 0,
             new_conn,
         };
-        // A closed sink means the output failed; the attack is being stopped.
-        let _ = shared.sink.send(Outcome { record, error });
+        shared.sink.push(Outcome { record, error });
+    }
+}
+
+type LocalJob = Box<dyn FnOnce() + Send>;
+
+/// One single-threaded runtime per thread, idling until tasks are spawned onto it: `Send` tasks
+/// through its handle, others (built on the thread itself) through [`Runtimes::spawn_local`].
+struct Runtimes {
+    handles: Vec<tokio::runtime::Handle>,
+    locals: Vec<tokio::sync::mpsc::UnboundedSender<LocalJob>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Runtimes {
+    fn start(n: usize) -> std::io::Result<Runtimes> {
+        let (mut handles, mut locals, mut threads) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..n.max(1) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            handles.push(rt.handle().clone());
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<LocalJob>();
+            locals.push(tx);
+            threads.push(std::thread::Builder::new().name(format!("loadlab-worker-{i}")).spawn(move || {
+                let local = tokio::task::LocalSet::new();
+                rt.block_on(local.run_until(async move {
+                    while let Some(job) = rx.recv().await {
+                        job();
+                    }
+                }));
+            })?);
+        }
+        Ok(Runtimes { handles, locals, threads })
+    }
+
+    fn handle(&self, i: usize) -> &tokio::runtime::Handle {
+        &self.handles[i % self.handles.len()]
+    }
+
+    /// Builds a task on thread `i` (so it need not be `Send`) and returns its result.
+    fn spawn_local<F, Fut, T>(&self, i: usize, make: F) -> tokio::sync::oneshot::Receiver<T>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = T> + 'static,
+        T: Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: LocalJob = Box::new(move || {
+            tokio::task::spawn_local(async move {
+                let _ = tx.send(make().await);
+            });
+        });
+        let _ = self.locals[i % self.locals.len()].send(job);
+        rx
+    }
+
+    fn stop(self) {
+        drop(self.locals);
+        for t in self.threads {
+            let _ = t.join();
+        }
     }
 }
 
@@ -297,9 +362,11 @@ pub async fn run(
         in_flight,
         sink: tx,
     });
+    let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let runtimes = Runtimes::start(threads)?;
     let mut workers = JoinSet::new();
     let interrupted = match &config.model {
-        Model::Open { schedule } => pace(&shared, schedule, &config, &mut workers, &stop).await,
+        Model::Open { schedule } => pace(&shared, schedule, &config, &runtimes, &stop).await,
         Model::Closed { connections, streams, requests, duration } => {
             let next = Arc::new(AtomicU64::new(0));
             let deadline = duration.map(|d| start + d);
@@ -307,18 +374,21 @@ pub async fn run(
                 for _ in 0..*streams {
                     let mut w = Worker { shared: Arc::clone(&shared), own: None, slot: c };
                     let (next, stop, limit) = (Arc::clone(&next), stop.clone(), *requests);
-                    workers.spawn(async move {
-                        loop {
-                            if stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
-                                break;
+                    workers.spawn_on(
+                        async move {
+                            loop {
+                                if stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
+                                    break;
+                                }
+                                let seq = next.fetch_add(1, Ordering::Relaxed);
+                                if limit.is_some_and(|l| seq >= l) {
+                                    break;
+                                }
+                                w.execute(Job { seq, scheduled: Instant::now() }).await;
                             }
-                            let seq = next.fetch_add(1, Ordering::Relaxed);
-                            if limit.is_some_and(|l| seq >= l) {
-                                break;
-                            }
-                            w.execute(Job { seq, scheduled: Instant::now() }).await;
-                        }
-                    });
+                        },
+                        runtimes.handle(c),
+                    );
                 }
             }
             false
@@ -328,6 +398,8 @@ pub async fn run(
     let drain = config.client.timeout + Duration::from_secs(1);
     let _ = tokio::time::timeout(drain, async { while workers.join_next().await.is_some() {} }).await;
     workers.abort_all();
+    while workers.join_next().await.is_some() {}
+    tokio::task::spawn_blocking(move || runtimes.stop()).await.ok();
     drop(shared);
     let interrupted = interrupted || stop.is_cancelled();
     let metrics = tokio::task::spawn_blocking(move || sink.finish())
@@ -336,71 +408,73 @@ pub async fn run(
     Ok(Summary { metrics, interrupted })
 }
 
-/// The open model: a pacer thread hands due jobs to a pool of workers that grows (up to
-/// `max_workers`) whenever the queued jobs outnumber the idle workers. Returns whether it was
-/// stopped before the schedule ran out.
-///
-/// The pacer runs on its own thread with the OS's sleep (tens of microseconds late at worst)
-/// rather than as a task on tokio's timer wheel, whose millisecond ticks would make every send up
-/// to a millisecond late and add that to every latency.
+/// The open model. Each event-loop thread paces its share of the schedule (hits `k`, `k + N`,
+/// `k + 2N` ... of N threads) and hands them to its own pool of workers, which grows (up to its
+/// share of `max_workers`) whenever the queued jobs outnumber the idle workers. Returns whether
+/// it was stopped before the schedule ran out.
 async fn pace(
     shared: &Arc<Shared>,
     schedule: &Schedule,
     config: &AttackConfig,
-    workers: &mut JoinSet<()>,
+    runtimes: &Runtimes,
     stop: &CancellationToken,
 ) -> bool {
-    let (tx, rx) = async_channel::bounded::<Job>(JOB_QUEUE);
-    let idle = Arc::new(AtomicUsize::new(0));
     let max_workers = config.max_workers.unwrap_or(usize::MAX);
-    let runtime = tokio::runtime::Handle::current();
-    let spawn = {
-        let (shared, idle) = (Arc::clone(shared), Arc::clone(&idle));
-        move |slot: usize| {
-            let mut w = Worker { shared: Arc::clone(&shared), own: None, slot };
-            let (rx, idle) = (rx.clone(), Arc::clone(&idle));
-            runtime.spawn(async move {
-                loop {
-                    idle.fetch_add(1, Ordering::Relaxed);
-                    let job = rx.recv().await;
-                    idle.fetch_sub(1, Ordering::Relaxed);
-                    match job {
-                        Ok(job) => w.execute(job).await,
-                        Err(_) => break,
+    let n = runtimes.handles.len().min(max_workers).max(1);
+    let mut pacers = Vec::new();
+    for k in 0..n {
+        let share = |total: usize| total / n + usize::from(k < total % n);
+        let (shared, schedule, stop) = (Arc::clone(shared), schedule.clone(), stop.clone());
+        let (first_workers, max_local) = (share(config.workers.min(max_workers)).max(1), share(max_workers).max(1));
+        pacers.push(runtimes.spawn_local(k, move || async move {
+            let (tx, rx) = async_channel::bounded::<Job>(JOB_QUEUE);
+            let idle = Arc::new(AtomicUsize::new(0));
+            let mut pool = Vec::new();
+            let spawn = |pool: &mut Vec<tokio::task::JoinHandle<()>>| {
+                let mut w = Worker { shared: Arc::clone(&shared), own: None, slot: k + n * pool.len() };
+                let (rx, idle) = (rx.clone(), Arc::clone(&idle));
+                pool.push(tokio::spawn(async move {
+                    loop {
+                        idle.fetch_add(1, Ordering::Relaxed);
+                        let job = rx.recv().await;
+                        idle.fetch_sub(1, Ordering::Relaxed);
+                        match job {
+                            Ok(job) => w.execute(job).await,
+                            Err(_) => break,
+                        }
                     }
-                }
-            })
-        }
-    };
-    let first = config.workers.min(max_workers);
-    let mut handles: Vec<_> = (0..first).map(&spawn).collect();
-    let (schedule, stop2, start) = (schedule.clone(), stop.clone(), shared.start.into_std());
-    let pacer_thread = std::thread::Builder::new().name("loadlab-pacer".into()).spawn(move || {
-        let mut clock = RealClock { start };
-        let stopped = pacer(&schedule, &mut clock, &stop2, |seq, due| {
-            // Grow the pool when the queued jobs outnumber the idle workers.
-            if tx.len() >= idle.load(Ordering::Relaxed) && handles.len() < max_workers {
-                handles.push(spawn(handles.len()));
+                }));
+            };
+            for _ in 0..first_workers {
+                spawn(&mut pool);
             }
-            let job = Job { seq, scheduled: Instant::from_std(start + due) };
-            tx.send_blocking(job).is_ok() && !stop2.is_cancelled()
-        });
-        tx.close();
-        (stopped, handles)
-    });
-    let pacer_thread = match pacer_thread {
-        Ok(t) => t,
-        Err(_) => return true,
-    };
-    let (stopped, handles) = tokio::task::spawn_blocking(move || pacer_thread.join())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or((true, Vec::new()));
-    for h in handles {
-        workers.spawn(async move {
-            let _ = h.await;
-        });
+            let start = shared.start;
+            let stopped = match TimerFdClock::new(start.into_std()) {
+                Ok(mut clock) => {
+                    pacer(&schedule, k as u64, n as u64, &mut clock, &stop, async |seq, due| {
+                        // Grow the pool when the queued jobs outnumber the idle workers.
+                        if tx.len() >= idle.load(Ordering::Relaxed) && pool.len() < max_local {
+                            spawn(&mut pool);
+                        }
+                        tokio::select! {
+                            sent = tx.send(Job { seq, scheduled: start + due }) => sent.is_ok(),
+                            _ = stop.cancelled() => false,
+                        }
+                    })
+                    .await
+                }
+                Err(_) => true,
+            };
+            tx.close();
+            for w in pool {
+                let _ = w.await;
+            }
+            stopped
+        }));
+    }
+    let mut stopped = false;
+    for p in pacers {
+        stopped |= p.await.unwrap_or(true);
     }
     stopped
 }
@@ -409,109 +483,155 @@ async fn pace(
 pub(crate) trait PaceClock {
     fn elapsed(&self) -> Duration;
     /// Waits until `at` after the start, or less (the pacer re-checks and waits again).
-    fn sleep_until(&mut self, at: Duration);
+    async fn sleep_until(&mut self, at: Duration);
 }
 
-/// The OS clock; waits at most 50 ms at a time so a stop is noticed quickly.
-struct RealClock {
+/// A timerfd watched by the thread's own event loop: wakes within tens of microseconds, where
+/// tokio's timer wheel has millisecond ticks and rounds up (which made every send 0.5-1.5 ms late
+/// and added that to every latency), and costs no hand-off between threads (a separate pacer
+/// thread cost two wake-ups per request at 2000/s).
+struct TimerFdClock {
     start: std::time::Instant,
+    fd: tokio::io::unix::AsyncFd<TimerFd>,
 }
 
-impl PaceClock for RealClock {
+struct TimerFd(nix::sys::timerfd::TimerFd);
+
+impl std::os::fd::AsRawFd for TimerFd {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsFd;
+        self.0.as_fd().as_raw_fd()
+    }
+}
+
+impl TimerFdClock {
+    fn new(start: std::time::Instant) -> std::io::Result<TimerFdClock> {
+        use nix::sys::timerfd::{ClockId, TimerFlags};
+        let fd = nix::sys::timerfd::TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )
+        .map_err(std::io::Error::from)?;
+        // `AsyncFd::new` is deprecated for types that may close their fd while registered; ours
+        // owns it for the AsyncFd's whole life, which is the condition `register` asks for.
+        #[allow(deprecated)]
+        let fd = tokio::io::unix::AsyncFd::new(TimerFd(fd))?;
+        Ok(TimerFdClock { start, fd })
+    }
+}
+
+impl PaceClock for TimerFdClock {
     fn elapsed(&self) -> Duration {
         self.start.elapsed()
     }
-    fn sleep_until(&mut self, at: Duration) {
+
+    async fn sleep_until(&mut self, at: Duration) {
+        use nix::sys::time::TimeSpec;
+        use nix::sys::timerfd::{Expiration, TimerSetTimeFlags};
         let wait = at.saturating_sub(self.start.elapsed()).min(Duration::from_millis(50));
-        if !wait.is_zero() {
-            std::thread::sleep(wait);
+        if wait.is_zero() {
+            return;
+        }
+        let timer = &self.fd.get_ref().0;
+        if timer.set(Expiration::OneShot(TimeSpec::from_duration(wait)), TimerSetTimeFlags::empty()).is_err() {
+            // Cannot happen with a valid relative time; fall back to the coarse timer.
+            tokio::time::sleep(wait).await;
+            return;
+        }
+        loop {
+            let Ok(mut guard) = self.fd.readable().await else { return };
+            let read = guard.try_io(|fd| {
+                let mut buf = [0u8; 8];
+                nix::unistd::read(&fd.get_ref().0, &mut buf).map_err(std::io::Error::from)
+            });
+            match read {
+                Ok(_) => return,
+                Err(_would_block) => continue,
+            }
         }
     }
 }
 
-/// Follows `schedule`: hands each hit to `dispatch` with its due time (from the start), in
-/// batches of whatever is due at each wake-up, then sleeps until the next hit is due. A late
-/// wake-up sends the overdue hits at once with their original times, so the schedule never
-/// drifts. Returns true when stopped (by `stop` or by `dispatch` returning false) early.
-pub(crate) fn pacer(
+/// Follows `schedule` for the hits `first`, `first + stride`, ...: hands each to `dispatch` with
+/// its due time (from the start), in batches of whatever is due at each wake-up, then sleeps
+/// until the next is due. A late wake-up sends the overdue hits at once with their original times,
+/// so the schedule never drifts. Returns true when stopped early (by `stop`, or by `dispatch`
+/// returning false).
+pub(crate) async fn pacer(
     schedule: &Schedule,
+    first: u64,
+    stride: u64,
     clock: &mut impl PaceClock,
     stop: &CancellationToken,
-    mut dispatch: impl FnMut(u64, Duration) -> bool,
+    mut dispatch: impl AsyncFnMut(u64, Duration) -> bool,
 ) -> bool {
     let total = schedule.total_hits();
-    let mut n = 0u64;
+    let mut n = first;
     loop {
         if stop.is_cancelled() {
             return true;
         }
         let due = schedule.due_by(clock.elapsed());
         while n < due {
-            if !dispatch(n, schedule.due(n).expect("n < total")) {
+            if !dispatch(n, schedule.due(n).expect("n < total")).await {
                 return true;
             }
-            n += 1;
+            n += stride;
         }
         let Some(next) = schedule.due(n) else { return n < total };
-        clock.sleep_until(next);
+        clock.sleep_until(next).await;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
 
     /// A virtual clock: sleeping jumps to the wake-up time, plus a fixed oversleep.
-    struct FakeClock {
-        now: Duration,
+    struct FakeClock<'a> {
+        now: &'a Cell<Duration>,
         oversleep: Duration,
     }
 
-    impl PaceClock for FakeClock {
+    impl PaceClock for FakeClock<'_> {
         fn elapsed(&self) -> Duration {
-            self.now
+            self.now.get()
         }
-        fn sleep_until(&mut self, at: Duration) {
-            self.now = self.now.max(at + self.oversleep);
+        async fn sleep_until(&mut self, at: Duration) {
+            self.now.set(self.now.get().max(at + self.oversleep));
         }
     }
 
-    /// Runs the pacer; `stall` makes dispatching hit N take that long. Returns (n, due, sent at).
+    /// Runs the pacer on a virtual clock; `stall` makes dispatching hit N take that long.
+    /// Returns (n, due, sent at) per hit.
     fn run_pacer(
         schedule: &Schedule,
         oversleep: Duration,
         stall: Option<(u64, Duration)>,
+        first: u64,
+        stride: u64,
     ) -> Vec<(u64, Duration, Duration)> {
-        let clock = std::cell::RefCell::new(FakeClock { now: Duration::ZERO, oversleep });
+        let now = Cell::new(Duration::ZERO);
+        let mut clock = FakeClock { now: &now, oversleep };
         let mut sent = Vec::new();
-        let mut proxy = ClockProxy(&clock);
-        pacer(schedule, &mut proxy, &CancellationToken::new(), |n, due| {
-            let mut c = clock.borrow_mut();
-            sent.push((n, due, c.now));
+        let stop = CancellationToken::new();
+        let fut = pacer(schedule, first, stride, &mut clock, &stop, async |n, due| {
+            sent.push((n, due, now.get()));
             if let Some((at, pause)) = stall {
                 if n == at {
-                    c.now += pause;
+                    now.set(now.get() + pause);
                 }
             }
             true
         });
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(fut);
         sent
-    }
-
-    struct ClockProxy<'a>(&'a std::cell::RefCell<FakeClock>);
-
-    impl PaceClock for ClockProxy<'_> {
-        fn elapsed(&self) -> Duration {
-            self.0.borrow().elapsed()
-        }
-        fn sleep_until(&mut self, at: Duration) {
-            self.0.borrow_mut().sleep_until(at)
-        }
     }
 
     #[test]
     fn pacer_sends_exactly_the_schedule_on_time() {
-        let sent = run_pacer(&Schedule::constant(500.0, Duration::from_secs(4)), Duration::ZERO, None);
+        let sent = run_pacer(&Schedule::constant(500.0, Duration::from_secs(4)), Duration::ZERO, None, 0, 1);
         assert_eq!(sent.len(), 2000);
         for (i, (n, due, at)) in sent.iter().enumerate() {
             assert_eq!(*n, i as u64);
@@ -521,10 +641,23 @@ mod tests {
     }
 
     #[test]
+    fn threads_share_the_schedule_by_stride() {
+        let schedule = Schedule::constant(500.0, Duration::from_secs(1));
+        let a = run_pacer(&schedule, Duration::ZERO, None, 0, 2);
+        let b = run_pacer(&schedule, Duration::ZERO, None, 1, 2);
+        assert_eq!(a.len() + b.len(), 500);
+        let mut all: Vec<u64> = a.iter().chain(&b).map(|s| s.0).collect();
+        all.sort_unstable();
+        assert!(all.iter().enumerate().all(|(i, n)| *n == i as u64));
+        assert!(b.iter().all(|(n, due, at)| *due == Duration::from_millis(2 * n) && at == due));
+    }
+
+    #[test]
     fn pacer_batches_what_is_due_when_it_wakes_late() {
         // 10,000/s, and every sleep overshoots by 1 ms: hits go out in batches of about 10, each
         // still stamped with its own due time.
-        let sent = run_pacer(&Schedule::constant(10_000.0, Duration::from_secs(1)), Duration::from_millis(1), None);
+        let sent =
+            run_pacer(&Schedule::constant(10_000.0, Duration::from_secs(1)), Duration::from_millis(1), None, 0, 1);
         assert_eq!(sent.len(), 10_000);
         let wakes = sent.windows(2).filter(|w| w[1].2 != w[0].2).count() + 1;
         assert!((900..=1000).contains(&wakes), "{wakes} wake-ups");
@@ -536,7 +669,7 @@ mod tests {
     fn pacer_catches_up_after_a_stall_keeping_scheduled_times() {
         // 1000/s for 1 s; dispatching hit 100 stalls for 300 ms.
         let stall = Some((100, Duration::from_millis(300)));
-        let sent = run_pacer(&Schedule::constant(1000.0, Duration::from_secs(1)), Duration::ZERO, stall);
+        let sent = run_pacer(&Schedule::constant(1000.0, Duration::from_secs(1)), Duration::ZERO, stall, 0, 1);
         assert_eq!(sent.len(), 1000);
         assert_eq!(sent[101].1, Duration::from_millis(101));
         assert_eq!(sent[101].2, Duration::from_millis(400));
@@ -547,11 +680,8 @@ mod tests {
 
     #[test]
     fn pacer_follows_a_ramp() {
-        let sent = run_pacer(
-            &Schedule::ramp(100.0, 1000.0, Duration::from_secs(2), Duration::from_secs(3)),
-            Duration::ZERO,
-            None,
-        );
+        let schedule = Schedule::ramp(100.0, 1000.0, Duration::from_secs(2), Duration::from_secs(3));
+        let sent = run_pacer(&schedule, Duration::ZERO, None, 0, 1);
         assert_eq!(sent.len(), 1100 + 1000);
         let in_window = |from: f64, to: f64| sent.iter().filter(|s| (from..to).contains(&s.2.as_secs_f64())).count();
         // Around t = 0.5 s the rate is 325/s; in the hold it is 1000/s.
@@ -562,25 +692,45 @@ mod tests {
 
     #[test]
     fn pacer_stops_when_told_or_when_dispatch_fails() {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let schedule = Schedule::constant(100.0, Duration::from_secs(10));
         let stop = CancellationToken::new();
-        let mut clock = FakeClock { now: Duration::ZERO, oversleep: Duration::ZERO };
+        let now = Cell::new(Duration::ZERO);
         let mut count = 0;
-        let stopped = pacer(&Schedule::constant(100.0, Duration::from_secs(10)), &mut clock, &stop, |n, _| {
-            count += 1;
-            if n == 24 {
-                stop.cancel();
-            }
-            true
-        });
+        let stopped = rt.block_on(pacer(
+            &schedule,
+            0,
+            1,
+            &mut FakeClock { now: &now, oversleep: Duration::ZERO },
+            &stop,
+            async |n, _| {
+                count += 1;
+                if n == 24 {
+                    stop.cancel();
+                }
+                true
+            },
+        ));
         assert!(stopped);
         assert_eq!(count, 25);
-        let mut clock = FakeClock { now: Duration::ZERO, oversleep: Duration::ZERO };
-        let stopped = pacer(
-            &Schedule::constant(100.0, Duration::from_secs(10)),
-            &mut clock,
-            &CancellationToken::new(),
-            |n, _| n < 5,
-        );
+        let now = Cell::new(Duration::ZERO);
+        let mut clock = FakeClock { now: &now, oversleep: Duration::ZERO };
+        let stopped = rt.block_on(pacer(&schedule, 0, 1, &mut clock, &CancellationToken::new(), async |n, _| n < 5));
         assert!(stopped);
+    }
+
+    #[test]
+    fn timerfd_clock_wakes_on_time() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let mut clock = TimerFdClock::new(std::time::Instant::now()).unwrap();
+            for ms in [3u64, 7, 20] {
+                let at = Duration::from_millis(ms);
+                clock.sleep_until(at).await;
+                let now = clock.elapsed();
+                // Never early; late only by scheduling noise (generous bound for busy machines).
+                assert!(now >= at && now < at + Duration::from_millis(30), "{now:?} for {at:?}");
+            }
+        });
     }
 }

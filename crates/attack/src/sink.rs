@@ -1,12 +1,14 @@
 //! Where results go: a thread that encodes records into the results file, flushes it every
 //! second (so a killed attack loses at most a second), keeps the run's metrics and draws the
-//! progress line. Workers hand it records over a bounded channel and never wait on I/O.
+//! progress line. Workers push records into a shared queue (a short uncontended lock, no system
+//! call) and the thread takes the whole queue every few milliseconds: waking it per record cost
+//! several futex calls per request (measured with strace: 7.5 per request at 2000/s).
 
 use std::collections::HashMap;
 use std::io::{BufWriter, IsTerminal, Write};
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -14,8 +16,8 @@ use hdrhistogram::Histogram;
 use results::{Metrics, Record, RunHeader, Writer};
 use tokio_util::sync::CancellationToken;
 
-/// Records buffered between workers and the sink.
-const CHANNEL: usize = 65_536;
+/// How often the sink thread takes the queue.
+const POLL: Duration = Duration::from_millis(20);
 
 /// One request's outcome as a worker reports it: the record and, on failure, the error text.
 pub struct Outcome {
@@ -44,9 +46,28 @@ impl Default for SinkOptions {
     }
 }
 
+/// Records on their way to the sink thread.
+#[derive(Default)]
+pub struct SinkQueue {
+    records: Mutex<Vec<Outcome>>,
+    closed: AtomicBool,
+}
+
+impl SinkQueue {
+    pub fn push(&self, o: Outcome) {
+        self.records.lock().unwrap_or_else(|e| e.into_inner()).push(o);
+    }
+
+    fn take(&self, into: &mut Vec<Outcome>) {
+        let mut q = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::swap(&mut *q, into);
+    }
+}
+
 /// The running sink thread.
 pub struct Sink {
     thread: JoinHandle<std::io::Result<Metrics>>,
+    queue: Arc<SinkQueue>,
 }
 
 impl Sink {
@@ -57,27 +78,30 @@ impl Sink {
         opts: SinkOptions,
         in_flight: Arc<AtomicU64>,
         stop: CancellationToken,
-    ) -> std::io::Result<(Sink, SyncSender<Outcome>)> {
+    ) -> std::io::Result<(Sink, Arc<SinkQueue>)> {
         let writer = Writer::new(BufWriter::with_capacity(1 << 16, out), &header)?;
-        let (tx, rx) = sync_channel(CHANNEL);
+        let queue = Arc::new(SinkQueue::default());
+        let q = Arc::clone(&queue);
         let thread = std::thread::Builder::new().name("loadlab-sink".into()).spawn(move || {
-            let result = drain(rx, writer, &header, &opts, &in_flight);
+            let result = drain(&q, writer, &header, &opts, &in_flight);
             if result.is_err() {
                 stop.cancel();
             }
             result
         })?;
-        Ok((Sink { thread }, tx))
+        Ok((Sink { thread, queue: Arc::clone(&queue) }, queue))
     }
 
-    /// Waits for the thread (all senders must be gone) and returns the run's metrics.
+    /// Tells the thread no more records come, waits for it, and returns the run's metrics.
     pub fn finish(self) -> std::io::Result<Metrics> {
+        self.queue.closed.store(true, Ordering::Release);
+        self.thread.thread().unpark();
         self.thread.join().unwrap_or_else(|_| Err(std::io::Error::other("results writer panicked")))
     }
 }
 
 fn drain(
-    rx: Receiver<Outcome>,
+    queue: &SinkQueue,
     mut writer: Writer<BufWriter<Box<dyn Write + Send>>>,
     header: &RunHeader,
     opts: &SinkOptions,
@@ -90,37 +114,37 @@ fn drain(
     let mut progress = Progress::new(opts.progress);
     let started = Instant::now();
     let mut next_flush = started + opts.flush_every;
+    let mut batch = Vec::new();
     loop {
-        let wait = next_flush.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(wait) {
-            Ok(Outcome { mut record, error }) => {
-                let text = match error {
-                    Some(e) => {
-                        let i = match errors.get(&e) {
-                            Some(&i) => i,
-                            None => {
-                                let i = writer.intern_error(&e);
-                                errors.insert(e.clone(), i);
-                                i
-                            }
-                        };
-                        record.error = i;
-                        Some(e)
-                    }
-                    None if !record.is_success() => {
-                        let text = status_text(record.status);
-                        record.error =
-                            *status_errors.entry(record.status).or_insert_with(|| writer.intern_error(&text));
-                        Some(text)
-                    }
-                    None => None,
-                };
-                writer.push(&record)?;
-                metrics.add(header.start_unix_ns, &record, text.as_deref());
-                progress.add(&record);
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+        let closed = queue.closed.load(Ordering::Acquire);
+        queue.take(&mut batch);
+        for Outcome { mut record, error } in batch.drain(..) {
+            let text = match error {
+                Some(e) => {
+                    let i = match errors.get(&e) {
+                        Some(&i) => i,
+                        None => {
+                            let i = writer.intern_error(&e);
+                            errors.insert(e.clone(), i);
+                            i
+                        }
+                    };
+                    record.error = i;
+                    Some(e)
+                }
+                None if !record.is_success() => {
+                    let text = status_text(record.status);
+                    record.error = *status_errors.entry(record.status).or_insert_with(|| writer.intern_error(&text));
+                    Some(text)
+                }
+                None => None,
+            };
+            writer.push(&record)?;
+            metrics.add(header.start_unix_ns, &record, text.as_deref());
+            progress.add(&record);
+        }
+        if closed {
+            break;
         }
         let now = Instant::now();
         if now >= next_flush {
@@ -128,6 +152,7 @@ fn drain(
             progress.draw(started.elapsed(), in_flight.load(Ordering::Relaxed), metrics.requests - metrics.successes);
             next_flush = now + opts.flush_every;
         }
+        std::thread::park_timeout(POLL.min(next_flush.saturating_duration_since(now)));
     }
     writer.finish()?;
     progress.done();

@@ -157,7 +157,7 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
     } else {
         Box::new(std::fs::File::create(&a.output).map_err(|e| bad(format!("--output {}: {e}", a.output)))?)
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
         let stop = CancellationToken::new();
         let on_signal = stop.clone();

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Generator CPU per 1000 requests: loadlab beside wrk, h2load, vegeta and oha, all against one
+# nginx on loopback. nginx is pinned to core 1 and every generator to core 0, so they never share
+# a core. Run by hand (not in CI): bash bench/peers.sh   (peers: ../shared/tools/install-peers.sh)
+#
+# Environment: SECS (length of each run, default 5), CONNS (default 50), RATE (open-model rate,
+# default 2000), LONG=1 adds the 10-minute memory run at 5000/s.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${SECS:-5}
+CONNS=${CONNS:-50}
+RATE=${RATE:-2000}
+GEN_CORE=0
+SRV_CORE=1
+work=$(mktemp -d)
+trap 'nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+
+for tool in nginx wrk h2load vegeta oha /usr/bin/time taskset; do
+  command -v "$tool" >/dev/null || { echo "missing $tool: run ../shared/tools/install-peers.sh" >&2; exit 1; }
+done
+cargo build --release -q
+LOADLAB=$PWD/target/release/loadlab
+
+mkdir -p "$work/html"
+head -c 153600 /dev/urandom | base64 -w0 | head -c 204800 > "$work/html/200k"
+cat > "$work/nginx.conf" <<NGINX
+worker_processes 1;
+daemon on;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 20000; }
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  http2_max_concurrent_streams 128;
+  server {
+    listen 127.0.0.1:18089;
+    listen 127.0.0.1:18090 http2;
+    root $work/html;
+    location = /empty { return 200 ""; }
+  }
+}
+NGINX
+taskset -c $SRV_CORE nginx -c "$work/nginx.conf"
+H1=http://127.0.0.1:18089/empty
+H2=http://127.0.0.1:18090/empty
+
+# measure NAME COUNT_CMD -- CMD...: runs CMD pinned to the generator core under /usr/bin/time,
+# then COUNT_CMD (reading $work/out) prints the number of requests it completed.
+declare -A CPU
+measure() {
+  local name=$1 count=$2; shift 3
+  taskset -c $GEN_CORE /usr/bin/time -f "%U %S %M" -o "$work/time" "$@" > "$work/out" 2> "$work/err" || true
+  local n; n=$(eval "$count" || echo 0)
+  read -r user sys rss < <(tail -1 "$work/time")
+  local per
+  per=$(python3 -c "n=$n; print('%.2f' % ((${user}+${sys})*1e6/n) if n else 'nan')")
+  CPU[$name]=$per
+  printf '%-28s %10s requests  %7.2fs user %6.2fs sys  %7s ms CPU/1000 req  %6d MiB max RSS\n' \
+    "$name" "$n" "$user" "$sys" "$per" $((rss / 1024))
+}
+ratio() { python3 -c "a='${CPU[$1]}'; b='${CPU[$2]}'; print('%-40s %s' % ('$1 / $2', ('%.2f' % (float(a)/float(b))) if a!='nan' and b!='nan' else 'n/a'))"; }
+llr_count='$LOADLAB report --type json "$work/out" | python3 -c "import json,sys; print(json.load(sys.stdin)[\"requests\"])"'
+veg_count='vegeta report -type=json "$work/out" | python3 -c "import json,sys; print(json.load(sys.stdin)[\"requests\"])"'
+oha_count='python3 -c "import json,sys; d=json.load(open(\"$work/out\")); print(sum(d[\"statusCodeDistribution\"].values()))"'
+
+echo "== HTTP/1.1 keep-alive, closed model, $CONNS connections, ${SECS}s, nginx /empty"
+measure "wrk" "grep -oE '^ +[0-9]+ requests' $work/out | tr -dc 0-9" -- wrk -t1 -c"$CONNS" -d"${SECS}s" "$H1"
+measure "loadlab http1" "$llr_count" -- "$LOADLAB" attack "$H1" --connections "$CONNS" --duration "${SECS}s"
+measure "oha http1" "$oha_count" -- oha --no-tui --output-format json -c "$CONNS" -z "${SECS}s" "$H1"
+measure "vegeta http1 (max rate)" "$veg_count" -- vegeta attack -rate=0 -max-workers="$CONNS" -duration="${SECS}s" -targets=<(echo "GET $H1")
+echo
+echo "== h2c, closed model, $CONNS connections x 10 streams, ${SECS}s"
+measure "h2load h2c" "grep -oE 'requests: [0-9]+ total' $work/out | tr -dc 0-9" -- h2load -c"$CONNS" -m10 -D"$SECS" "$H2"
+measure "loadlab h2c" "$llr_count" -- "$LOADLAB" attack "$H2" --h2c --connections "$CONNS" --streams 10 --duration "${SECS}s"
+echo
+echo "== open model, $RATE req/s for ${SECS}s, HTTP/1.1"
+measure "loadlab open" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$RATE" --duration "${SECS}s"
+measure "vegeta open" "$veg_count" -- vegeta attack -rate="$RATE" -duration="${SECS}s" -targets=<(echo "GET $H1")
+measure "oha open" "$oha_count" -- oha --no-tui --output-format json -q "$RATE" -z "${SECS}s" "$H1"
+measure "h2load --rps (h2c)" "grep -oE 'requests: [0-9]+ total' $work/out | tr -dc 0-9" -- h2load -c10 -m1 --rps $((RATE / 10)) -D"$SECS" "$H2"
+echo
+echo "== ratios of CPU per request (lower is better for loadlab)"
+ratio "loadlab http1" "wrk"
+ratio "loadlab h2c" "h2load h2c"
+ratio "loadlab http1" "vegeta http1 (max rate)"
+ratio "loadlab open" "vegeta open"
+ratio "loadlab open" "oha open"
+ratio "loadlab open" "h2load --rps (h2c)"
+
+if [ "${LONG:-0}" = 1 ]; then
+  echo
+  echo "== memory: 10 minutes at 5000 req/s"
+  measure "loadlab 10m@5000" "$llr_count" -- "$LOADLAB" attack "$H1" --rate 5000 --duration 10m
+fi
