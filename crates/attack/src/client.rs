@@ -372,3 +372,48 @@ pub fn redirected(prev: &Prepared, status: StatusCode, to: Uri) -> Prepared {
     }
     Prepared::new(&t)
 }
+
+/// A whole response, as [`fetch`] returns it.
+#[derive(Debug)]
+pub struct Fetched {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// GETs `url` with `headers` and reads the whole body (following up to `opts.redirects`
+/// redirects): for fetching payloads once, with the same client the attack uses.
+pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions) -> Result<Fetched, String> {
+    let mut target = Target::new(Method::GET, crate::targets::parse_url(url)?);
+    for (k, v) in headers {
+        target.headers.push(crate::targets::parse_header(&format!("{k}: {v}"))?);
+    }
+    let timeout = opts.timeout;
+    let max_hops = opts.redirects.unwrap_or(0);
+    let connector = Connector::new(opts)?;
+    let mut prepared = Prepared::new(&target);
+    let work = async {
+        for _ in 0..=max_hops {
+            let conn = connector.connect(&prepared.origin).await.map_err(|f| f.0)?;
+            let req = prepared.request(conn.is_h2(), false);
+            let resp = match &conn {
+                Conn::H1(s) => s.lock().await.send_request(req).await,
+                Conn::H2(s) => s.clone().send_request(req).await,
+            }
+            .map_err(|e| hyper_text(&e))?;
+            let status = resp.status();
+            let location = resp.headers().get(LOCATION).and_then(|l| l.to_str().ok()).map(str::to_owned);
+            if status.is_redirection() {
+                if let Some(to) = location.and_then(|l| resolve_location(&prepared.abs_uri, &l)) {
+                    prepared = redirected(&prepared, status, to);
+                    continue;
+                }
+            }
+            let (parts, body) = resp.into_parts();
+            let body = body.collect().await.map_err(|e| hyper_text(&e))?.to_bytes();
+            return Ok(Fetched { status: status.as_u16(), headers: parts.headers, body });
+        }
+        Err(format!("stopped after {max_hops} redirects"))
+    };
+    tokio::time::timeout(timeout, work).await.map_err(|_| "timeout".to_owned())?
+}

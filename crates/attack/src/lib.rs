@@ -13,7 +13,7 @@ pub mod targets;
 pub mod testing;
 mod tls;
 
-pub use client::{ClientOptions, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
+pub use client::{fetch, ClientOptions, Fetched, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
 pub use runner::{run, AttackConfig, AttackError, Model, Summary, DEFAULT_WORKERS};
 pub use schedule::{Rate, Schedule};
 pub use sink::SinkOptions;

@@ -19,6 +19,30 @@ pub enum Command {
     Report(ReportArgs),
     /// Convert results to vegeta's JSON or CSV, or vegeta's results to .llr.
     Encode(EncodeArgs),
+    /// Run the origin simulator (Origin Simulator recipes and admin API).
+    Origin(OriginArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct OriginArgs {
+    /// Address to serve on (default 127.0.0.1:8080, or 127.0.0.1:$PORT).
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// Recipe file (an object or an array) loaded at start instead of the default recipe.
+    #[arg(long)]
+    pub recipe: Option<std::path::PathBuf>,
+    /// Serve the admin API on this address (to any peer) instead of on --listen (loopback only).
+    #[arg(long)]
+    pub admin_listen: Option<String>,
+    /// Require `Authorization: Bearer TOKEN` on the admin API.
+    #[arg(long)]
+    pub admin_token: Option<String>,
+    /// Serve TLS with this PEM certificate chain (with --tls-key).
+    #[arg(long)]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long)]
+    pub tls_key: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]

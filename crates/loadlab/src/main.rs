@@ -4,6 +4,7 @@
 mod attack_cmd;
 mod cli;
 mod encode_cmd;
+mod origin_cmd;
 mod report_cmd;
 
 use std::process::ExitCode;
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
         cli::Command::Attack(a) => attack_cmd::run(*a),
         cli::Command::Report(r) => report_cmd::run(r),
         cli::Command::Encode(e) => encode_cmd::run(e),
+        cli::Command::Origin(o) => origin_cmd::run(o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

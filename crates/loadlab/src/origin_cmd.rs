@@ -1,0 +1,70 @@
+//! `loadlab origin`: the origin simulator on a port until Ctrl-C.
+
+use std::sync::Arc;
+
+use origin::{AdminPolicy, Simulation};
+
+use crate::bad;
+use crate::cli::OriginArgs;
+
+/// `--listen`, else `PORT`, else 127.0.0.1:8080.
+fn listen_addr(a: &OriginArgs) -> anyhow::Result<String> {
+    if let Some(l) = &a.listen {
+        return Ok(l.clone());
+    }
+    match std::env::var("PORT") {
+        Ok(p) => {
+            let port: u16 = p.trim().parse().map_err(|_| bad(format!("PORT={p:?} is not a port number")))?;
+            Ok(format!("127.0.0.1:{port}"))
+        }
+        Err(_) => Ok("127.0.0.1:8080".to_owned()),
+    }
+}
+
+pub fn run(a: OriginArgs) -> anyhow::Result<()> {
+    let listen = listen_addr(&a)?;
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(c), Some(k)) => Some(origin::tls_acceptor(c, k).map_err(|e| bad(format!("--tls-cert/--tls-key: {e}")))?),
+        (None, None) => None,
+        _ => return Err(bad("--tls-cert and --tls-key go together")),
+    };
+    let recipe = match &a.recipe {
+        Some(path) => Some((path, std::fs::read(path).map_err(|e| bad(format!("{}: {e}", path.display())))?)),
+        None => None,
+    };
+    if let Some((path, text)) = &recipe {
+        origin::parse_upload(text).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let sim = Simulation::new().await;
+        if let Some((path, text)) = &recipe {
+            sim.upload(text).await.map_err(|e| bad(format!("{}: {e}", path.display())))?;
+        }
+        let listener =
+            tokio::net::TcpListener::bind(&listen).await.map_err(|e| bad(format!("--listen {listen}: {e}")))?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        eprintln!("loadlab origin: serving on {scheme}://{}", listener.local_addr()?);
+        let admin_listener = match &a.admin_listen {
+            Some(addr) => {
+                let l = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| bad(format!("--admin-listen {addr}: {e}")))?;
+                eprintln!("loadlab origin: admin API on http://{}/_admin/", l.local_addr()?);
+                Some(l)
+            }
+            None => None,
+        };
+        let main_admin =
+            AdminPolicy { token: a.admin_token.clone(), enabled: admin_listener.is_none(), loopback_only: true };
+        if let Some(l) = admin_listener {
+            let policy = AdminPolicy { token: a.admin_token.clone(), enabled: true, loopback_only: false };
+            tokio::spawn(origin::serve(l, Arc::clone(&sim), policy, None, std::future::pending()));
+        }
+        let stop = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        origin::serve(listener, sim, main_admin, tls, stop).await;
+        Ok(())
+    })
+}

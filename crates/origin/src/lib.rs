@@ -1,0 +1,56 @@
+//! The origin simulator: a fake upstream driven by Origin Simulator's JSON recipes.
+//!
+//! `recipe` validates recipes, `content` makes payloads once at load, `simulation` holds the
+//! routes (swapped atomically, stages worked out from the time since load), `server` serves
+//! HTTP/1.1, h2c and TLS with faults, `admin` is the `/_admin/` API.
+
+mod admin;
+mod content;
+mod default_recipe;
+pub mod recipe;
+mod server;
+mod simulation;
+
+use std::sync::Arc;
+
+pub use recipe::{parse_upload, RecipeError};
+pub use server::AdminPolicy;
+pub use simulation::Simulation;
+
+/// A running simulator's settings.
+#[derive(Clone, Debug, Default)]
+pub struct OriginOptions {
+    pub admin: AdminPolicy,
+    /// PEM certificate chain and key: serve TLS (ALPN h2 and http/1.1) instead of cleartext.
+    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+/// Builds a TLS acceptor from PEM files.
+pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain = CertificateDer::pem_file_iter(cert)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("{}: {e}", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("{}: {e}", key.display()))?;
+    let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("{}: {e}", cert.display()))?;
+    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
+}
+
+/// Serves `sim` on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    sim: Arc<Simulation>,
+    admin: AdminPolicy,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let shared = Arc::new(server::Shared { sim, admin });
+    server::serve(listener, shared, tls, shutdown).await
+}

@@ -1,0 +1,467 @@
+//! Recipes: the JSON Origin Simulator reads, validated strictly into typed [`Recipe`]s. Every
+//! error names the field (`recipe[1].stages[0].latency: ...`) and nothing of a bad upload is kept.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+/// Milliseconds, fixed or drawn uniformly from a range per request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latency {
+    Fixed(u64),
+    Range(u64, u64),
+}
+
+impl Latency {
+    /// As `routes_status` shows it: `100` or `100..200` (milliseconds).
+    pub fn show(&self) -> String {
+        match self {
+            Latency::Fixed(ms) => ms.to_string(),
+            Latency::Range(a, b) => format!("{a}..{b}"),
+        }
+    }
+
+    pub fn draw(&self) -> Duration {
+        match *self {
+            Latency::Fixed(ms) => Duration::from_millis(ms),
+            Latency::Range(a, b) => Duration::from_millis(rand::random_range(a..=b)),
+        }
+    }
+}
+
+/// A connection-level misbehaviour instead of a response.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FaultKind {
+    /// TCP RST, no response.
+    Reset,
+    /// FIN, no response.
+    Close,
+    /// Nothing, until the client gives up.
+    Hang,
+    /// The head at once, then the body at `bytes_per_sec`.
+    SlowBody { bytes_per_sec: u64 },
+}
+
+impl FaultKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Reset => "reset",
+            FaultKind::Close => "close",
+            FaultKind::Hang => "hang",
+            FaultKind::SlowBody { .. } => "slow_body",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// Share of requests hit, 0..=1.
+    pub probability: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    pub at: Duration,
+    pub status: u16,
+    pub latency: Latency,
+    pub fault: Option<Fault>,
+}
+
+/// Built-in answers that need no payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handler {
+    Echo,
+    Fibonacci,
+    Empty,
+}
+
+/// Where a route's payload comes from, in the order of precedence.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    Origin(String),
+    Body(String),
+    /// Sizes in bytes: fixed when both are equal.
+    Random {
+        min: u64,
+        max: u64,
+    },
+    Handler(Handler),
+}
+
+/// A validated recipe, with the JSON it came from (which `current_recipe` returns as posted).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recipe {
+    pub route: String,
+    pub stages: Vec<Stage>,
+    pub source: Source,
+    /// Header names lower-cased, in the order given.
+    pub headers: Vec<(String, String)>,
+    pub handler: Option<Handler>,
+    pub raw: Value,
+}
+
+impl Recipe {
+    pub fn gzip(&self) -> bool {
+        self.headers.iter().any(|(k, v)| k == "content-encoding" && v.trim().eq_ignore_ascii_case("gzip"))
+    }
+}
+
+/// A recipe upload that cannot be applied; the text is one line naming the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RecipeError(pub String);
+
+/// Parses an upload: one recipe object or an array of them.
+pub fn parse_upload(text: &[u8]) -> Result<Vec<Recipe>, RecipeError> {
+    let v: Value = serde_json::from_slice(text).map_err(|e| RecipeError(format!("recipe is not valid JSON: {e}")))?;
+    match v {
+        Value::Array(items) => {
+            if items.is_empty() {
+                return Err(RecipeError("recipe array is empty".into()));
+            }
+            items.into_iter().enumerate().map(|(i, item)| parse_recipe(item, &format!("recipe[{i}]"))).collect()
+        }
+        Value::Object(_) => Ok(vec![parse_recipe(v, "recipe")?]),
+        _ => Err(RecipeError("recipe must be a JSON object or an array of objects".into())),
+    }
+}
+
+const RECIPE_KEYS: &[&str] = &["route", "stages", "origin", "body", "random_content", "headers", "handler"];
+const STAGE_KEYS: &[&str] = &["at", "status", "latency", "fault", "bandwidth", "probability"];
+
+fn err(path: &str, msg: impl std::fmt::Display) -> RecipeError {
+    RecipeError(format!("{path}: {msg}"))
+}
+
+/// A present, non-null field.
+fn field<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    obj.get(key).filter(|v| !v.is_null())
+}
+
+fn string<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<Option<&'a str>, RecipeError> {
+    match field(obj, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(err(&format!("{path}.{key}"), format!("expected a string, found {other}"))),
+    }
+}
+
+fn parse_recipe(v: Value, path: &str) -> Result<Recipe, RecipeError> {
+    let Value::Object(obj) = &v else { return Err(err(path, "expected a JSON object")) };
+    for k in obj.keys() {
+        if !RECIPE_KEYS.contains(&k.as_str()) {
+            return Err(err(&format!("{path}.{k}"), "unknown field"));
+        }
+    }
+    let route = string(obj, "route", path)?.unwrap_or("/*").to_owned();
+    if !route.starts_with('/') {
+        return Err(err(&format!("{path}.route"), format!("{route:?} must start with '/'")));
+    }
+    if route.starts_with("/_admin") {
+        return Err(err(&format!("{path}.route"), "routes under /_admin/ are reserved"));
+    }
+    let handler = match string(obj, "handler", path)? {
+        None => None,
+        Some("echo") => Some(Handler::Echo),
+        Some("fibonacci") => Some(Handler::Fibonacci),
+        Some("empty") => Some(Handler::Empty),
+        Some(other) => {
+            return Err(err(&format!("{path}.handler"), format!("unknown handler {other:?} (echo, fibonacci, empty)")))
+        }
+    };
+    let mut headers = Vec::new();
+    match field(obj, "headers") {
+        None => {}
+        Some(Value::Object(h)) => {
+            for (k, val) in h {
+                let Value::String(s) = val else {
+                    return Err(err(&format!("{path}.headers.{k}"), "expected a string"));
+                };
+                if http::HeaderName::from_bytes(k.as_bytes()).is_err() || http::HeaderValue::from_str(s).is_err() {
+                    return Err(err(&format!("{path}.headers.{k}"), "not a valid HTTP header"));
+                }
+                headers.push((k.to_ascii_lowercase(), s.clone()));
+            }
+        }
+        Some(other) => return Err(err(&format!("{path}.headers"), format!("expected an object, found {other}"))),
+    }
+    let origin = string(obj, "origin", path)?;
+    let body = string(obj, "body", path)?;
+    let random = string(obj, "random_content", path)?;
+    let source = if let Some(o) = origin {
+        attack::parse_url(o).map_err(|e| err(&format!("{path}.origin"), e))?;
+        Source::Origin(o.to_owned())
+    } else if let Some(b) = body {
+        for tag in size_tags(b) {
+            parse_size(tag).map_err(|e| err(&format!("{path}.body"), format!("<<{tag}>>: {e}")))?;
+        }
+        Source::Body(b.to_owned())
+    } else if let Some(r) = random {
+        let (min, max) = match r.split_once("..") {
+            Some((a, b)) => (parse_size(a), parse_size(b)),
+            None => (parse_size(r), parse_size(r)),
+        };
+        let (min, max) = (
+            min.map_err(|e| err(&format!("{path}.random_content"), e))?,
+            max.map_err(|e| err(&format!("{path}.random_content"), e))?,
+        );
+        if min > max {
+            return Err(err(&format!("{path}.random_content"), format!("{r:?}: the range must not decrease")));
+        }
+        Source::Random { min, max }
+    } else if let Some(h) = handler {
+        Source::Handler(h)
+    } else {
+        return Err(err(path, "needs a payload: origin, body, random_content or handler"));
+    };
+    let stages = match field(obj, "stages") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, s)| parse_stage(s, &format!("{path}.stages[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(other) => return Err(err(&format!("{path}.stages"), format!("expected an array, found {other}"))),
+    };
+    let mut stages = stages;
+    stages.sort_by_key(|s| s.at);
+    Ok(Recipe { route, stages, source, headers, handler, raw: v })
+}
+
+fn parse_stage(v: &Value, path: &str) -> Result<Stage, RecipeError> {
+    let Value::Object(obj) = v else { return Err(err(path, "expected a JSON object")) };
+    for k in obj.keys() {
+        if !STAGE_KEYS.contains(&k.as_str()) {
+            return Err(err(&format!("{path}.{k}"), "unknown field"));
+        }
+    }
+    let at = match field(obj, "at") {
+        None => return Err(err(&format!("{path}.at"), "missing")),
+        Some(v) => {
+            if v.as_str().is_some_and(|s| s.contains("..")) || v.is_array() {
+                return Err(err(&format!("{path}.at"), "a range is not allowed here"));
+            }
+            Duration::from_millis(parse_duration_ms(v).map_err(|e| err(&format!("{path}.at"), e))?)
+        }
+    };
+    let status = match field(obj, "status") {
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(s @ 100..=599) => s as u16,
+            _ => return Err(err(&format!("{path}.status"), format!("{n} is not an HTTP status (100..599)"))),
+        },
+        None => return Err(err(&format!("{path}.status"), "missing")),
+        Some(other) => return Err(err(&format!("{path}.status"), format!("expected a number, found {other}"))),
+    };
+    let latency = match field(obj, "latency") {
+        None => Latency::Fixed(0),
+        Some(v) => parse_latency(v).map_err(|e| err(&format!("{path}.latency"), e))?,
+    };
+    let probability = match field(obj, "probability") {
+        None => 1.0,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(p) if (0.0..=1.0).contains(&p) => p,
+            _ => return Err(err(&format!("{path}.probability"), format!("{n} is outside 0..1"))),
+        },
+        Some(other) => return Err(err(&format!("{path}.probability"), format!("expected a number, found {other}"))),
+    };
+    let fault_name = string(obj, "fault", path)?;
+    let bandwidth = string(obj, "bandwidth", path)?;
+    let kind = match fault_name {
+        None => None,
+        Some("reset") => Some(FaultKind::Reset),
+        Some("close") => Some(FaultKind::Close),
+        Some("hang") => Some(FaultKind::Hang),
+        Some("slow_body") => {
+            let b = bandwidth
+                .ok_or_else(|| err(&format!("{path}.bandwidth"), "slow_body needs a bandwidth such as \"64kb/s\""))?;
+            let per_sec = b
+                .strip_suffix("/s")
+                .ok_or_else(|| err(&format!("{path}.bandwidth"), format!("{b:?}: expected SIZE/s")))?;
+            let bytes = parse_size(per_sec).map_err(|e| err(&format!("{path}.bandwidth"), e))?;
+            if bytes == 0 {
+                return Err(err(&format!("{path}.bandwidth"), "must be above 0"));
+            }
+            Some(FaultKind::SlowBody { bytes_per_sec: bytes })
+        }
+        Some(other) => {
+            return Err(err(
+                &format!("{path}.fault"),
+                format!("unknown fault {other:?} (reset, close, hang, slow_body)"),
+            ))
+        }
+    };
+    if bandwidth.is_some() && !matches!(kind, Some(FaultKind::SlowBody { .. })) {
+        return Err(err(&format!("{path}.bandwidth"), "only slow_body takes a bandwidth"));
+    }
+    if field(obj, "probability").is_some() && kind.is_none() {
+        return Err(err(&format!("{path}.probability"), "only a fault takes a probability"));
+    }
+    Ok(Stage { at, status, latency, fault: kind.map(|kind| Fault { kind, probability }) })
+}
+
+/// `0`, `"0"`, `"<int>ms"` or `"<int>s"`, in milliseconds.
+pub fn parse_duration_ms(v: &Value) -> Result<u64, String> {
+    match v {
+        Value::Number(n) if n.as_u64() == Some(0) => Ok(0),
+        Value::Number(n) => Err(format!("{n} is not a duration (use 0, \"<int>ms\" or \"<int>s\")")),
+        Value::String(s) => parse_duration_str(s),
+        other => Err(format!("{other} is not a duration (use 0, \"<int>ms\" or \"<int>s\")")),
+    }
+}
+
+fn parse_duration_str(s: &str) -> Result<u64, String> {
+    let bad = || format!("{s:?} is not a duration (use 0, \"<int>ms\" or \"<int>s\")");
+    if s == "0" {
+        return Ok(0);
+    }
+    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1000)
+    } else {
+        return Err(bad());
+    };
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    num.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)).ok_or_else(bad)
+}
+
+/// A latency: a duration, a range `"100ms..200ms"`, or `["100ms", "1s"]`.
+pub fn parse_latency(v: &Value) -> Result<Latency, String> {
+    let range =
+        |a: u64, b: u64| if a > b { Err("the range must not decrease".to_owned()) } else { Ok(Latency::Range(a, b)) };
+    match v {
+        Value::String(s) if s.contains("..") => {
+            let (a, b) = s.split_once("..").unwrap();
+            range(parse_duration_str(a)?, parse_duration_str(b)?)
+        }
+        Value::Array(items) => match items.as_slice() {
+            [a, b] => range(parse_duration_ms(a)?, parse_duration_ms(b)?),
+            _ => Err("a latency range is [\"min\", \"max\"]".to_owned()),
+        },
+        other => parse_duration_ms(other).map(Latency::Fixed),
+    }
+}
+
+/// `"<int>b"`, `"<int>kb"` (x1024) or `"<int>mb"` (x1024^2), in bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("{s:?} is not a size (use \"<int>b\", \"<int>kb\" or \"<int>mb\")");
+    let (num, mult) = if let Some(n) = s.strip_suffix("kb") {
+        (n, 1024)
+    } else if let Some(n) = s.strip_suffix("mb") {
+        (n, 1024 * 1024)
+    } else if let Some(n) = s.strip_suffix('b') {
+        (n, 1)
+    } else {
+        return Err(bad());
+    };
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let n = num.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)).ok_or_else(bad)?;
+    if n > 1 << 30 {
+        return Err(format!("{s:?} is too large (at most 1024mb)"));
+    }
+    Ok(n)
+}
+
+/// The `SIZE` of each `<<SIZE>>` in a body.
+pub fn size_tags(body: &str) -> impl Iterator<Item = &str> {
+    body.split("<<").skip(1).filter_map(|part| part.split_once(">>").map(|(tag, _)| tag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn one(v: Value) -> Result<Recipe, RecipeError> {
+        parse_upload(v.to_string().as_bytes()).map(|mut r| r.remove(0))
+    }
+
+    #[test]
+    fn durations_and_sizes() {
+        assert_eq!(parse_duration_ms(&json!(0)), Ok(0));
+        assert_eq!(parse_duration_ms(&json!("0")), Ok(0));
+        assert_eq!(parse_duration_ms(&json!("100ms")), Ok(100));
+        assert_eq!(parse_duration_ms(&json!("2s")), Ok(2000));
+        for bad in [json!("100"), json!("1.5s"), json!("100MS"), json!("-100ms"), json!(""), json!(100), json!("ms")] {
+            assert!(parse_duration_ms(&bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_latency(&json!("100ms..200ms")), Ok(Latency::Range(100, 200)));
+        assert_eq!(parse_latency(&json!(["100ms", "1s"])), Ok(Latency::Range(100, 1000)));
+        assert_eq!(parse_latency(&json!("800ms..1s")), Ok(Latency::Range(800, 1000)));
+        assert!(parse_latency(&json!("1s..100ms")).is_err());
+        assert_eq!(parse_size("200kb"), Ok(204_800));
+        assert_eq!(parse_size("1mb"), Ok(1_048_576));
+        assert_eq!(parse_size("10b"), Ok(10));
+        assert!(parse_size("10").is_err() && parse_size("1.5kb").is_err() && parse_size("kb").is_err());
+    }
+
+    #[test]
+    fn example_recipe_with_nulls_parses() {
+        let r = one(json!({"stages":[{"status":200,"latency":"100ms","at":0}],"route":"/*","random_content":"200kb",
+            "origin":null,"headers":{"content-type":"text/html; charset=utf-8","content-encoding":"gzip"},"body":null}))
+        .unwrap();
+        assert_eq!(r.source, Source::Random { min: 204_800, max: 204_800 });
+        assert!(r.gzip());
+        assert_eq!(r.stages[0].latency, Latency::Fixed(100));
+    }
+
+    #[test]
+    fn precedence_origin_body_random() {
+        let r = one(json!({"origin":"http://127.0.0.1:1/","body":"x","random_content":"1kb"})).unwrap();
+        assert!(matches!(r.source, Source::Origin(_)));
+        let r = one(json!({"body":"","random_content":"1kb"})).unwrap();
+        assert_eq!(r.source, Source::Body(String::new()));
+        assert_eq!(one(json!({"handler":"echo"})).unwrap().source, Source::Handler(Handler::Echo));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases = [
+            (
+                json!({"body":"x","stages":[{"at":0,"status":200,"latency":"1.5s"}]}),
+                "recipe.stages[0].latency: \"1.5s\" is not a duration",
+            ),
+            (json!({"body":"x","colour":"red"}), "recipe.colour: unknown field"),
+            (json!({"body":"x","stages":[{"at":0,"status":200,"color":1}]}), "recipe.stages[0].color: unknown field"),
+            (
+                json!({"body":"x","stages":[{"at":"1s..2s","status":200}]}),
+                "recipe.stages[0].at: a range is not allowed here",
+            ),
+            (
+                json!({"body":"x","stages":[{"at":0,"status":200,"fault":"reset","probability":1.5}]}),
+                "recipe.stages[0].probability: 1.5 is outside 0..1",
+            ),
+            (json!({"handler":"pong"}), "recipe.handler: unknown handler \"pong\""),
+            (
+                json!({"body":"x","stages":[{"at":0,"status":200,"fault":"melt"}]}),
+                "recipe.stages[0].fault: unknown fault \"melt\"",
+            ),
+            (json!({"route":"/x"}), "recipe: needs a payload"),
+            (json!({"random_content":"200"}), "recipe.random_content: \"200\" is not a size"),
+            (json!({"body":"<<12x>>"}), "recipe.body: <<12x>>: \"12x\" is not a size"),
+            (
+                json!({"body":"x","stages":[{"at":0,"status":700}]}),
+                "recipe.stages[0].status: 700 is not an HTTP status",
+            ),
+        ];
+        for (v, want) in cases {
+            let e = one(v.clone()).unwrap_err().0;
+            assert!(e.starts_with(want), "{v}: {e}");
+        }
+        let e = parse_upload(br#"[{"body":"x"},{"body":"y","stages":[{"at":0,"status":200,"latency":"fast"}]}]"#)
+            .unwrap_err();
+        assert!(e.0.starts_with("recipe[1].stages[0].latency:"), "{}", e.0);
+        assert!(parse_upload(b"{not json").unwrap_err().0.starts_with("recipe is not valid JSON"));
+    }
+
+    #[test]
+    fn stages_are_sorted_by_start() {
+        let r = one(json!({"body":"x","stages":[{"at":"2s","status":503},{"at":0,"status":200}]})).unwrap();
+        assert_eq!(r.stages.iter().map(|s| s.status).collect::<Vec<_>>(), [200, 503]);
+    }
+}

@@ -1,0 +1,294 @@
+//! The HTTP server: HTTP/1.1 and h2c on one port (or TLS with ALPN), one task per connection, the
+//! simulated routes and faults. `serve` takes a bound listener and a shutdown future.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Either, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::content::Payload;
+use crate::recipe::{FaultKind, Handler};
+use crate::simulation::{Outcome, Route, Simulation};
+
+/// A response body: whole, or streamed (slow bodies).
+pub type Body =
+    Either<Full<Bytes>, StreamBody<tokio_stream::wrappers::ReceiverStream<Result<Frame<Bytes>, Infallible>>>>;
+
+/// How long a `hang` fault holds a connection at most (the client normally gives up first).
+const HANG_LIMIT: Duration = Duration::from_secs(300);
+/// Largest request body the echo and fibonacci handlers read.
+const MAX_REQUEST_BODY: usize = 16 << 20;
+const TEXT_HTML: &str = "text/html; charset=utf-8";
+const APPLICATION_JSON: &str = "application/json; charset=utf-8";
+
+/// Who may use the admin API.
+#[derive(Clone, Debug, Default)]
+pub struct AdminPolicy {
+    /// `Authorization: Bearer <token>` required.
+    pub token: Option<String>,
+    /// Serve `/_admin/` on this listener at all (false when a separate admin listener has it).
+    pub enabled: bool,
+    /// Answer admin requests from loopback peers only.
+    pub loopback_only: bool,
+}
+
+/// What every connection shares.
+pub struct Shared {
+    pub sim: Arc<Simulation>,
+    pub admin: AdminPolicy,
+}
+
+/// A fault's order to the connection task.
+struct ConnCtl {
+    /// 0 none, 1 close, 2 reset.
+    abort: AtomicU8,
+    notify: Notify,
+}
+
+impl ConnCtl {
+    fn abort(&self, reset: bool) {
+        self.abort.store(if reset { 2 } else { 1 }, Ordering::Release);
+        self.notify.notify_one();
+    }
+}
+
+/// Accepts connections until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(s) => s,
+                // Out of file descriptors and the like: back off instead of spinning.
+                Err(_) => { tokio::time::sleep(Duration::from_millis(10)).await; continue }
+            },
+            _ = &mut shutdown => return,
+        };
+        let shared = Arc::clone(&shared);
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let _ = stream.set_nodelay(true);
+            // A second handle on the socket, so a `reset` fault can set SO_LINGER to 0 while
+            // hyper owns the stream.
+            let Ok(std_stream) = stream.into_std() else { return };
+            let Ok(control_handle) = std_stream.try_clone() else { return };
+            let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) else { return };
+            let ctl = Arc::new(ConnCtl { abort: AtomicU8::new(0), notify: Notify::new() });
+            let c2 = Arc::clone(&ctl);
+            let svc = service_fn(move |req| handle(req, Arc::clone(&shared), Arc::clone(&c2), peer));
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let served = async {
+                match tls {
+                    Some(acceptor) => {
+                        if let Ok(s) = acceptor.accept(stream).await {
+                            let _ = builder.serve_connection(TokioIo::new(s), svc).await;
+                        }
+                    }
+                    None => {
+                        let _ = builder.serve_connection(TokioIo::new(stream), svc).await;
+                    }
+                }
+            };
+            tokio::select! {
+                _ = served => {}
+                _ = ctl.notify.notified() => {
+                    if ctl.abort.load(Ordering::Acquire) == 2 {
+                        let _ = socket2::SockRef::from(&control_handle).set_linger(Some(Duration::ZERO));
+                    }
+                }
+            }
+            drop(control_handle);
+        });
+    }
+}
+
+fn full(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(Either::Left(Full::new(body.into())));
+    *r.status_mut() = status;
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+/// Decrements the in-flight gauge however the request ends.
+struct InFlight<'a>(&'a std::sync::atomic::AtomicI64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    shared: Arc<Shared>,
+    ctl: Arc<ConnCtl>,
+    peer: SocketAddr,
+) -> Result<Response<Body>, Infallible> {
+    let path = req.uri().path();
+    if path == "/_admin" || path.starts_with("/_admin/") {
+        if !shared.admin.enabled {
+            return Ok(full(StatusCode::NOT_FOUND, TEXT_HTML, "Not found"));
+        }
+        if shared.admin.loopback_only && !peer.ip().is_loopback() {
+            return Ok(full(StatusCode::FORBIDDEN, TEXT_HTML, "the admin API answers on loopback only"));
+        }
+        return Ok(crate::admin::handle(req, &shared).await);
+    }
+    if !matches!(*req.method(), Method::GET | Method::POST | Method::HEAD) {
+        let mut r = full(StatusCode::METHOD_NOT_ALLOWED, TEXT_HTML, "Method not allowed");
+        r.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("GET, POST, HEAD"));
+        return Ok(r);
+    }
+    let counters = &shared.sim.counters;
+    counters.in_flight.fetch_add(1, Ordering::Relaxed);
+    let _in_flight = InFlight(&counters.in_flight);
+    let started = Instant::now();
+    let route = shared.sim.table().find(path).cloned();
+    let Some(route) = route else {
+        counters.current.count(Outcome::Status(404));
+        return Ok(full(StatusCode::NOT_FOUND, TEXT_HTML, "Not found"));
+    };
+    let count = |outcome: Outcome| {
+        counters.current.count(outcome);
+        route.counts.count(outcome);
+        counters.observe(started.elapsed().as_secs_f64());
+    };
+    Ok(simulate(req, &route, &ctl, count).await)
+}
+
+/// Answers one simulated request, calling `count` once with how it ended (before a fault drops
+/// the connection, since the request's future is then dropped too).
+async fn simulate(req: Request<Incoming>, route: &Route, ctl: &ConnCtl, count: impl Fn(Outcome)) -> Response<Body> {
+    let path = req.uri().path().to_owned();
+    let Some(stage) = route.stage(Instant::now()) else {
+        count(Outcome::Status(406));
+        return respond(route, 406, route.error_body(406, &path), false);
+    };
+    let latency = stage.latency.draw();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(fault) = stage.fault.filter(|f| f.probability >= 1.0 || rand::random::<f64>() < f.probability) {
+        match fault.kind {
+            FaultKind::Reset | FaultKind::Close => {
+                count(Outcome::Fault(fault.kind.name()));
+                ctl.abort(fault.kind == FaultKind::Reset);
+                // The connection task drops the connection; this response is never sent.
+                std::future::pending::<()>().await;
+            }
+            FaultKind::Hang => {
+                count(Outcome::Fault("hang"));
+                tokio::time::sleep(HANG_LIMIT).await;
+                ctl.abort(false);
+                std::future::pending::<()>().await;
+            }
+            FaultKind::SlowBody { bytes_per_sec } => {
+                let (body, json) = payload_body(req, route, stage.status, &path).await;
+                let mut r = respond(route, stage.status, Bytes::new(), json);
+                r.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+                *r.body_mut() = Either::Right(slow(body, bytes_per_sec));
+                count(Outcome::Fault("slow_body"));
+                return r;
+            }
+        }
+    }
+    let status = stage.status;
+    let (body, json) = payload_body(req, route, status, &path).await;
+    count(Outcome::Status(status));
+    respond(route, status, body, json)
+}
+
+/// The body for `status` (the payload or handler output for 200) and whether it is JSON.
+async fn payload_body(req: Request<Incoming>, route: &Route, status: u16, path: &str) -> (Bytes, bool) {
+    if status != 200 {
+        let text_json = crate::simulation::error_text(status, path).starts_with('{');
+        return (route.error_body(status, path), text_json);
+    }
+    match &route.payload {
+        Payload::Handler(h) => {
+            let body = match req.into_body().collect().await {
+                Ok(b) => b.to_bytes(),
+                Err(_) => Bytes::new(),
+            };
+            let body = if body.len() > MAX_REQUEST_BODY { body.slice(..MAX_REQUEST_BODY) } else { body };
+            let out = match h {
+                Handler::Echo => body,
+                Handler::Empty => Bytes::new(),
+                Handler::Fibonacci => fibonacci_reply(&body),
+            };
+            let json = out.first() == Some(&b'{');
+            (if route.gzip { crate::content::gzip(&out) } else { out }, json)
+        }
+        p => (p.pick(), route.payload_json),
+    }
+}
+
+fn fibonacci_reply(body: &[u8]) -> Bytes {
+    let parsed: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let n = parsed.get("fib").and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok())).unwrap_or(0).min(100_000);
+    let name = parsed.get("name").and_then(|v| v.as_str()).unwrap_or_default();
+    let reply = serde_json::json!({
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        "fibonacci": crate::content::fibonacci(n as u32),
+        "service": "loadlab",
+        "name": name,
+    });
+    Bytes::from(reply.to_string())
+}
+
+/// A response with the route's headers; the content type follows the body unless the recipe
+/// sets one.
+fn respond(route: &Route, status: u16, body: Bytes, json: bool) -> Response<Body> {
+    let mut r = Response::new(Either::Left(Full::new(body)));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    if !route.has_content_type {
+        let ct = if json && status != 304 { APPLICATION_JSON } else { TEXT_HTML };
+        h.insert(CONTENT_TYPE, HeaderValue::from_static(ct));
+    }
+    for (k, v) in &route.headers {
+        h.append(k.clone(), v.clone());
+    }
+    r
+}
+
+/// Streams `body` at `bytes_per_sec`, a tenth of a second at a time.
+fn slow(
+    body: Bytes,
+    bytes_per_sec: u64,
+) -> StreamBody<tokio_stream::wrappers::ReceiverStream<Result<Frame<Bytes>, Infallible>>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(2);
+    let chunk = (bytes_per_sec / 10).max(1) as usize;
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        let mut at = 0;
+        while at < body.len() {
+            tick.tick().await;
+            let end = (at + chunk).min(body.len());
+            if tx.send(Ok(Frame::data(body.slice(at..end)))).await.is_err() {
+                return;
+            }
+            at = end;
+        }
+    });
+    StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(rx))
+}

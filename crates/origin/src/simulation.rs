@@ -1,0 +1,306 @@
+//! The simulation: the loaded routes, each with its recipe, payload and load time. A request reads
+//! the table through one atomic pointer load (no lock) and works out its stage from the time since
+//! the recipe was loaded, so there are no stage timers: a re-posted or restarted route's old
+//! schedule simply no longer exists.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::content::{build, gzip, Payload};
+use crate::recipe::{parse_upload, Latency, Recipe, RecipeError, Stage};
+
+const STATUSES: usize = 600;
+/// Fault kinds counted: reset, close, hang, slow_body.
+const FAULTS: [&str; 4] = ["reset", "close", "hang", "slow_body"];
+
+/// Counts by status (and fault), lock-free.
+pub struct StatusCounts {
+    total: AtomicU64,
+    by_status: Vec<AtomicU64>,
+    by_fault: [AtomicU64; 4],
+}
+
+impl Default for StatusCounts {
+    fn default() -> Self {
+        StatusCounts {
+            total: AtomicU64::new(0),
+            by_status: (0..STATUSES).map(|_| AtomicU64::new(0)).collect(),
+            by_fault: Default::default(),
+        }
+    }
+}
+
+impl StatusCounts {
+    pub fn count(&self, outcome: Outcome) {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        match outcome {
+            Outcome::Status(s) => self.by_status[usize::from(s).min(STATUSES - 1)].fetch_add(1, Ordering::Relaxed),
+            Outcome::Fault(name) => {
+                let i = FAULTS.iter().position(|f| *f == name).unwrap_or(0);
+                self.by_fault[i].fetch_add(1, Ordering::Relaxed)
+            }
+        };
+    }
+
+    /// (label, count) of everything non-zero: statuses as numbers, faults by name.
+    pub fn nonzero(&self) -> Vec<(String, u64)> {
+        let mut out = Vec::new();
+        for (s, c) in self.by_status.iter().enumerate() {
+            let c = c.load(Ordering::Relaxed);
+            if c > 0 {
+                out.push((s.to_string(), c));
+            }
+        }
+        for (name, c) in FAULTS.iter().zip(&self.by_fault) {
+            let c = c.load(Ordering::Relaxed);
+            if c > 0 {
+                out.push((name.to_string(), c));
+            }
+        }
+        out
+    }
+
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    fn clear(&self) {
+        self.total.store(0, Ordering::Relaxed);
+        self.by_status.iter().chain(&self.by_fault).for_each(|c| c.store(0, Ordering::Relaxed));
+    }
+}
+
+/// How a simulated request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Status(u16),
+    Fault(&'static str),
+}
+
+/// Response-time histogram buckets (seconds), Prometheus style.
+pub const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+/// Counters served by `current_count` and `metrics`.
+#[derive(Default)]
+pub struct Counters {
+    /// Since the last `clear_current_count`.
+    pub current: StatusCounts,
+    /// Per route, never cleared (Prometheus counters only go up).
+    pub routes: Mutex<Vec<(String, Arc<StatusCounts>)>>,
+    pub latency_buckets: [AtomicU64; LATENCY_BUCKETS.len()],
+    pub latency_sum_us: AtomicU64,
+    pub latency_count: AtomicU64,
+    pub in_flight: AtomicI64,
+}
+
+impl Counters {
+    fn for_route(&self, route: &str) -> Arc<StatusCounts> {
+        let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = routes.iter().find(|(r, _)| r == route) {
+            return Arc::clone(c);
+        }
+        let c = Arc::new(StatusCounts::default());
+        routes.push((route.to_owned(), Arc::clone(&c)));
+        c
+    }
+
+    pub fn observe(&self, seconds: f64) {
+        for (i, le) in LATENCY_BUCKETS.iter().enumerate() {
+            if seconds <= *le {
+                self.latency_buckets[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.latency_sum_us.fetch_add((seconds * 1e6) as u64, Ordering::Relaxed);
+        self.latency_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn clear_current(&self) {
+        self.current.clear();
+    }
+}
+
+/// A loaded route: everything a request needs, made at load time.
+pub struct Route {
+    pub recipe: Recipe,
+    pub payload: Payload,
+    pub loaded_at: Instant,
+    /// Recipe headers, ready to copy into responses.
+    pub headers: HeaderMap,
+    pub has_content_type: bool,
+    pub gzip: bool,
+    /// Whether the (uncompressed) 200 payload starts with `{`.
+    pub payload_json: bool,
+    /// Error bodies for the stage statuses, 404 and 304, gzipped when the recipe says so.
+    error_bodies: HashMap<u16, Bytes>,
+    pub counts: Arc<StatusCounts>,
+}
+
+impl Route {
+    /// The stage in force `now`: the last one that has started.
+    pub fn stage(&self, now: Instant) -> Option<&Stage> {
+        let elapsed = now.saturating_duration_since(self.loaded_at);
+        self.recipe.stages.iter().rev().find(|s| s.at <= elapsed)
+    }
+
+    /// `(status, latency)` as `routes_status` shows them (406 before the first stage starts).
+    pub fn status_now(&self, now: Instant) -> (u16, Latency) {
+        self.stage(now).map_or((406, Latency::Fixed(0)), |s| (s.status, s.latency))
+    }
+
+    /// The body of a non-200 status (406 names the request path).
+    pub fn error_body(&self, status: u16, path: &str) -> Bytes {
+        if let Some(b) = self.error_bodies.get(&status) {
+            return b.clone();
+        }
+        let text = error_text(status, path);
+        if self.gzip {
+            gzip(text.as_bytes())
+        } else {
+            Bytes::from(text)
+        }
+    }
+}
+
+/// Origin Simulator's bodies by status.
+pub fn error_text(status: u16, path: &str) -> String {
+    match status {
+        304 => String::new(),
+        404 => "Not found".to_owned(),
+        406 => format!("Recipe not set at {path}, please POST a recipe for this route to /_admin/add_recipe"),
+        s => format!("Error {s}"),
+    }
+}
+
+/// The routes, as one immutable value swapped whole on every change.
+#[derive(Default, Clone)]
+pub struct Table {
+    /// In load order.
+    pub routes: Vec<Arc<Route>>,
+    exact: HashMap<String, Arc<Route>>,
+    /// Wildcard routes by prefix, longest first.
+    prefixes: Vec<(String, Arc<Route>)>,
+}
+
+impl Table {
+    fn from_routes(routes: Vec<Arc<Route>>) -> Table {
+        let mut exact = HashMap::new();
+        let mut prefixes = Vec::new();
+        for r in &routes {
+            match r.recipe.route.strip_suffix('*') {
+                Some(prefix) => prefixes.push((prefix.to_owned(), Arc::clone(r))),
+                None => {
+                    exact.insert(r.recipe.route.clone(), Arc::clone(r));
+                }
+            }
+        }
+        prefixes.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        Table { routes, exact, prefixes }
+    }
+
+    /// The route serving `path`: an exact route, else the longest matching prefix.
+    pub fn find(&self, path: &str) -> Option<&Arc<Route>> {
+        self.exact
+            .get(path)
+            .or_else(|| self.prefixes.iter().find(|(p, _)| path.starts_with(p.as_str())).map(|(_, r)| r))
+    }
+}
+
+/// The simulator's state.
+pub struct Simulation {
+    table: ArcSwap<Table>,
+    /// Serialises changes (uploads, restarts); requests never take it.
+    changing: tokio::sync::Mutex<()>,
+    pub counters: Counters,
+}
+
+impl Simulation {
+    /// A simulation serving the default recipe.
+    pub async fn new() -> Arc<Simulation> {
+        let sim = Arc::new(Simulation {
+            table: ArcSwap::from_pointee(Table::default()),
+            changing: tokio::sync::Mutex::new(()),
+            counters: Counters::default(),
+        });
+        sim.restart().await;
+        sim
+    }
+
+    pub fn table(&self) -> arc_swap::Guard<Arc<Table>> {
+        self.table.load()
+    }
+
+    /// Validates and builds every recipe of an upload, then swaps them in at once. On any
+    /// error nothing changes.
+    pub async fn upload(&self, body: &[u8]) -> Result<(), RecipeError> {
+        let recipes = parse_upload(body)?;
+        let _guard = self.changing.lock().await;
+        let many = recipes.len() > 1;
+        let mut built = Vec::with_capacity(recipes.len());
+        for (i, recipe) in recipes.into_iter().enumerate() {
+            let path = if many { format!("recipe[{i}]") } else { "recipe".to_owned() };
+            built.push(self.make_route(recipe, &path).await?);
+        }
+        let mut routes: Vec<Arc<Route>> = self.table.load().routes.clone();
+        for new in built {
+            match routes.iter().position(|r| r.recipe.route == new.recipe.route) {
+                Some(i) => routes[i] = new,
+                None => routes.push(new),
+            }
+        }
+        self.table.store(Arc::new(Table::from_routes(routes)));
+        Ok(())
+    }
+
+    /// Back to the default recipe alone.
+    pub async fn restart(&self) {
+        let _guard = self.changing.lock().await;
+        let default = crate::default_recipe::recipe();
+        let route = self.make_route(default, "default recipe").await.expect("the default recipe is valid");
+        self.table.store(Arc::new(Table::from_routes(vec![route])));
+    }
+
+    async fn make_route(&self, recipe: Recipe, path: &str) -> Result<Arc<Route>, RecipeError> {
+        let built = build(&recipe, path).await?;
+        let gz = recipe.gzip();
+        let mut headers = HeaderMap::new();
+        for (k, v) in &recipe.headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| RecipeError(format!("{path}.headers.{k}: bad name")))?;
+            let value = HeaderValue::from_str(v).map_err(|_| RecipeError(format!("{path}.headers.{k}: bad value")))?;
+            headers.append(name, value);
+        }
+        let mut error_bodies = HashMap::new();
+        for status in recipe.stages.iter().map(|s| s.status).chain([404, 304]) {
+            if status == 304 {
+                // A 304 has no body to gzip.
+                error_bodies.insert(status, Bytes::new());
+            } else if status != 200 && status != 406 {
+                let text = error_text(status, "");
+                error_bodies.insert(status, if gz { gzip(text.as_bytes()) } else { Bytes::from(text) });
+            }
+        }
+        Ok(Arc::new(Route {
+            has_content_type: headers.contains_key(http::header::CONTENT_TYPE),
+            headers,
+            gzip: gz,
+            payload_json: built.json,
+            payload: built.payload,
+            loaded_at: Instant::now(),
+            error_bodies,
+            counts: self.counters.for_route(&recipe.route),
+            recipe,
+        }))
+    }
+
+    /// Every loaded recipe as posted, in load order.
+    pub fn current_recipes(&self) -> Value {
+        Value::Array(self.table.load().routes.iter().map(|r| r.recipe.raw.clone()).collect())
+    }
+}
