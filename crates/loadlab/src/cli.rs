@@ -21,6 +21,21 @@ pub enum Command {
     Encode(EncodeArgs),
     /// Run the origin simulator (Origin Simulator recipes and admin API).
     Origin(OriginArgs),
+    /// A short lab: a rate ladder against an embedded origin simulator, with reports.
+    Demo(DemoArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Directory for the results files.
+    #[arg(long, default_value = "loadlab-demo")]
+    pub out: std::path::PathBuf,
+    /// Rates of the ladder, requests per second.
+    #[arg(long, value_delimiter = ',', default_values_t = [200.0, 400.0, 800.0])]
+    pub rates: Vec<f64>,
+    /// Length of each step.
+    #[arg(long, default_value = "5s")]
+    pub step: String,
 }
 
 #[derive(Args, Debug)]

@@ -3,6 +3,7 @@
 
 mod attack_cmd;
 mod cli;
+mod demo_cmd;
 mod encode_cmd;
 mod origin_cmd;
 mod report_cmd;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         cli::Command::Report(r) => report_cmd::run(r),
         cli::Command::Encode(e) => encode_cmd::run(e),
         cli::Command::Origin(o) => origin_cmd::run(o),
+        cli::Command::Demo(d) => demo_cmd::run(d),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -254,3 +254,96 @@ async fn histogram_and_hdr_reports() {
     assert!(text.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)\n\n"), "{text}");
     assert!(text.contains("Total count    =           40]"), "{text}");
 }
+
+#[test]
+fn demo_runs_end_to_end_and_leaves_nothing_running() {
+    let dir = tempdir("demo");
+    let t = std::time::Instant::now();
+    let o = run(loadlab().args(["demo", "--out"]).arg(dir.join("out")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(t.elapsed() < Duration::from_secs(60));
+    let text = stdout(&o);
+    assert_eq!(text.matches("Requests      [total, rate, throughput]").count(), 3, "{text}");
+    for (rate, n) in [("200", 1000), ("400", 2000), ("800", 4000)] {
+        let file = dir.join("out").join(format!("step-{rate}rps.llr"));
+        assert!(text.contains(&file.display().to_string()), "{text}");
+        let v = report_json(&[&file]);
+        assert_eq!(v["requests"], n);
+        assert_eq!(v["success"], 1.0, "{rate}: {v}");
+        // The recipe's 100 ms shows in every step's median.
+        let p50 = v["latencies"]["50th"].as_u64().unwrap();
+        assert!((100_000_000..150_000_000).contains(&p50), "{rate}: p50 {p50}");
+    }
+}
+
+/// Starts `loadlab origin` with `args` and `env`, waits for its "serving on" line, returns the
+/// child and the address it serves on.
+fn start_origin(args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child =
+        loadlab().arg("origin").args(args).envs(env.iter().copied()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().rsplit("://").next().unwrap_or_default().to_owned();
+    assert!(line.contains("serving on"), "{line}");
+    (child, addr)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn origin_listens_on_port_or_listen_and_rejects_a_bad_recipe_file() {
+    let port = free_port().to_string();
+    let (mut child, addr) = start_origin(&[], &[("PORT", &port)]);
+    assert_eq!(addr, format!("127.0.0.1:{port}"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let other = free_port();
+    let (mut child, addr) = start_origin(&["--listen", &format!("127.0.0.1:{other}")], &[("PORT", &port)]);
+    assert_eq!(addr, format!("127.0.0.1:{other}"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let dir = tempdir("recipe");
+    let recipe = dir.join("bad.json");
+    std::fs::write(&recipe, r#"{"route": "/x", "body": "x", "stages": [{"at": 0, "status": 200, "latency": "100"}]}"#)
+        .unwrap();
+    let o = run(loadlab().args(["origin", "--listen", "127.0.0.1:0", "--recipe"]).arg(&recipe));
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "loadlab: {}: recipe.stages[0].latency: \"100\" is not a duration (use 0, \"<int>ms\" or \"<int>s\")\n",
+            recipe.display()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origin_serves_a_recipe_file_to_an_attack() {
+    let dir = tempdir("origin-attack");
+    let recipe = dir.join("r.json");
+    std::fs::write(
+        &recipe,
+        r#"[{"route": "/news", "random_content": "10kb", "stages": [{"at": 0, "status": 200, "latency": "20ms"}]}]"#,
+    )
+    .unwrap();
+    let (mut child, addr) = start_origin(&["--listen", "127.0.0.1:0", "--recipe", recipe.to_str().unwrap()], &[]);
+    let url = format!("http://{addr}/news");
+    let v = blocking(move || {
+        let o = run(loadlab().args(["attack", &url, "--rate", "50", "--duration", "1s"]));
+        let file = std::env::temp_dir().join(format!("loadlab-cli-{}-origin.llr", std::process::id()));
+        std::fs::write(&file, &o.stdout).unwrap();
+        report_json(&[&file])
+    })
+    .await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(v["requests"], 50);
+    assert_eq!(v["success"], 1.0);
+    assert_eq!(v["bytes_in"]["mean"], 10240.0);
+    assert!(v["latencies"]["50th"].as_u64().unwrap() >= 20_000_000);
+}
