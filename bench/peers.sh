@@ -23,6 +23,7 @@ LOADLAB=$PWD/target/release/loadlab
 
 mkdir -p "$work/html"
 head -c 153600 /dev/urandom | base64 -w0 | head -c 204800 > "$work/html/200k"
+chmod -R a+rX "$work"  # nginx's workers run unprivileged
 cat > "$work/nginx.conf" <<NGINX
 worker_processes 1;
 daemon on;

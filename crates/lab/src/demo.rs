@@ -59,8 +59,7 @@ pub async fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<Vec<Step>, D
     std::fs::create_dir_all(&opts.out).map_err(|e| DemoError::Io { path: opts.out.clone(), source: e })?;
     let sim = origin::Simulation::new().await;
     sim.upload(RECIPE.as_bytes()).await.expect("the demo recipe is valid");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
+    let listener = origin::bind(([127, 0, 0, 1], 0).into())
         .map_err(|e| DemoError::Io { path: PathBuf::from("127.0.0.1:0"), source: e })?;
     let addr = listener.local_addr().map_err(|e| DemoError::Io { path: PathBuf::from("127.0.0.1:0"), source: e })?;
     let stop_origin = CancellationToken::new();

@@ -41,15 +41,12 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
         if let Some((path, text)) = &recipe {
             sim.upload(text).await.map_err(|e| bad(format!("{}: {e}", path.display())))?;
         }
-        let listener =
-            tokio::net::TcpListener::bind(&listen).await.map_err(|e| bad(format!("--listen {listen}: {e}")))?;
+        let listener = resolve(&listen).and_then(origin::bind).map_err(|e| bad(format!("--listen {listen}: {e}")))?;
         let scheme = if tls.is_some() { "https" } else { "http" };
         eprintln!("loadlab origin: serving on {scheme}://{}", listener.local_addr()?);
         let admin_listener = match &a.admin_listen {
             Some(addr) => {
-                let l = tokio::net::TcpListener::bind(addr)
-                    .await
-                    .map_err(|e| bad(format!("--admin-listen {addr}: {e}")))?;
+                let l = resolve(addr).and_then(origin::bind).map_err(|e| bad(format!("--admin-listen {addr}: {e}")))?;
                 eprintln!("loadlab origin: admin API on http://{}/_admin/", l.local_addr()?);
                 Some(l)
             }
@@ -67,4 +64,9 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
         origin::serve(listener, sim, main_admin, tls, stop).await;
         Ok(())
     })
+}
+
+fn resolve(addr: &str) -> std::io::Result<std::net::SocketAddr> {
+    use std::net::ToSocketAddrs;
+    addr.to_socket_addrs()?.next().ok_or_else(|| std::io::Error::other("no address"))
 }

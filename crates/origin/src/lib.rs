@@ -10,6 +10,7 @@ mod default_recipe;
 pub mod recipe;
 mod server;
 mod simulation;
+mod timer;
 
 use std::sync::Arc;
 
@@ -41,6 +42,18 @@ pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tok
         .map_err(|e| format!("{}: {e}", cert.display()))?;
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
+}
+
+/// Connections waiting to be accepted, at most: 1,000 clients connecting at once overflowed
+/// tokio's default of 1024 (SYNs dropped, retried a second later, a 1 s outlier per client).
+const BACKLOG: u32 = 8192;
+
+/// Binds a listener with a deep accept queue.
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
 }
 
 /// Serves `sim` on `listener` until `shutdown` resolves.

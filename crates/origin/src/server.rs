@@ -86,12 +86,8 @@ pub async fn serve(
         let tls = tls.clone();
         tokio::spawn(async move {
             let _ = stream.set_nodelay(true);
-            // A second handle on the socket, so a `reset` fault can set SO_LINGER to 0 while
-            // hyper owns the stream.
-            let Ok(std_stream) = stream.into_std() else { return };
-            let Ok(control_handle) = std_stream.try_clone() else { return };
-            let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) else { return };
             let ctl = Arc::new(ConnCtl { abort: AtomicU8::new(0), notify: Notify::new() });
+            let stream = FaultableStream { stream, ctl: Arc::clone(&ctl) };
             let c2 = Arc::clone(&ctl);
             let svc = service_fn(move |req| handle(req, Arc::clone(&shared), Arc::clone(&c2), peer));
             let builder = auto::Builder::new(TokioExecutor::new());
@@ -107,16 +103,70 @@ pub async fn serve(
                     }
                 }
             };
+            // A fault drops the connection (and with it the stream, see FaultableStream's Drop).
             tokio::select! {
                 _ = served => {}
-                _ = ctl.notify.notified() => {
-                    if ctl.abort.load(Ordering::Acquire) == 2 {
-                        let _ = socket2::SockRef::from(&control_handle).set_linger(Some(Duration::ZERO));
-                    }
-                }
+                _ = ctl.notify.notified() => {}
             }
-            drop(control_handle);
         });
+    }
+}
+
+/// The connection's socket, which sets SO_LINGER to 0 when it is dropped for a `reset` fault,
+/// so the close sends an RST. (Holding a second handle on the socket for that instead cost a
+/// file descriptor per connection, which 10,000 idle connections ran out of.)
+struct FaultableStream {
+    stream: tokio::net::TcpStream,
+    ctl: Arc<ConnCtl>,
+}
+
+impl Drop for FaultableStream {
+    fn drop(&mut self) {
+        if self.ctl.abort.load(Ordering::Acquire) == 2 {
+            let _ = socket2::SockRef::from(&self.stream).set_linger(Some(Duration::ZERO));
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for FaultableStream {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for FaultableStream {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 
@@ -184,7 +234,7 @@ async fn simulate(req: Request<Incoming>, route: &Route, ctl: &ConnCtl, count: i
     };
     let latency = stage.latency.draw();
     if !latency.is_zero() {
-        tokio::time::sleep(latency).await;
+        crate::timer::sleep(latency).await;
     }
     if let Some(fault) = stage.fault.filter(|f| f.probability >= 1.0 || rand::random::<f64>() < f.probability) {
         match fault.kind {

@@ -16,7 +16,7 @@ struct Origin {
 }
 
 async fn start_with(admin: AdminPolicy) -> Origin {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = origin::bind(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = listener.local_addr().unwrap();
     let sim = Simulation::new().await;
     let (stop, wait) = tokio::sync::oneshot::channel::<()>();
