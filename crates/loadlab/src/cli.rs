@@ -19,6 +19,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Convert results to vegeta's JSON or CSV, or vegeta's results to .llr.
     Encode(EncodeArgs),
+    /// Draw charts of results files: a self-contained HTML page, or SVG or PNG.
+    Plot(PlotArgs),
     /// Run the origin simulator (Origin Simulator recipes and admin API).
     Origin(OriginArgs),
     /// A short lab: a rate ladder against an embedded origin simulator, with reports.
@@ -183,4 +185,19 @@ pub struct EncodeArgs {
     /// Where to write; `-` for stdout.
     #[arg(long, short = 'o', default_value = "-")]
     pub output: String,
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Results files (.llr); stdin when none or `-`. Each run is a series.
+    pub files: Vec<String>,
+    /// Output file: .html, .svg or .png.
+    #[arg(long, short = 'o')]
+    pub output: String,
+    /// Title above the charts.
+    #[arg(long, default_value = "")]
+    pub title: String,
+    /// latency, status, throughput, hdr or all.
+    #[arg(long, default_value = "all")]
+    pub chart: String,
 }

@@ -6,6 +6,7 @@ mod cli;
 mod demo_cmd;
 mod encode_cmd;
 mod origin_cmd;
+mod plot_cmd;
 mod report_cmd;
 
 use std::process::ExitCode;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         cli::Command::Report(r) => report_cmd::run(r),
         cli::Command::Encode(e) => encode_cmd::run(e),
         cli::Command::Origin(o) => origin_cmd::run(o),
+        cli::Command::Plot(p) => plot_cmd::run(p),
         cli::Command::Demo(d) => demo_cmd::run(d),
     };
     match result {

@@ -3,8 +3,9 @@
 //! distribution. Accumulating is `results::Metrics`' job; this crate only renders.
 //!
 //! Layout: `duration` (Go-style durations as vegeta prints them), `tabwriter` (Go's column
-//! alignment), `text`, `json`, `hist`, `hdr`.
+//! alignment), `text`, `json`, `hist`, `hdr`, and `chart` (SVG, PNG and HTML charts).
 
+pub mod chart;
 pub mod duration;
 mod hdr;
 mod hist;

@@ -85,3 +85,57 @@ fn json_has_vegeta_fields_and_units() {
     assert!((124_000_000..=126_000_000).contains(&p50), "{p50}");
     assert_eq!(v["errors"], serde_json::json!(["500 Internal Server Error", "timeout"]));
 }
+
+fn chart_data() -> report::chart::ChartData {
+    use report::chart::ChartBuilder;
+    let mut b = ChartBuilder::new("golden runs");
+    for (run, slow) in [("A", 0u64), ("B", 20_000)] {
+        let header =
+            results::RunHeader { name: run.into(), start_unix_ns: 1_656_921_155_000_000_000, ..Default::default() };
+        b.start_run(&header, "unused");
+        for i in 0..600u64 {
+            let status = if i % 97 == 0 { 503 } else { 200 };
+            let latency_us = 100_000 + slow + (i * 7_919) % 30_000 + if i == 450 { 900_000 } else { 0 };
+            let r = Record {
+                seq: i,
+                scheduled_us: i * 10_000,
+                latency_us,
+                ttfb_us: latency_us,
+                status,
+                ..Default::default()
+            };
+            b.add(&r, if status == 503 { Some("503 Service Unavailable") } else { None });
+        }
+    }
+    b.finish()
+}
+
+#[test]
+fn svg_charts() {
+    let svg = report::chart::render_svg(&chart_data(), report::chart::Chart::All);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/charts.svg");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &svg).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).expect("tests/golden/charts.svg missing: run with UPDATE_GOLDEN=1");
+    assert_eq!(svg, want, "charts.svg differs from its golden file");
+}
+
+#[test]
+fn png_renders_the_same_charts() {
+    let svg = report::chart::render_svg(&chart_data(), report::chart::Chart::Hdr);
+    let png = report::chart::render_png(&svg, 1.0).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // 960 wide, one chart plus the title band.
+    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 960);
+    assert_eq!(u32::from_be_bytes(png[20..24].try_into().unwrap()), 376);
+}
+
+#[test]
+fn html_is_self_contained() {
+    let html = report::chart::render_html(&chart_data(), report::chart::Chart::All);
+    assert!(!html.contains("http://") && !html.contains("https://") && !html.contains("src="), "no external resources");
+    assert_eq!(html.matches("<canvas data-chart=").count(), 4);
+    assert!(html.len() < 200_000, "{}", html.len());
+}

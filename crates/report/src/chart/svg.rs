@@ -1,0 +1,426 @@
+//! Charts as SVG, written by hand (plain text, so golden tests can compare them byte for byte):
+//! latency over time, status codes per second, throughput per second, HDR percentile curves.
+
+use std::fmt::Write;
+
+use super::data::{ChartData, Point};
+
+/// Which charts to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chart {
+    Latency,
+    Status,
+    Throughput,
+    Hdr,
+    All,
+}
+
+impl std::str::FromStr for Chart {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "latency" => Chart::Latency,
+            "status" => Chart::Status,
+            "throughput" => Chart::Throughput,
+            "hdr" => Chart::Hdr,
+            "all" => Chart::All,
+            _ => return Err(format!("unknown chart {s:?} (latency, status, throughput, hdr or all)")),
+        })
+    }
+}
+
+impl Chart {
+    pub fn list(self) -> Vec<Chart> {
+        match self {
+            Chart::All => vec![Chart::Latency, Chart::Status, Chart::Throughput, Chart::Hdr],
+            c => vec![c],
+        }
+    }
+}
+
+/// Run colours (a colour-blind-friendly palette); errors are drawn in red.
+pub const PALETTE: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];
+pub const ERROR_COLOR: &str = "#d62728";
+/// Status colours: 2xx green, 3xx blue, 4xx orange, 5xx red, none grey.
+pub fn status_color(code: u16, shade: usize) -> &'static str {
+    const GREEN: [&str; 3] = ["#2ca02c", "#98df8a", "#1b7a1b"];
+    const BLUE: [&str; 3] = ["#1f77b4", "#aec7e8", "#0d4a78"];
+    const ORANGE: [&str; 3] = ["#ff7f0e", "#ffbb78", "#b35806"];
+    const RED: [&str; 3] = ["#d62728", "#ff9896", "#8b0000"];
+    let set = match code {
+        200..=299 => &GREEN,
+        300..=399 => &BLUE,
+        400..=499 => &ORANGE,
+        500..=599 => &RED,
+        _ => return "#7f7f7f",
+    };
+    set[shade % 3]
+}
+
+const WIDTH: f64 = 960.0;
+const HEIGHT: f64 = 340.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 84.0;
+
+/// Axis scales.
+#[derive(Clone, Copy)]
+enum Scale {
+    Linear(f64, f64),
+    Log(f64, f64),
+    /// Percentiles 0..100 drawn as log10(1 / (1 - p)).
+    Percentile(f64),
+}
+
+impl Scale {
+    fn frac(&self, v: f64) -> f64 {
+        match *self {
+            Scale::Linear(a, b) => (v - a) / (b - a),
+            Scale::Log(a, b) => (v.max(a).ln() - a.ln()) / (b.ln() - a.ln()),
+            Scale::Percentile(max_nines) => nines(v) / max_nines,
+        }
+    }
+
+    fn ticks(&self) -> Vec<(f64, String)> {
+        match *self {
+            Scale::Linear(a, b) => nice_ticks(a, b),
+            Scale::Log(a, b) => {
+                let mut out = Vec::new();
+                let mut d = 10f64.powf(a.log10().floor());
+                while d <= b * 1.0001 {
+                    for m in [1.0, 2.0, 5.0] {
+                        let v = d * m;
+                        if v >= a * 0.9999 && v <= b * 1.0001 {
+                            out.push((v, fmt_num(v)));
+                        }
+                    }
+                    d *= 10.0;
+                }
+                out
+            }
+            Scale::Percentile(max_nines) => {
+                let labels = ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"];
+                (0..=max_nines.floor() as usize)
+                    .map(|k| (100.0 - 100.0 / 10f64.powi(k as i32), labels[k.min(6)].to_owned()))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// log10(1 / (1 - p/100)), the "nines" of a percentile.
+pub fn nines(p: f64) -> f64 {
+    let tail = (1.0 - p / 100.0).max(1e-7);
+    -tail.log10()
+}
+
+fn fmt_num(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_owned()
+}
+
+/// Round ticks (1, 2, 5 x 10^k steps) covering a..b.
+fn nice_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
+    let span = (b - a).max(1e-9);
+    let raw = span / 6.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| span / s <= 8.0).unwrap_or(10.0 * mag);
+    let mut out = Vec::new();
+    let mut v = (a / step).ceil() * step;
+    while v <= b + step * 1e-6 {
+        out.push((v, fmt_num(if v.abs() < step * 1e-6 { 0.0 } else { v })));
+        v += step;
+    }
+    out
+}
+
+struct Frame {
+    x: Scale,
+    y: Scale,
+    top: f64,
+}
+
+impl Frame {
+    fn px(&self, v: f64) -> f64 {
+        LEFT + self.x.frac(v).clamp(0.0, 1.0) * (WIDTH - LEFT - RIGHT)
+    }
+    fn py(&self, v: f64) -> f64 {
+        self.top + TOP + (1.0 - self.y.frac(v).clamp(0.0, 1.0)) * (HEIGHT - TOP - BOTTOM)
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Axes, grid, labels and title of one chart.
+fn frame(out: &mut String, f: &Frame, title: &str, xlabel: &str, ylabel: &str) {
+    let (x0, x1) = (LEFT, WIDTH - RIGHT);
+    let (y0, y1) = (f.top + TOP, f.top + HEIGHT - BOTTOM);
+    let _ = writeln!(out, r#"<text x="{}" y="{}" class="title">{}</text>"#, LEFT, f.top + 24.0, esc(title));
+    for (v, label) in f.y.ticks() {
+        let y = f.py(v);
+        let _ = writeln!(
+            out,
+            r#"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" class="grid"/><text x="{}" y="{:.1}" class="ytick">{label}</text>"#,
+            x0 - 6.0,
+            y + 4.0
+        );
+    }
+    for (v, label) in f.x.ticks() {
+        let x = f.px(v);
+        let _ = writeln!(
+            out,
+            r#"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" class="grid"/><text x="{x:.1}" y="{}" class="xtick">{label}</text>"#,
+            y1 + 16.0
+        );
+    }
+    let _ = writeln!(out, r#"<rect x="{x0}" y="{y0}" width="{}" height="{}" class="plot"/>"#, x1 - x0, y1 - y0);
+    let _ = writeln!(out, r#"<text x="{}" y="{}" class="xlabel">{}</text>"#, (x0 + x1) / 2.0, y1 + 34.0, esc(xlabel));
+    let _ = writeln!(
+        out,
+        r#"<text x="16" y="{:.1}" class="ylabel" transform="rotate(-90 16 {:.1})">{}</text>"#,
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0,
+        esc(ylabel)
+    );
+}
+
+/// A legend row under a chart: (colour, label, dashed).
+fn legend(out: &mut String, top: f64, items: &[(String, String, bool)]) {
+    let mut x = LEFT;
+    let mut y = top + HEIGHT - 30.0;
+    for (color, label, dashed) in items {
+        let w = 34.0 + label.chars().count() as f64 * 6.6;
+        if x > LEFT && x + w > WIDTH - RIGHT {
+            x = LEFT;
+            y += 16.0;
+        }
+        let dash = if *dashed { r#" stroke-dasharray="4 3""# } else { "" };
+        let _ = writeln!(
+            out,
+            r#"<line x1="{x}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="3"{dash}/><text x="{}" y="{}" class="legend">{}</text>"#,
+            y - 4.0,
+            x + 18.0,
+            y - 4.0,
+            x + 22.0,
+            y,
+            esc(label)
+        );
+        x += w;
+    }
+}
+
+fn polyline(out: &mut String, f: &Frame, pts: impl Iterator<Item = (f64, f64)>, color: &str, width: f64, dashed: bool) {
+    let mut d = String::new();
+    for (x, y) in pts {
+        let _ = write!(d, "{:.1},{:.1} ", f.px(x), f.py(y));
+    }
+    if d.is_empty() {
+        return;
+    }
+    let dash = if dashed { r#" stroke-dasharray="5 3""# } else { "" };
+    let _ = writeln!(
+        out,
+        r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="{width}"{dash}/>"#,
+        d.trim_end()
+    );
+}
+
+fn max_time(d: &ChartData) -> f64 {
+    d.runs
+        .iter()
+        .flat_map(|r| r.ok.iter().chain(&r.errors).map(|p| p.0).chain(r.seconds.iter().map(|s| s.t as f64 + 1.0)))
+        .fold(1.0, f64::max)
+}
+
+fn latency_range(d: &ChartData) -> (f64, f64) {
+    let all = d.runs.iter().flat_map(|r| r.ok.iter().chain(&r.errors)).map(|p: &Point| p.1);
+    let (lo, hi) = all.fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if hi <= 0.0 {
+        return (0.1, 1.0);
+    }
+    // Round outward to 1, 2 or 5 x 10^k, so a narrow range is not lost in whole decades.
+    let steps = |v: f64| {
+        let d = 10f64.powf(v.log10().floor());
+        [d, 2.0 * d, 5.0 * d, 10.0 * d]
+    };
+    let lo = lo.max(0.001);
+    let lo = steps(lo).into_iter().rev().find(|s| *s <= lo * 1.0001).unwrap_or(lo);
+    let hi = steps(hi).into_iter().find(|s| *s >= hi * 0.9999).unwrap_or(hi).max(lo * 2.0);
+    (lo, hi)
+}
+
+fn latency_chart(out: &mut String, d: &ChartData, top: f64) {
+    let (lo, hi) = latency_range(d);
+    let f = Frame { x: Scale::Linear(0.0, max_time(d)), y: Scale::Log(lo, hi), top };
+    frame(out, &f, "Latency over time", "seconds since start", "latency (ms)");
+    let mut items = Vec::new();
+    for (i, r) in d.runs.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let _ = writeln!(out, r#"<g fill="{color}" fill-opacity="0.45">"#);
+        for p in &r.ok {
+            let _ = writeln!(out, r#"<circle cx="{:.1}" cy="{:.1}" r="1.6"/>"#, f.px(p.0), f.py(p.1));
+        }
+        let _ = writeln!(out, "</g>");
+        let _ = writeln!(out, r#"<g fill="{ERROR_COLOR}">"#);
+        for p in &r.errors {
+            let (x, y) = (f.px(p.0), f.py(p.1));
+            let _ = writeln!(out, r#"<rect x="{:.1}" y="{:.1}" width="4" height="4"/>"#, x - 2.0, y - 2.0);
+        }
+        let _ = writeln!(out, "</g>");
+        polyline(out, &f, r.seconds.iter().map(|s| (s.t as f64 + 0.5, s.p99_ms)), color, 2.0, false);
+        polyline(out, &f, r.seconds.iter().map(|s| (s.t as f64 + 0.5, s.p50_ms)), color, 1.5, true);
+        items.push((color.to_owned(), format!("{} p99", r.name), false));
+        items.push((color.to_owned(), format!("{} p50", r.name), true));
+    }
+    if d.runs.iter().any(|r| !r.errors.is_empty()) {
+        items.push((ERROR_COLOR.to_owned(), "errors".to_owned(), false));
+    }
+    legend(out, top, &items);
+}
+
+/// Seconds x statuses summed over runs.
+fn status_totals(d: &ChartData) -> (Vec<u16>, Vec<(u64, Vec<u64>)>) {
+    let mut codes: Vec<u16> =
+        d.runs.iter().flat_map(|r| r.seconds.iter().flat_map(|s| s.status.keys().copied())).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let mut by_sec: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for r in &d.runs {
+        for s in &r.seconds {
+            let row = by_sec.entry(s.t).or_insert_with(|| vec![0; codes.len()]);
+            for (c, n) in &s.status {
+                row[codes.binary_search(c).expect("collected")] += n;
+            }
+        }
+    }
+    (codes, by_sec.into_iter().collect())
+}
+
+fn status_chart(out: &mut String, d: &ChartData, top: f64) {
+    let (codes, rows) = status_totals(d);
+    let ymax = rows.iter().map(|(_, r)| r.iter().sum::<u64>()).max().unwrap_or(1).max(1) as f64;
+    let f = Frame { x: Scale::Linear(0.0, max_time(d)), y: Scale::Linear(0.0, ymax * 1.1), top };
+    frame(out, &f, "Status codes per second", "seconds since start", "responses per second");
+    let bar = (f.px(1.0) - f.px(0.0)).max(1.0);
+    for (t, row) in &rows {
+        let mut base = 0.0;
+        for (i, n) in row.iter().enumerate() {
+            if *n == 0 {
+                continue;
+            }
+            let (y_top, y_base) = (f.py(base + *n as f64), f.py(base));
+            let _ = writeln!(
+                out,
+                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
+                f.px(*t as f64),
+                y_top,
+                bar * 0.9,
+                (y_base - y_top).max(0.5),
+                status_color(codes[i], i)
+            );
+            base += *n as f64;
+        }
+    }
+    let items: Vec<_> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            (status_color(*c, i).to_owned(), if *c == 0 { "no response".to_owned() } else { c.to_string() }, false)
+        })
+        .collect();
+    legend(out, top, &items);
+}
+
+fn throughput_chart(out: &mut String, d: &ChartData, top: f64) {
+    let ymax = d.runs.iter().flat_map(|r| r.seconds.iter().map(|s| s.requests)).max().unwrap_or(1).max(1) as f64;
+    let f = Frame { x: Scale::Linear(0.0, max_time(d)), y: Scale::Linear(0.0, ymax * 1.1), top };
+    frame(out, &f, "Throughput per second", "seconds since start", "requests per second");
+    let mut items = Vec::new();
+    for (i, r) in d.runs.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        polyline(out, &f, r.seconds.iter().map(|s| (s.t as f64 + 0.5, s.successes as f64)), color, 2.0, false);
+        polyline(out, &f, r.seconds.iter().map(|s| (s.t as f64 + 0.5, s.requests as f64)), color, 1.5, true);
+        items.push((color.to_owned(), format!("{} successes", r.name), false));
+        items.push((color.to_owned(), format!("{} sent", r.name), true));
+    }
+    legend(out, top, &items);
+}
+
+fn hdr_chart(out: &mut String, d: &ChartData, top: f64) {
+    let max_p = d.runs.iter().flat_map(|r| r.hdr.iter().map(|h| h.0)).filter(|p| *p < 100.0).fold(90.0, f64::max);
+    let max_nines = nines(max_p).ceil().max(1.0);
+    let ymax = d.runs.iter().flat_map(|r| r.hdr.iter().map(|h| h.1)).fold(1.0, f64::max);
+    let f = Frame { x: Scale::Percentile(max_nines), y: Scale::Linear(0.0, ymax * 1.05), top };
+    frame(out, &f, "Latency by percentile (HDR)", "percentile", "latency (ms)");
+    let mut items = Vec::new();
+    for (i, r) in d.runs.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let pts = r.hdr.iter().filter(|h| h.0 < 100.0).map(|h| (h.0, h.1));
+        polyline(out, &f, pts, color, 2.0, false);
+        items.push((color.to_owned(), r.name.clone(), false));
+    }
+    legend(out, top, &items);
+}
+
+/// The SVG document with the chosen charts stacked.
+pub fn render_svg(d: &ChartData, chart: Chart) -> String {
+    let charts = chart.list();
+    let title_h = if d.title.is_empty() { 0.0 } else { 36.0 };
+    let height = title_h + HEIGHT * charts.len() as f64;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="12">"#
+    );
+    out += "<style>.title{font-size:15px;font-weight:bold}.ytick{text-anchor:end}.xtick,.xlabel{text-anchor:middle}.ylabel{text-anchor:middle}.grid{stroke:#e3e3e3;stroke-width:1}.plot{fill:none;stroke:#888}.legend{font-size:12px}</style>\n";
+    let _ = writeln!(out, r#"<rect width="{WIDTH}" height="{height}" fill="white"/>"#);
+    if !d.title.is_empty() {
+        let _ = writeln!(out, r#"<text x="{}" y="26" class="title" font-size="18">{}</text>"#, LEFT, esc(&d.title));
+    }
+    for (i, c) in charts.iter().enumerate() {
+        let top = title_h + HEIGHT * i as f64;
+        match c {
+            Chart::Latency => latency_chart(&mut out, d, top),
+            Chart::Status => status_chart(&mut out, d, top),
+            Chart::Throughput => throughput_chart(&mut out, d, top),
+            Chart::Hdr => hdr_chart(&mut out, d, top),
+            Chart::All => unreachable!("expanded by list()"),
+        }
+    }
+    out += "</svg>\n";
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round() {
+        let t: Vec<String> = nice_ticks(0.0, 10.0).into_iter().map(|t| t.1).collect();
+        assert_eq!(t, ["0", "2", "4", "6", "8", "10"]);
+        let t: Vec<String> = Scale::Log(1.0, 1000.0).ticks().into_iter().map(|t| t.1).collect();
+        assert_eq!(t, ["1", "2", "5", "10", "20", "50", "100", "200", "500", "1000"]);
+        let t: Vec<String> = Scale::Percentile(3.0).ticks().into_iter().map(|t| t.1).collect();
+        assert_eq!(t, ["0%", "90%", "99%", "99.9%"]);
+        assert!((nines(99.0) - 2.0).abs() < 1e-9);
+    }
+}
