@@ -93,9 +93,33 @@ pub async fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<Vec<Step>, D
     stop_origin.cancel();
     let _ = server.await;
     result?;
-    let _ = writeln!(out, "\nResults files (loadlab report FILE, loadlab encode --to csv FILE):");
+    let html = opts.out.join("report.html");
+    write_html(&steps, &html)?;
+    let _ = writeln!(out, "\nResults files (loadlab report FILE, loadlab plot FILE -o chart.svg):");
     for s in &steps {
         let _ = writeln!(out, "  {}", s.file.display());
     }
+    let _ = writeln!(out, "Charts of all steps: {}", html.display());
     Ok(steps)
+}
+
+/// The charts of every step, one run each, as a self-contained page.
+fn write_html(steps: &[Step], path: &std::path::Path) -> Result<(), DemoError> {
+    let io = |e| DemoError::Io { path: path.to_path_buf(), source: e };
+    let mut builder = report::chart::ChartBuilder::new("loadlab demo: 100 ms origin, rate ladder");
+    for s in steps {
+        let file = std::fs::File::open(&s.file).map_err(|e| DemoError::Io { path: s.file.clone(), source: e })?;
+        let mut reader = results::Reader::new(std::io::BufReader::new(file), s.file.display().to_string());
+        let read_err =
+            |e: results::Error| DemoError::Io { path: s.file.clone(), source: std::io::Error::other(e.to_string()) };
+        while let Some(item) = reader.next().map_err(read_err)? {
+            match item {
+                results::Item::Run(h) => builder.start_run(&h, &format!("{} req/s", s.rate)),
+                results::Item::Record(r) => builder.add(&r, reader.error_text(r.error)),
+                results::Item::End => {}
+            }
+        }
+    }
+    let page = report::chart::render_html(&builder.finish(), report::chart::Chart::All);
+    std::fs::write(path, page).map_err(io)
 }

@@ -1,0 +1,159 @@
+//! `loadlab plot` end to end: results from a real attack, drawn as HTML (checked in headless
+//! Chromium: every chart drew, no script errors), SVG and PNG.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use attack::testing::{Behaviour, TestServer};
+
+fn loadlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_loadlab"))
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loadlab-plot-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Two runs against a server that fails one target: results files in `dir`.
+async fn results(dir: &Path) -> Vec<PathBuf> {
+    let ok = TestServer::start(Behaviour { delay: Duration::from_millis(5), ..Default::default() }).await;
+    let failing = TestServer::start(Behaviour { status: 503, ..Default::default() }).await;
+    let mut files = Vec::new();
+    for (name, rate) in [("fast", "150"), ("slow", "100")] {
+        let file = dir.join(format!("{name}.llr"));
+        let targets = format!("GET {}\n\nGET {}\n", ok.url("/a"), failing.url("/b"));
+        let f = file.clone();
+        let name = name.to_owned();
+        let rate = rate.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let mut child = loadlab()
+                .args(["attack", "--name", &name, "--rate", &rate, "--duration", "2s", "-o"])
+                .arg(&f)
+                .stdin(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::io::Write::write_all(child.stdin.as_mut().unwrap(), targets.as_bytes()).unwrap();
+            drop(child.stdin.take());
+            assert!(child.wait().unwrap().success());
+        })
+        .await
+        .unwrap();
+        files.push(file);
+    }
+    files
+}
+
+fn chromium(args: &[&str], profile: &Path) -> Output {
+    let bin = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .expect("Chromium is needed for this test (scripts/test-all installs Debian's chromium)");
+    let mut cmd = Command::new(bin);
+    cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync", "--hide-scrollbars", "--window-size=1200,1800"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args);
+    cmd.output().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn html_draws_every_chart_in_headless_chromium() {
+    let dir = tempdir("html");
+    let files = results(&dir).await;
+    let html = dir.join("report.html");
+    let o = loadlab().args(["plot", "--title", "two runs", "-o"]).arg(&html).args(&files).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("fast (300 requests)") && page.contains("slow (200 requests)"));
+
+    let url = format!("file://{}", html.display());
+    let dom = chromium(&["--virtual-time-budget=5000", "--dump-dom", &url], &dir.join("profile-dom"));
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    assert!(dom.contains(r#"<body data-drawn="4""#), "charts not drawn: {}", &dom[..dom.len().min(400)]);
+    assert!(!dom.contains("data-errors"), "script errors: {dom}");
+    let boxes: Vec<[u32; 4]> = dom
+        .split("data-box=\"")
+        .skip(1)
+        .map(|s| {
+            let v: Vec<u32> = s.split('"').next().unwrap().split(',').map(|n| n.parse().unwrap()).collect();
+            [v[0], v[1], v[2], v[3]]
+        })
+        .collect();
+    assert_eq!(boxes.len(), 4);
+
+    let shot = dir.join("shot.png");
+    let o = chromium(
+        &["--virtual-time-budget=5000", &format!("--screenshot={}", shot.display()), &url],
+        &dir.join("profile-shot"),
+    );
+    assert!(shot.exists(), "no screenshot: {}", stderr(&o));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.line_size / info.width as usize;
+    for (i, [x, y, w, h]) in boxes.iter().enumerate() {
+        // Inside the plot area (past the axis labels): coloured data pixels, not only white and grey.
+        let mut coloured = 0;
+        for py in (y + 15)..(y + h - 40).min(info.height) {
+            for px in (x + 70)..(x + w - 20).min(info.width) {
+                let o = py as usize * info.line_size + px as usize * channels;
+                let (r, g, b) = (buf[o] as i32, buf[o + 1] as i32, buf[o + 2] as i32);
+                if (r - g).abs() > 40 || (g - b).abs() > 40 || (r - b).abs() > 40 {
+                    coloured += 1;
+                }
+            }
+        }
+        assert!(coloured > 200, "chart {i} at {x},{y} drew {coloured} coloured pixels");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn svg_and_png_without_a_browser() {
+    let dir = tempdir("svg");
+    let files = results(&dir).await;
+    let svg = dir.join("charts.svg");
+    let o = loadlab().args(["plot", "-o"]).arg(&svg).args(&files).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for title in
+        ["Latency over time", "Status codes per second", "Throughput per second", "Latency by percentile (HDR)"]
+    {
+        assert!(text.contains(title), "{title}");
+    }
+    assert!(text.contains(">503<"), "the failing target's status is in the legend");
+    let png = dir.join("hdr.png");
+    let o = loadlab().args(["plot", "--chart", "hdr", "-o"]).arg(&png).args(&files).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let dir = tempdir("bad");
+    let junk = dir.join("junk.llr");
+    std::fs::write(&junk, "not results").unwrap();
+    let o = loadlab().args(["plot", "-o"]).arg(dir.join("x.html")).arg(&junk).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), format!("loadlab: {}: not a loadlab results file (bad magic at byte 0)\n", junk.display()));
+    let o = loadlab().args(["plot", "-o", "x.pdf"]).arg(&junk).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("must end in .html, .svg or .png"));
+    let o = loadlab().args(["plot", "--chart", "pie", "-o", "x.svg"]).arg(&junk).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
