@@ -64,28 +64,50 @@ impl Drop for TestServer {
 impl TestServer {
     /// Plain TCP: HTTP/1.1 and h2c with prior knowledge.
     pub async fn start(b: Behaviour) -> TestServer {
-        Self::start_inner(b, false).await
+        Self::start_inner(b, false, None).await
     }
 
     /// TLS for `localhost` and 127.0.0.1, offering h2 and http/1.1 by ALPN.
     pub async fn start_tls(b: Behaviour) -> TestServer {
-        Self::start_inner(b, true).await
+        Self::start_inner(b, true, None).await
     }
 
-    async fn start_inner(b: Behaviour, tls: bool) -> TestServer {
+    /// TLS that requires a client certificate issued by `client_ca` (DER).
+    pub async fn start_tls_client_auth(
+        b: Behaviour,
+        client_ca: rustls::pki_types::CertificateDer<'static>,
+    ) -> TestServer {
+        Self::start_inner(b, true, Some(client_ca)).await
+    }
+
+    async fn start_inner(
+        b: Behaviour,
+        tls: bool,
+        client_ca: Option<rustls::pki_types::CertificateDer<'static>>,
+    ) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let addr = listener.local_addr().unwrap();
         let (acceptor, cert_pem) = if tls {
             let ck = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
             let cert_pem = ck.cert.pem();
             let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
-            let mut cfg =
-                rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                    .with_safe_default_protocol_versions()
-                    .unwrap()
-                    .with_no_client_auth()
-                    .with_single_cert(vec![ck.cert.der().clone()], key)
-                    .unwrap();
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+                .with_safe_default_protocol_versions()
+                .unwrap();
+            let builder = match client_ca {
+                Some(ca) => {
+                    let mut roots = rustls::RootCertStore::empty();
+                    roots.add(ca).unwrap();
+                    let verifier =
+                        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                            .build()
+                            .unwrap();
+                    builder.with_client_cert_verifier(verifier)
+                }
+                None => builder.with_no_client_auth(),
+            };
+            let mut cfg = builder.with_single_cert(vec![ck.cert.der().clone()], key).unwrap();
             cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
             (Some(tokio_rustls::TlsAcceptor::from(Arc::new(cfg))), Some(cert_pem))
         } else {

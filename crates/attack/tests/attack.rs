@@ -310,3 +310,44 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_to_keeps_the_urls_host() {
+    let server = TestServer::start(Behaviour::default()).await;
+    // The name never resolves: every byte goes to the loopback server given by --connect-to.
+    let mut config = closed(vec![target("http://news.example.invalid:8080/page")], 1, 1, 2);
+    config.client.connect_to = Some(server.addr.to_string());
+    let run = attack(config).await;
+    assert_eq!(run.metrics.successes, 2, "{:?}", run.errors());
+    let got = server.captured();
+    assert_eq!(got[0].headers["host"], "news.example.invalid:8080");
+    assert_eq!(got[0].path, "/page");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_certificates_are_presented() {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client = rcgen::CertificateParams::new(vec!["loadlab-client".to_owned()])
+        .unwrap()
+        .signed_by(&client_key, &ca, &ca_key)
+        .unwrap();
+    let server = TestServer::start_tls_client_auth(Behaviour::default(), ca.der().clone()).await;
+    let dir = tempdir();
+    let (cert, key) = (dir.join("client.pem"), dir.join("client.key"));
+    std::fs::write(&cert, client.pem()).unwrap();
+    std::fs::write(&key, client_key.serialize_pem()).unwrap();
+
+    // Without a certificate the handshake fails; with one it succeeds.
+    let mut config = closed(vec![target(&server.url("/"))], 1, 1, 2);
+    config.client.tls.insecure = true;
+    let run = attack(config.clone()).await;
+    assert_eq!(run.metrics.successes, 0, "served without a client certificate");
+    config.client.tls.cert = Some(cert);
+    config.client.tls.key = Some(key);
+    let run = attack(config).await;
+    assert_eq!(run.metrics.successes, 2, "{:?}", run.errors());
+}
