@@ -114,6 +114,9 @@ pub struct Prepared {
     pub host: HeaderValue,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// The whole HTTP/1.1 request for the lean client, with and without `Connection: close`.
+    pub h1_keepalive: Bytes,
+    pub h1_close: Bytes,
 }
 
 impl Prepared {
@@ -136,7 +139,7 @@ impl Prepared {
         let authority = t.url.authority().map(|a| a.as_str()).unwrap_or_default();
         let host = host.unwrap_or_else(|| HeaderValue::from_str(authority).expect("authority is a valid header"));
         let pq = t.url.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        Prepared {
+        let mut p = Prepared {
             method: t.method.clone(),
             origin: Origin::of(&t.url),
             path_uri: pq.parse().unwrap_or_else(|_| Uri::from_static("/")),
@@ -144,7 +147,12 @@ impl Prepared {
             host,
             headers,
             body: t.body.clone(),
-        }
+            h1_keepalive: Bytes::new(),
+            h1_close: Bytes::new(),
+        };
+        p.h1_keepalive = crate::lean::request_bytes(&p, true);
+        p.h1_close = crate::lean::request_bytes(&p, false);
+        p
     }
 
     fn request(&self, h2: bool, keepalive: bool) -> Request<Full<Bytes>> {
@@ -173,7 +181,7 @@ impl Failure {
     }
 }
 
-fn io_text(e: &std::io::Error) -> String {
+pub(crate) fn io_text(e: &std::io::Error) -> String {
     use std::io::ErrorKind::*;
     match e.kind() {
         ConnectionRefused => "connection refused".into(),
@@ -224,7 +232,7 @@ impl Connector {
         &self.opts
     }
 
-    async fn tcp(&self, origin: &Origin) -> Result<TcpStream, Failure> {
+    pub(crate) async fn tcp(&self, origin: &Origin) -> Result<TcpStream, Failure> {
         let stream = match &self.opts.connect_to {
             Some(addr) => TcpStream::connect(addr.as_str()).await,
             None => match origin.host.parse::<std::net::IpAddr>() {
@@ -345,7 +353,7 @@ async fn read_body(mut body: Incoming, max: Option<u64>, out: &mut Exchange) -> 
     Ok(())
 }
 
-fn resolve_location(base: &Uri, location: &str) -> Option<Uri> {
+pub(crate) fn resolve_location(base: &Uri, location: &str) -> Option<Uri> {
     if location.starts_with("http://") || location.starts_with("https://") {
         return location.parse().ok();
     }

@@ -5,6 +5,7 @@
 
 mod client;
 pub mod duration;
+mod lean;
 mod runner;
 pub mod schedule;
 mod sink;

@@ -19,8 +19,10 @@ use tokio_util::sync::CancellationToken;
 use results::{Metrics, Record, RunHeader};
 
 use crate::client::{
-    redirected, send_once, ClientOptions, Conn, Connector, Exchange, Failure, Origin, Prepared, Protocol,
+    redirected, resolve_location, send_once, ClientOptions, Conn, Connector, Exchange, Failure, Origin, Prepared,
+    Protocol,
 };
+use crate::lean::LeanConn;
 use crate::schedule::Schedule;
 use crate::sink::{Outcome, Sink, SinkOptions, SinkQueue};
 use crate::targets::Target;
@@ -126,6 +128,8 @@ struct SlotConn {
 
 struct Shared {
     connector: Connector,
+    /// Plain-TCP HTTP/1.1 goes through the lean client.
+    lean: bool,
     prepared: Vec<Prepared>,
     start: Instant,
     requests_per_conn: Option<u64>,
@@ -144,6 +148,8 @@ struct Job {
 struct Worker {
     shared: Arc<Shared>,
     own: Option<SlotConn>,
+    /// The worker's lean HTTP/1.1 connection, when it has one.
+    lean: Option<LeanConn>,
     slot: usize,
 }
 
@@ -201,8 +207,69 @@ impl Worker {
         let mut current = Cow::Borrowed(&shared.prepared[target]);
         let mut hops = 0u32;
         loop {
+            let location = if shared.lean && !current.origin.tls {
+                self.lean_exchange(&current, ex, new_conn).await?
+            } else {
+                self.hyper_exchange(&current, ex, new_conn).await?
+            };
+            ex.conn_spent = false;
+            let Some(to) = location else { return Ok(()) };
+            match opts.redirects {
+                None => return Ok(()),
+                Some(max) if hops >= max => return Err(Failure(format!("stopped after {max} redirects"))),
+                Some(_) => {
+                    hops += 1;
+                    let status = http::StatusCode::from_u16(ex.status).unwrap_or(http::StatusCode::FOUND);
+                    current = Cow::Owned(redirected(&current, status, to));
+                }
+            }
+        }
+    }
+
+    /// One request over the worker's lean connection (opened, or reopened, as needed).
+    async fn lean_exchange(
+        &mut self,
+        p: &Prepared,
+        ex: &mut Exchange,
+        new_conn: &mut bool,
+    ) -> Result<Option<http::Uri>, Failure> {
+        let shared = Arc::clone(&self.shared);
+        let opts = shared.connector.options();
+        let reuse = self
+            .lean
+            .take()
+            .filter(|c| c.origin == p.origin && self.shared.requests_per_conn.is_none_or(|k| c.uses < k));
+        let mut conn = match reuse {
+            Some(c) => c,
+            None => {
+                let stream = self.shared.connector.tcp(&p.origin).await?;
+                *new_conn = true;
+                LeanConn::new(stream, p.origin.clone())
+            }
+        };
+        conn.uses += 1;
+        let request = if opts.keepalive { &p.h1_keepalive } else { &p.h1_close };
+        // On failure the connection is dropped with the error.
+        let location = conn.exchange(request, p.method == http::Method::HEAD, opts.max_body, ex).await?;
+        if opts.keepalive && !ex.conn_spent {
+            self.lean = Some(conn);
+        }
+        Ok(location.and_then(|l| resolve_location(&p.abs_uri, &l)))
+    }
+
+    /// One request over hyper (TLS, HTTP/2).
+    async fn hyper_exchange(
+        &mut self,
+        p: &Prepared,
+        ex: &mut Exchange,
+        new_conn: &mut bool,
+    ) -> Result<Option<http::Uri>, Failure> {
+        let shared = Arc::clone(&self.shared);
+        let opts = shared.connector.options();
+        {
+            let current = p;
             let conn = self.acquire(&current.origin, new_conn).await?;
-            let result = send_once(&conn, &current, opts, ex).await;
+            let result = send_once(&conn, current, opts, ex).await;
             let location = match result {
                 Ok(l) => l,
                 Err(f) => {
@@ -215,17 +282,7 @@ impl Worker {
             if !conn.is_h2() && (ex.conn_spent || !opts.keepalive) {
                 self.drop_own();
             }
-            ex.conn_spent = false;
-            let Some(to) = location else { return Ok(()) };
-            match opts.redirects {
-                None => return Ok(()),
-                Some(max) if hops >= max => return Err(Failure(format!("stopped after {max} redirects"))),
-                Some(_) => {
-                    hops += 1;
-                    let status = http::StatusCode::from_u16(ex.status).unwrap_or(http::StatusCode::FOUND);
-                    current = Cow::Owned(redirected(&current, status, to));
-                }
-            }
+            Ok(location)
         }
     }
 
@@ -341,6 +398,7 @@ pub async fn run(
         Model::Open { .. } => config.h2_connections.max(1),
     };
     let shared = Arc::new(Shared {
+        lean: config.client.protocol == Protocol::Http1,
         connector,
         prepared: config.targets.iter().map(Prepared::new).collect(),
         start,
@@ -360,7 +418,7 @@ pub async fn run(
             let deadline = duration.map(|d| start + d);
             for c in 0..*connections {
                 for _ in 0..*streams {
-                    let mut w = Worker { shared: Arc::clone(&shared), own: None, slot: c };
+                    let mut w = Worker { shared: Arc::clone(&shared), own: None, lean: None, slot: c };
                     let (next, stop, limit) = (Arc::clone(&next), stop.clone(), *requests);
                     workers.spawn_on(
                         async move {
@@ -470,7 +528,7 @@ struct Pool {
 impl Pool {
     fn grow(&mut self) {
         let slot = self.slot + self.stride * self.workers.len();
-        let mut w = Worker { shared: Arc::clone(&self.shared), own: None, slot };
+        let mut w = Worker { shared: Arc::clone(&self.shared), own: None, lean: None, slot };
         let (rx, idle) = (self.rx.clone(), Arc::clone(&self.idle));
         self.workers.push(tokio::spawn(async move {
             loop {

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -171,7 +172,7 @@ async fn handle(
     b: Behaviour,
     cap: Arc<Mutex<Vec<Captured>>>,
     started: Instant,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<BoxBody<Bytes, Infallible>>, Infallible> {
     let (parts, body) = req.into_parts();
     let body = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
     let path = parts.uri.path().to_owned();
@@ -192,7 +193,14 @@ async fn handle(
     if !b.delay.is_zero() {
         tokio::time::sleep(b.delay).await;
     }
-    let mut resp = Response::new(Full::new(b.body.clone()));
+    if path == "/chunked" {
+        // The body in three chunks of unknown total length: sent chunked.
+        let third = b.body.len() / 3;
+        let parts = [b.body.slice(..third), b.body.slice(third..2 * third), b.body.slice(2 * third..)];
+        let frames = parts.into_iter().map(|p| Ok::<_, Infallible>(hyper::body::Frame::data(p)));
+        return Ok(Response::new(StreamBody::new(tokio_stream::iter(frames)).boxed()));
+    }
+    let mut resp = Response::new(Full::new(b.body.clone()).boxed());
     match path.as_str() {
         "/redirect" => {
             *resp.status_mut() = StatusCode::FOUND;
@@ -202,7 +210,7 @@ async fn handle(
             *resp.status_mut() = StatusCode::FOUND;
             resp.headers_mut().insert(http::header::LOCATION, "/loop".parse().unwrap());
         }
-        "/echo" => *resp.body_mut() = Full::new(body),
+        "/echo" => *resp.body_mut() = Full::new(body).boxed(),
         _ => *resp.status_mut() = StatusCode::from_u16(b.status).unwrap(),
     }
     Ok(resp)

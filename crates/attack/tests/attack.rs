@@ -351,3 +351,26 @@ async fn client_certificates_are_presented() {
     let run = attack(config).await;
     assert_eq!(run.metrics.successes, 2, "{:?}", run.errors());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http1_chunked_head_and_reuse() {
+    let body = Bytes::from(vec![b'z'; 150_000]);
+    let server = TestServer::start(Behaviour { body, ..Default::default() }).await;
+    // Chunked bodies are counted whole, and the connection is reused after them.
+    let run = attack(closed(vec![target(&server.url("/chunked"))], 1, 1, 5)).await;
+    assert_eq!(run.metrics.successes, 5, "{:?}", run.errors());
+    assert!(run.records.iter().all(|(r, _)| r.bytes_in == 150_000));
+    assert_eq!(server.connections(), 1);
+    // ... and cut at --max-body (the rest unread: the connection is not reused).
+    let mut config = closed(vec![target(&server.url("/chunked"))], 1, 1, 2);
+    config.client.max_body = Some(70_000);
+    let run = attack(config).await;
+    assert!(run.records.iter().all(|(r, _)| r.bytes_in == 70_000 && r.status == 200));
+    assert_eq!(run.metrics.connections, 2);
+    // HEAD: a Content-Length but no body; the connection carries on.
+    let head = Target::new(Method::HEAD, server.url("/").parse().unwrap());
+    let run = attack(closed(vec![head], 1, 1, 3)).await;
+    assert_eq!(run.metrics.successes, 3, "{:?}", run.errors());
+    assert!(run.records.iter().all(|(r, _)| r.bytes_in == 0));
+    assert_eq!(run.metrics.connections, 1);
+}

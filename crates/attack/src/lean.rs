@@ -1,0 +1,284 @@
+//! A lean HTTP/1.1 client for plain TCP: the request bytes are built once per target and written
+//! with one call; the response head is parsed in place with httparse and the body is counted, not
+//! kept. Written by hand because the generator's CPU per request is what it is measured on: with
+//! hyper's client connection the loop cost ~1.25x wrk's CPU per request against nginx (bench/
+//! peers.sh); this path is the one DESIGN.md section 8 measured at ~0.83x. TLS and HTTP/2 stay on
+//! hyper; the attack tests run this path against hyper-served responses (length, chunked,
+//! close-delimited, HEAD, redirects, 1xx).
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use crate::client::{Exchange, Failure, Origin, Prepared};
+
+const BUF: usize = 64 * 1024;
+/// A response head larger than this is refused.
+const MAX_HEAD: usize = 256 * 1024;
+
+/// The request as written on the wire, built once.
+pub fn request_bytes(p: &Prepared, keepalive: bool) -> Bytes {
+    let mut b = BytesMut::with_capacity(128 + p.body.len());
+    b.put_slice(p.method.as_str().as_bytes());
+    b.put_u8(b' ');
+    b.put_slice(p.path_uri.path_and_query().map_or("/", |pq| pq.as_str()).as_bytes());
+    b.put_slice(b" HTTP/1.1\r\nhost: ");
+    b.put_slice(p.host.as_bytes());
+    b.put_slice(b"\r\n");
+    for (k, v) in &p.headers {
+        b.put_slice(k.as_str().as_bytes());
+        b.put_slice(b": ");
+        b.put_slice(v.as_bytes());
+        b.put_slice(b"\r\n");
+    }
+    let has_length =
+        p.headers.contains_key(http::header::CONTENT_LENGTH) || p.headers.contains_key(http::header::TRANSFER_ENCODING);
+    let needs_length =
+        !p.body.is_empty() || matches!(p.method, http::Method::POST | http::Method::PUT | http::Method::PATCH);
+    if !has_length && needs_length {
+        b.put_slice(format!("content-length: {}\r\n", p.body.len()).as_bytes());
+    }
+    if !keepalive {
+        b.put_slice(b"connection: close\r\n");
+    }
+    b.put_slice(b"\r\n");
+    b.put_slice(&p.body);
+    b.freeze()
+}
+
+/// How the response body is delimited.
+enum BodyMode {
+    None,
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+/// One plain-TCP HTTP/1.1 connection, owned by one worker.
+pub struct LeanConn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    pub origin: Origin,
+    pub uses: u64,
+}
+
+fn io_failure(e: std::io::Error) -> Failure {
+    Failure(crate::client::io_text(&e))
+}
+
+fn closed() -> Failure {
+    Failure("connection closed before the response completed".into())
+}
+
+impl LeanConn {
+    pub fn new(stream: TcpStream, origin: Origin) -> LeanConn {
+        LeanConn { stream, buf: vec![0; BUF], start: 0, end: 0, origin, uses: 0 }
+    }
+
+    /// Reads more bytes after `end`; false at EOF.
+    async fn fill(&mut self) -> Result<bool, Failure> {
+        if self.start > 0 && self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else if self.buf.len() < MAX_HEAD {
+                self.buf.resize(self.buf.len() * 2, 0);
+            } else {
+                return Err(Failure("response head too large".into()));
+            }
+        }
+        let n = self.stream.read(&mut self.buf[self.end..]).await.map_err(io_failure)?;
+        self.end += n;
+        Ok(n > 0)
+    }
+
+    /// Writes `request` and reads the response, counting at most `max_body` body bytes. Returns
+    /// the Location of a redirect. Sets `out.conn_spent` when the connection cannot be reused.
+    pub async fn exchange(
+        &mut self,
+        request: &[u8],
+        head_request: bool,
+        max_body: Option<u64>,
+        out: &mut Exchange,
+    ) -> Result<Option<String>, Failure> {
+        self.stream.write_all(request).await.map_err(io_failure)?;
+        // Bytes left from an earlier response mean the server sent more than it said.
+        if self.start != self.end {
+            return Err(Failure("unexpected bytes after the previous response".into()));
+        }
+        let (mode, location) = loop {
+            let parsed = {
+                let mut headers = [httparse::EMPTY_HEADER; 64];
+                let mut resp = httparse::Response::new(&mut headers);
+                match resp.parse(&self.buf[self.start..self.end]) {
+                    Ok(httparse::Status::Complete(n)) => Some(self.head(n, &resp, head_request, out)),
+                    Ok(httparse::Status::Partial) => None,
+                    Err(e) => return Err(Failure(format!("malformed response: {e}"))),
+                }
+            };
+            match parsed {
+                Some((n, Some(head))) => {
+                    self.start += n;
+                    break head;
+                }
+                // An interim 1xx response: skip it and read the real one.
+                Some((n, None)) => self.start += n,
+                None => {
+                    if !self.fill().await? {
+                        return Err(closed());
+                    }
+                }
+            }
+        };
+        out.head_at = Some(Instant::now());
+        out.bytes_in = 0;
+        self.body(mode, max_body.unwrap_or(u64::MAX), out).await?;
+        Ok(location)
+    }
+
+    /// Reads a parsed head: `None` for an interim 1xx, else the body mode and Location.
+    #[allow(clippy::type_complexity)]
+    fn head(
+        &self,
+        n: usize,
+        resp: &httparse::Response<'_, '_>,
+        head_request: bool,
+        out: &mut Exchange,
+    ) -> (usize, Option<(BodyMode, Option<String>)>) {
+        let status = resp.code.unwrap_or(0);
+        if (100..200).contains(&status) && status != 101 {
+            return (n, None);
+        }
+        out.status = status;
+        let mut length = None;
+        let mut chunked = false;
+        let mut close = resp.version == Some(0);
+        let mut location = None;
+        for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                length = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = h
+                    .value
+                    .split(|b| *b == b',')
+                    .next_back()
+                    .is_some_and(|c| c.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                let v = h.value.trim_ascii();
+                if v.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if v.eq_ignore_ascii_case(b"keep-alive") {
+                    close = false;
+                }
+            } else if h.name.eq_ignore_ascii_case("location") && (300..400).contains(&status) {
+                location = std::str::from_utf8(h.value).ok().map(str::to_owned);
+            }
+        }
+        if close {
+            out.conn_spent = true;
+        }
+        let mode = if head_request || status == 204 || status == 304 {
+            BodyMode::None
+        } else if chunked {
+            BodyMode::Chunked
+        } else if let Some(len) = length {
+            BodyMode::Length(len)
+        } else {
+            out.conn_spent = true;
+            BodyMode::UntilClose
+        };
+        (n, Some((mode, location)))
+    }
+
+    /// Takes up to `want` buffered body bytes, counting them; returns how many.
+    fn take(&mut self, want: u64, limit: u64, out: &mut Exchange) -> u64 {
+        let n = ((self.end - self.start) as u64).min(want);
+        self.start += n as usize;
+        out.bytes_in = (out.bytes_in + n).min(limit);
+        n
+    }
+
+    async fn body(&mut self, mode: BodyMode, limit: u64, out: &mut Exchange) -> Result<(), Failure> {
+        match mode {
+            BodyMode::None => Ok(()),
+            BodyMode::Length(mut left) => {
+                loop {
+                    left -= self.take(left, limit, out);
+                    if left == 0 {
+                        return Ok(());
+                    }
+                    if out.bytes_in >= limit {
+                        // Read and counted enough (`--max-body`): the rest stays unread.
+                        out.conn_spent = true;
+                        return Ok(());
+                    }
+                    if !self.fill().await? {
+                        return Err(closed());
+                    }
+                }
+            }
+            BodyMode::UntilClose => loop {
+                self.take(u64::MAX, limit, out);
+                if out.bytes_in >= limit || !self.fill().await? {
+                    return Ok(());
+                }
+            },
+            BodyMode::Chunked => self.chunked(limit, out).await,
+        }
+    }
+
+    /// Reads one CRLF-terminated line (without the CRLF) and consumes it.
+    async fn line(&mut self) -> Result<Vec<u8>, Failure> {
+        loop {
+            if let Some(i) = self.buf[self.start..self.end].windows(2).position(|w| w == b"\r\n") {
+                let line = self.buf[self.start..self.start + i].to_vec();
+                self.start += i + 2;
+                return Ok(line);
+            }
+            if !self.fill().await? {
+                return Err(closed());
+            }
+        }
+    }
+
+    async fn chunked(&mut self, limit: u64, out: &mut Exchange) -> Result<(), Failure> {
+        loop {
+            let size_line = self.line().await?;
+            let hex = size_line.split(|b| *b == b';').next().unwrap_or_default();
+            let size = std::str::from_utf8(hex)
+                .ok()
+                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+                .ok_or_else(|| Failure("malformed response: bad chunk size".into()))?;
+            if size == 0 {
+                // Trailers, up to the empty line.
+                while !self.line().await?.is_empty() {}
+                return Ok(());
+            }
+            let mut left = size;
+            loop {
+                left -= self.take(left, limit, out);
+                if left == 0 {
+                    break;
+                }
+                if out.bytes_in >= limit {
+                    out.conn_spent = true;
+                    return Ok(());
+                }
+                if !self.fill().await? {
+                    return Err(closed());
+                }
+            }
+            if !self.line().await?.is_empty() {
+                return Err(Failure("malformed response: chunk without CRLF".into()));
+            }
+        }
+    }
+}
