@@ -625,20 +625,21 @@ impl PaceClock for TimerFdClock {
             tokio::time::sleep(wait).await;
             return;
         }
+        // No read(2) of the expiry count: re-arming with timerfd_settime resets it, and tokio
+        // watches the fd edge-triggered, so clearing the cached readiness is enough. (One system
+        // call less per wake-up.)
         loop {
             let Ok(mut guard) = self.fd.readable().await else { return };
-            let read = guard.try_io(|fd| {
-                let mut buf = [0u8; 8];
-                nix::unistd::read(&fd.get_ref().0, &mut buf).map_err(std::io::Error::from)
-            });
-            match read {
-                Ok(_) => {
-                    // One read drains the expiry count: forget the readiness now rather than
-                    // learn it from an extra EAGAIN read at the next sleep.
-                    guard.clear_ready();
-                    return;
-                }
-                Err(_would_block) => continue,
+            guard.clear_ready();
+            if self.start.elapsed() >= at {
+                return;
+            }
+            // Woken early (readiness left from before this sleep): re-arm for the rest.
+            let rest = at.saturating_sub(self.start.elapsed());
+            if rest.is_zero()
+                || timer.set(Expiration::OneShot(TimeSpec::from_duration(rest)), TimerSetTimeFlags::empty()).is_err()
+            {
+                return;
             }
         }
     }
