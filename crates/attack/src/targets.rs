@@ -290,3 +290,32 @@ mod tests {
         assert_eq!(&t[0].body[..], b"default");
     }
 }
+
+#[cfg(test)]
+mod robustness {
+    use super::*;
+
+    #[test]
+    fn mutated_targets_never_panic() {
+        let base = "GET http://127.0.0.1:8080/news?x=1\nX-A: 1\nreplayed-traffic: true\n\nPOST http://[::1]:9/p\n\n{\"method\":\"GET\",\"url\":\"http://127.0.0.1/\",\"header\":{\"A\":[\"b\"]},\"body\":\"aGk=\"}\n";
+        let alphabet = b"GETPOST http://[]:/?#@\n\r\t{}\":,ABab01\xff";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..5000 {
+            let mut bytes = base.as_bytes().to_vec();
+            for _ in 0..1 + next() % 6 {
+                let i = (next() % bytes.len() as u64) as usize;
+                bytes[i] = alphabet[(next() % alphabet.len() as u64) as usize];
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            for f in [TargetFormat::Http, TargetFormat::Json] {
+                let _ = parse_targets(&text, f, "fuzz", &TargetDefaults::default());
+            }
+        }
+    }
+}

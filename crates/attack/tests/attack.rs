@@ -374,3 +374,46 @@ async fn http1_chunked_head_and_reuse() {
     assert!(run.records.iter().all(|(r, _)| r.bytes_in == 0));
     assert_eq!(run.metrics.connections, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_responses_of_every_shape_are_results() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // (response bytes, expected status, bytes in, error prefix)
+    let cases: Vec<(&[u8], u16, u64, &str)> = vec![
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 200, 5, ""),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n", 200, 8, ""),
+        (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", 204, 0, ""),
+        (b"HTTP/1.0 200 OK\r\n\r\nuntil the end", 200, 13, ""),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0, 0, "malformed response"),
+        (b"garbage\r\n\r\n", 0, 0, "malformed response"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", 0, 0, "connection closed before the response completed"),
+        (b"", 0, 0, "connection closed before the response completed"),
+    ];
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let responses: Vec<Vec<u8>> = cases.iter().map(|c| c.0.to_vec()).collect();
+    tokio::spawn(async move {
+        for i in 0.. {
+            let Ok((mut s, _)) = listener.accept().await else { return };
+            let mut buf = vec![0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            let _ = s.write_all(&responses[i % responses.len()]).await;
+            let _ = s.shutdown().await;
+        }
+    });
+    let n = cases.len() as u64 * 3;
+    let mut config = closed(vec![target(&format!("http://{addr}/"))], 1, 1, n);
+    config.client.keepalive = false;
+    config.client.timeout = Duration::from_secs(5);
+    let run = attack(config).await;
+    assert_eq!(run.records.len() as u64, n);
+    for (r, err) in &run.records {
+        let (_, status, bytes, error) = cases[(r.seq % cases.len() as u64) as usize];
+        assert_eq!(r.status, status, "seq {}: {err:?}", r.seq);
+        if error.is_empty() {
+            assert_eq!((r.bytes_in, err.as_deref()), (bytes, None), "seq {}", r.seq);
+        } else {
+            assert!(err.as_deref().unwrap_or_default().starts_with(error), "seq {}: {err:?}", r.seq);
+        }
+    }
+}

@@ -465,3 +465,34 @@ mod tests {
         assert_eq!(r.stages.iter().map(|s| s.status).collect::<Vec<_>>(), [200, 503]);
     }
 }
+
+#[cfg(test)]
+mod robustness {
+    use super::*;
+
+    #[test]
+    fn mutated_recipes_never_panic() {
+        let base = br#"[{"route":"/news*","random_content":"50kb..200kb","headers":{"content-encoding":"gzip"},"stages":[{"at":0,"status":200,"latency":"100ms..200ms"},{"at":"2s","status":503,"fault":"slow_body","bandwidth":"64kb/s","probability":0.5}]},{"handler":"echo","body":"<<10b>>"}]"#;
+        let alphabet = b"{}[]\":,.0123456789msbk<>*/ -etrunlfa";
+        let mut state = 0x853c_49e6_748f_ea9bu64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut accepted = 0;
+        for _ in 0..5000 {
+            let mut bytes = base.to_vec();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() % bytes.len() as u64) as usize;
+                bytes[i] = alphabet[(next() % alphabet.len() as u64) as usize];
+            }
+            if let Ok(recipes) = parse_upload(&bytes) {
+                accepted += 1;
+                assert!(recipes.iter().all(|r| r.route.starts_with('/')));
+            }
+        }
+        assert!(accepted > 0, "some mutations stay valid");
+    }
+}
