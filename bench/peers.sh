@@ -4,10 +4,13 @@
 # a core. Run by hand (not in CI): bash bench/peers.sh   (peers: ../shared/tools/install-peers.sh)
 #
 # Environment: SECS (length of each run, default 5), CONNS (default 50), RATE (open-model rate,
-# default 2000), LONG=1 adds the 10-minute memory run at 5000/s.
+# default 2000), REPS (rounds, default 3: the tools take turns each round and the ratios use each
+# tool's median, since one run on a 2-core machine varies by 10-30%), LONG=1 adds the 10-minute
+# memory run at 5000/s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-5}
+REPS=${REPS:-3}
 CONNS=${CONNS:-50}
 RATE=${RATE:-2000}
 GEN_CORE=0
@@ -56,15 +59,21 @@ measure() {
   read -r user sys rss < <(tail -1 "$work/time")
   local per
   per=$(python3 -c "n=$n; print('%.2f' % ((${user}+${sys})*1e6/n) if n else 'nan')")
-  CPU[$name]=$per
+  CPU[$name]="${CPU[$name]:-} $per"
   printf '%-28s %10s requests  %7.2fs user %6.2fs sys  %7s ms CPU/1000 req  %6d MiB max RSS\n' \
     "$name" "$n" "$user" "$sys" "$per" $((rss / 1024))
 }
-ratio() { python3 -c "a='${CPU[$1]}'; b='${CPU[$2]}'; print('%-40s %s' % ('$1 / $2', ('%.2f' % (float(a)/float(b))) if a!='nan' and b!='nan' else 'n/a'))"; }
+median() { python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:] if x!='nan']; print('%.2f' % statistics.median(v) if v else 'nan')" $1; }
+ratio() {
+  local a b; a=$(median "${CPU[$1]}"); b=$(median "${CPU[$2]}")
+  python3 -c "a='$a'; b='$b'; print('%-40s %s   (medians %s / %s ms per 1000)' % ('$1 / $2', ('%.2f' % (float(a)/float(b))) if a!='nan' and b!='nan' else 'n/a', a, b))"
+}
 llr_count='$LOADLAB report --type json "$work/out" | python3 -c "import json,sys; print(json.load(sys.stdin)[\"requests\"])"'
 veg_count='vegeta report -type=json "$work/out" | python3 -c "import json,sys; print(json.load(sys.stdin)[\"requests\"])"'
 oha_count='python3 -c "import json,sys; d=json.load(open(\"$work/out\")); print(sum(d[\"statusCodeDistribution\"].values()))"'
 
+for round in $(seq "$REPS"); do
+echo "#### round $round of $REPS"
 echo "== HTTP/1.1 keep-alive, closed model, $CONNS connections, ${SECS}s, nginx /empty"
 measure "wrk" "grep -oE '^ +[0-9]+ requests' $work/out | tr -dc 0-9" -- wrk -t1 -c"$CONNS" -d"${SECS}s" "$H1"
 measure "loadlab http1" "$llr_count" -- "$LOADLAB" attack "$H1" --connections "$CONNS" --duration "${SECS}s"
@@ -81,6 +90,8 @@ measure "vegeta open" "$veg_count" -- vegeta attack -rate="$RATE" -duration="${S
 measure "oha open" "$oha_count" -- oha --no-tui --output-format json -q "$RATE" -z "${SECS}s" "$H1"
 measure "h2load --rps (h2c)" "grep -oE 'requests: [0-9]+ total' $work/out | tr -dc 0-9" -- h2load -c10 -m1 --rps $((RATE / 10)) -D"$SECS" "$H2"
 echo
+echo
+done
 echo "== ratios of CPU per request (lower is better for loadlab)"
 ratio "loadlab http1" "wrk"
 ratio "loadlab h2c" "h2load h2c"
