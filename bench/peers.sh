@@ -6,7 +6,7 @@
 # Environment: SECS (length of each run, default 5), CONNS (default 50), RATE (open-model rate,
 # default 2000), REPS (rounds, default 3: the tools take turns each round and the ratios use each
 # tool's median, since one run on a 2-core machine varies by 10-30%), LONG=1 adds the 10-minute
-# memory run at 5000/s.
+# memory run at 5000/s (REPS=0 LONG=1 runs only that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-5}
@@ -65,7 +65,7 @@ measure() {
 }
 median() { python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:] if x!='nan']; print('%.2f' % statistics.median(v) if v else 'nan')" $1; }
 ratio() {
-  local a b; a=$(median "${CPU[$1]}"); b=$(median "${CPU[$2]}")
+  local a b; a=$(median "${CPU[$1]:-}"); b=$(median "${CPU[$2]:-}")
   python3 -c "a='$a'; b='$b'; print('%-40s %s   (medians %s / %s ms per 1000)' % ('$1 / $2', ('%.2f' % (float(a)/float(b))) if a!='nan' and b!='nan' else 'n/a', a, b))"
 }
 llr_count='$LOADLAB report --type json "$work/out" | python3 -c "import json,sys; print(json.load(sys.stdin)[\"requests\"])"'
@@ -103,5 +103,12 @@ ratio "loadlab open" "h2load --rps (h2c)"
 if [ "${LONG:-0}" = 1 ]; then
   echo
   echo "== memory: 10 minutes at 5000 req/s"
+  # RSS once a minute, to show it stays flat rather than only its maximum.
+  ( while sleep 60; do
+      pid=$(pgrep -f "^$LOADLAB attack $H1 --rate 5000" | head -1) || true
+      [ -n "$pid" ] && echo "  minute sample: $(grep VmRSS /proc/"$pid"/status 2>/dev/null)"
+    done ) &
+  sampler=$!
   measure "loadlab 10m@5000" "$llr_count" -- "$LOADLAB" attack "$H1" --rate 5000 --duration 10m
+  kill "$sampler" 2>/dev/null || true
 fi

@@ -488,9 +488,15 @@ async fn pace(
             for _ in 0..first_workers {
                 pool.grow();
             }
+            let (first, stride) = (k as u64, n as u64);
             let stopped = match TimerFdClock::new(pool.shared.start.into_std()) {
-                Ok(mut clock) => pacer(&schedule, k as u64, n as u64, &mut clock, &stop, &mut pool).await,
-                Err(_) => true,
+                Ok(mut clock) => pacer(&schedule, first, stride, &mut clock, &stop, &mut pool).await,
+                // No timerfd (a sandbox that forbids it): tokio's coarser timer still keeps the
+                // schedule, only with up to a millisecond of lag per send.
+                Err(_) => {
+                    let mut clock = TokioClock { start: pool.shared.start };
+                    pacer(&schedule, first, stride, &mut clock, &stop, &mut pool).await
+                }
             };
             pool.tx.close();
             for w in pool.workers {
@@ -571,6 +577,22 @@ pub(crate) trait PaceClock {
     fn elapsed(&self) -> Duration;
     /// Waits until `at` after the start, or less (the pacer re-checks and waits again).
     async fn sleep_until(&mut self, at: Duration);
+}
+
+/// tokio's timer: millisecond ticks, rounded up. The fallback where timerfd is missing, and the
+/// clock the tests pause and advance.
+struct TokioClock {
+    start: tokio::time::Instant,
+}
+
+impl PaceClock for TokioClock {
+    fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    async fn sleep_until(&mut self, at: Duration) {
+        tokio::time::sleep_until(self.start + at).await;
+    }
 }
 
 /// A timerfd watched by the thread's own event loop: wakes within tens of microseconds, where
@@ -811,6 +833,85 @@ mod tests {
         let mut clock = FakeClock { now: &now, oversleep: Duration::ZERO };
         let stopped = rt.block_on(pacer(&schedule, 0, 1, &mut clock, &CancellationToken::new(), &mut |n, _| n < 5));
         assert!(stopped);
+    }
+
+    /// Records when (on tokio's clock) each hit was dispatched; dispatching hit `stall.0` takes
+    /// `stall.1` of (paused, auto-advancing) time, as a full job queue would.
+    struct Recorder {
+        start: tokio::time::Instant,
+        sent: Vec<(u64, Duration, Duration)>,
+        stall: Option<(u64, Duration)>,
+    }
+
+    impl Dispatch for Recorder {
+        async fn dispatch(&mut self, n: u64, due: Duration) -> bool {
+            self.sent.push((n, due, self.start.elapsed()));
+            if let Some((at, pause)) = self.stall {
+                if n == at {
+                    tokio::time::sleep(pause).await;
+                }
+            }
+            true
+        }
+    }
+
+    async fn run_on_tokio_clock(schedule: &Schedule, stall: Option<(u64, Duration)>) -> Vec<(u64, Duration, Duration)> {
+        let start = tokio::time::Instant::now();
+        let mut clock = TokioClock { start };
+        let mut recorder = Recorder { start, sent: Vec::new(), stall };
+        let stopped = pacer(schedule, 0, 1, &mut clock, &CancellationToken::new(), &mut recorder).await;
+        assert!(!stopped);
+        recorder.sent
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn paused_clock_500_per_second_for_4s_is_2000_sends_on_time() {
+        let start = tokio::time::Instant::now();
+        let sent = run_on_tokio_clock(&Schedule::constant(500.0, Duration::from_secs(4)), None).await;
+        assert_eq!(sent.len(), 2000);
+        for (i, (n, due, at)) in sent.iter().enumerate() {
+            assert_eq!((*n, *due), (i as u64, Duration::from_millis(2 * i as u64)));
+            assert_eq!(at, due, "hit {i} sent off schedule");
+        }
+        // The run took the schedule's length of (virtual) time: no drift.
+        assert_eq!(start.elapsed(), Duration::from_millis(3998));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn paused_clock_ramp_and_steps_follow_the_rate() {
+        // 100 -> 1000/s over 2 s, then 1 s at 1000/s: 1100 + 1000 hits.
+        let ramp = Schedule::ramp(100.0, 1000.0, Duration::from_secs(2), Duration::from_secs(3));
+        let sent = run_on_tokio_clock(&ramp, None).await;
+        assert_eq!(sent.len(), 2100);
+        // tokio's timer rounds up to the millisecond: never early, at most 1 ms late.
+        assert!(sent.iter().all(|(_, due, at)| at >= due && *at - *due <= Duration::from_millis(1)));
+        let per_tenth = |from: f64| sent.iter().filter(|s| (from..from + 0.1).contains(&s.1.as_secs_f64())).count();
+        // The rate at t is 100 + 450 t per second: ~32 in [0.5, 0.6), ~77 in [1.5, 1.6), 100 in the hold.
+        assert!((31..=34).contains(&per_tenth(0.5)), "{}", per_tenth(0.5));
+        assert!((76..=79).contains(&per_tenth(1.5)), "{}", per_tenth(1.5));
+        assert_eq!(per_tenth(2.5), 100);
+
+        let steps = Schedule::steps(&[400.0, 800.0], Duration::from_secs(1), None);
+        let sent = run_on_tokio_clock(&steps, None).await;
+        assert_eq!(sent.len(), 1200);
+        assert_eq!(sent.iter().filter(|s| s.1 < Duration::from_secs(1)).count(), 400);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn paused_clock_stall_is_caught_up_with_the_original_times() {
+        // 1000/s for 1 s; dispatching hit 100 blocks for 300 ms.
+        let sent = run_on_tokio_clock(
+            &Schedule::constant(1000.0, Duration::from_secs(1)),
+            Some((100, Duration::from_millis(300))),
+        )
+        .await;
+        assert_eq!(sent.len(), 1000);
+        // Hits 101..=400 were overdue: sent in one burst at 400 ms, each with its own due time,
+        // and then back on schedule.
+        assert!(sent[101..=400].iter().all(|s| s.2 == Duration::from_millis(400)));
+        assert_eq!(sent[101].1, Duration::from_millis(101));
+        assert_eq!(sent[401].2, Duration::from_millis(401));
+        assert!(sent.iter().enumerate().all(|(i, s)| s.1 == Duration::from_millis(i as u64)));
     }
 
     #[test]

@@ -67,6 +67,51 @@ async fn attack_pipes_into_report() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_line_is_drawn_on_a_terminal_and_only_there() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("progress");
+    let url = server.url("/");
+    let (on_tty, piped) = blocking(move || {
+        let attack = |stderr: Stdio, out: &str| {
+            loadlab()
+                .args(["attack", &url, "--rate", "100", "--duration", "2500ms", "--output"])
+                .arg(dir.join(out))
+                .stderr(stderr)
+                .status()
+                .unwrap()
+        };
+        // stderr on a pseudo-terminal: what a user at a shell sees.
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let mut master = std::fs::File::from(pty.master);
+        let reader = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            // Ends with EIO once the child (the last holder of the slave side) exits.
+            let _ = std::io::Read::read_to_end(&mut master, &mut seen);
+            String::from_utf8_lossy(&seen).into_owned()
+        });
+        assert!(attack(Stdio::from(pty.slave), "tty.llr").success());
+        let on_tty = reader.join().unwrap();
+        let piped = loadlab()
+            .args(["attack", &url, "--rate", "100", "--duration", "1500ms", "--output"])
+            .arg(dir.join("piped.llr"))
+            .output()
+            .unwrap();
+        assert!(piped.status.success());
+        (on_tty, stderr(&piped))
+    })
+    .await;
+    // Redrawn in place about once a second, with the rate, in-flight count, p99 and errors.
+    let draws: Vec<&str> = on_tty.split('\r').filter(|l| l.contains("req/s")).collect();
+    assert!(draws.len() >= 2, "{on_tty:?}");
+    let last = draws.last().unwrap();
+    assert!(last.contains("in flight") && last.contains("p99") && last.contains("errors 0"), "{last:?}");
+    let rate: f64 = last.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!((50.0..=150.0).contains(&rate), "{last:?}");
+    assert!(on_tty.ends_with('\n'), "the line is finished when the attack ends: {on_tty:?}");
+    assert!(piped.is_empty(), "no progress line into a pipe: {piped:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_leaves_a_readable_file_missing_at_most_the_last_second() {
     let server = TestServer::start(Behaviour::default()).await;
     let dir = tempdir("kill");
