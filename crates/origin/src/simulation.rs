@@ -304,3 +304,51 @@ impl Simulation {
         Value::Array(self.table.load().routes.iter().map(|r| r.recipe.raw.clone()).collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn status(sim: &Simulation, path: &str) -> u16 {
+        sim.table().find(path).expect("a route").status_now(Instant::now()).0
+    }
+
+    /// Minutes of stages, checked in an instant on tokio's paused clock.
+    #[tokio::test(start_paused = true)]
+    async fn stages_follow_the_clock_and_a_repost_starts_over() {
+        let sim = Simulation::new().await;
+        let staged = br#"{"route": "/news", "body": "x", "stages": [
+            {"at": "10s", "status": 200}, {"at": "60s", "status": 503, "latency": "2s"}, {"at": "300s", "status": 200}]}"#;
+        sim.upload(staged).await.unwrap();
+        // Before the first stage: 406, as Origin Simulator answers.
+        assert_eq!(status(&sim, "/news"), 406);
+        let mut seen = Vec::new();
+        for _ in 0..8 {
+            tokio::time::advance(Duration::from_secs(45)).await;
+            seen.push(status(&sim, "/news"));
+        }
+        // At 45 s, 90 s, ... 360 s.
+        assert_eq!(seen, [200, 503, 503, 503, 503, 503, 200, 200]);
+        let route = Arc::clone(sim.table().find("/news").unwrap());
+        assert_eq!(route.status_now(Instant::now()).1, Latency::Fixed(0));
+
+        // A re-post at 6 minutes starts the new schedule from its load; the old one is gone.
+        sim.upload(
+            br#"{"route": "/news", "body": "y", "stages": [{"at": 0, "status": 200}, {"at": "30s", "status": 500}]}"#,
+        )
+        .await
+        .unwrap();
+        assert_eq!(status(&sim, "/news"), 200);
+        tokio::time::advance(Duration::from_secs(29)).await;
+        assert_eq!(status(&sim, "/news"), 200);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(status(&sim, "/news"), 500);
+        // The replaced route object still has its own (old) schedule: nothing refers to it.
+        assert_eq!(Arc::strong_count(&route), 1);
+
+        // Other routes keep their own load times: posting one does not restart another.
+        sim.upload(br#"{"route": "/other", "body": "z", "stages": [{"at": 0, "status": 200}]}"#).await.unwrap();
+        assert_eq!(status(&sim, "/news"), 500);
+    }
+}
