@@ -1,7 +1,13 @@
-//! The HTTP client a worker uses: connections (TCP, TLS by rustls, HTTP/1.1 or HTTP/2 by hyper),
-//! one request's exchange (redirects, body counting up to `--max-body`), and failure kinds.
+//! The HTTP client a worker uses: connections (TCP, TLS by rustls, HTTP/1.1 by hyper or the lean
+//! client, HTTP/2 by the h2 crate), one request's exchange (redirects, body counting up to
+//! `--max-body`), and failure kinds.
+//!
+//! HTTP/2 goes to h2 directly rather than through hyper's client: hyper hands every request to
+//! the connection task over a channel and wraps both bodies, which cost ~30% more CPU per request
+//! in the h2c closed model (bench/peers.sh against h2load).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,8 +16,9 @@ use http::header::{CONNECTION, HOST, LOCATION};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::client::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tokio_rustls::TlsConnector;
@@ -86,7 +93,14 @@ impl Origin {
 #[derive(Clone)]
 pub enum Conn {
     H1(Arc<tokio::sync::Mutex<http1::SendRequest<Full<Bytes>>>>),
-    H2(http2::SendRequest<Full<Bytes>>),
+    H2(H2Conn),
+}
+
+/// An HTTP/2 connection: the h2 handle, and whether its connection task has ended.
+#[derive(Clone)]
+pub struct H2Conn {
+    send: h2::client::SendRequest<Bytes>,
+    closed: Arc<AtomicBool>,
 }
 
 impl Conn {
@@ -97,7 +111,7 @@ impl Conn {
     pub fn is_closed(&self) -> bool {
         match self {
             Conn::H1(s) => s.try_lock().map(|s| s.is_closed()).unwrap_or(false),
-            Conn::H2(s) => s.is_closed(),
+            Conn::H2(c) => c.closed.load(Ordering::Relaxed),
         }
     }
 }
@@ -113,6 +127,10 @@ pub struct Prepared {
     pub abs_uri: Uri,
     pub host: HeaderValue,
     pub headers: HeaderMap,
+    /// What HTTP/2 sends: the URI with the Host header's authority (so `Host:` works as in
+    /// HTTP/1.1), and the headers without the connection-specific ones HTTP/2 forbids.
+    pub h2_uri: Uri,
+    pub h2_headers: HeaderMap,
     pub body: Bytes,
     /// The whole HTTP/1.1 request for the lean client, with and without `Connection: close`.
     pub h1_keepalive: Bytes,
@@ -144,6 +162,8 @@ impl Prepared {
             origin: Origin::of(&t.url),
             path_uri: pq.parse().unwrap_or_else(|_| Uri::from_static("/")),
             abs_uri: t.url.clone(),
+            h2_uri: h2_uri(&t.url, &host),
+            h2_headers: h2_headers(&headers, &t.method, &t.body),
             host,
             headers,
             body: t.body.clone(),
@@ -155,20 +175,48 @@ impl Prepared {
         p
     }
 
-    fn request(&self, h2: bool, keepalive: bool) -> Request<Full<Bytes>> {
-        let uri = if h2 { self.abs_uri.clone() } else { self.path_uri.clone() };
+    /// The request for hyper's HTTP/1.1 connection (TLS).
+    fn request(&self, keepalive: bool) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(self.body.clone()));
         *req.method_mut() = self.method.clone();
-        *req.uri_mut() = uri;
+        *req.uri_mut() = self.path_uri.clone();
         *req.headers_mut() = self.headers.clone();
-        if !h2 {
-            req.headers_mut().insert(HOST, self.host.clone());
-            if !keepalive {
-                req.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-            }
+        req.headers_mut().insert(HOST, self.host.clone());
+        if !keepalive {
+            req.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
         }
         req
     }
+}
+
+/// The absolute URI with `host` as its authority (the URL's own when `host` is not one).
+fn h2_uri(url: &Uri, host: &HeaderValue) -> Uri {
+    let mut parts = url.clone().into_parts();
+    if let Some(a) = host.to_str().ok().and_then(|h| h.parse::<http::uri::Authority>().ok()) {
+        parts.authority = Some(a);
+    }
+    Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
+}
+
+/// Headers for HTTP/2: without connection-specific fields (RFC 9113 section 8.2.2, which h2
+/// refuses to send), and with a content-length for a body, as hyper would add.
+fn h2_headers(headers: &HeaderMap, method: &Method, body: &Bytes) -> HeaderMap {
+    use http::header::{CONTENT_LENGTH, TE, TRANSFER_ENCODING, UPGRADE};
+    let mut h = headers.clone();
+    for name in [CONNECTION, TRANSFER_ENCODING, UPGRADE] {
+        h.remove(name);
+    }
+    h.remove("keep-alive");
+    h.remove("proxy-connection");
+    if h.get(TE).is_some_and(|v| v != "trailers") {
+        h.remove(TE);
+    }
+    if !h.contains_key(CONTENT_LENGTH)
+        && (!body.is_empty() || matches!(*method, Method::POST | Method::PUT | Method::PATCH))
+    {
+        h.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+    }
+    h
 }
 
 /// Why a request failed (its text goes to the results file's error table).
@@ -192,6 +240,13 @@ pub(crate) fn io_text(e: &std::io::Error) -> String {
         BrokenPipe => "broken pipe".into(),
         AddrNotAvailable => "address not available".into(),
         _ => e.to_string(),
+    }
+}
+
+fn h2_text(e: &h2::Error) -> String {
+    match e.get_io() {
+        Some(io) => io_text(io),
+        None => format!("http2: {e}"),
     }
 }
 
@@ -256,26 +311,33 @@ impl Connector {
                 Failure(format!("tls: {text}"))
             })?;
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-            self.handshake(TokioIo::new(tls), h2).await
+            self.handshake(tls, h2).await
         } else {
-            self.handshake(TokioIo::new(tcp), self.opts.protocol == Protocol::H2c).await
+            self.handshake(tcp, self.opts.protocol == Protocol::H2c).await
         }
     }
 
     async fn handshake<I>(&self, io: I, h2: bool) -> Result<Conn, Failure>
     where
-        I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         if h2 {
-            let (send, conn) = http2::Builder::new(TokioExecutor::new())
-                .initial_stream_window_size(1 << 20)
+            let (send, conn) = h2::client::Builder::new()
+                .enable_push(false)
+                .initial_window_size(1 << 20)
                 .initial_connection_window_size(4 << 20)
-                .handshake(io)
+                .handshake::<_, Bytes>(io)
                 .await
-                .map_err(|e| Failure(format!("http2 handshake: {}", hyper_text(&e))))?;
-            tokio::spawn(conn);
-            Ok(Conn::H2(send))
+                .map_err(|e| Failure(format!("http2 handshake: {}", h2_text(&e))))?;
+            let closed = Arc::new(AtomicBool::new(false));
+            let flag = Arc::clone(&closed);
+            tokio::spawn(async move {
+                let _ = conn.await;
+                flag.store(true, Ordering::Relaxed);
+            });
+            Ok(Conn::H2(H2Conn { send, closed }))
         } else {
+            let io = TokioIo::new(io);
             let (send, conn) = http1::Builder::new()
                 .handshake(io)
                 .await
@@ -304,29 +366,65 @@ pub async fn send_once(
     opts: &ClientOptions,
     out: &mut Exchange,
 ) -> Result<Option<Uri>, Failure> {
-    let req = prepared.request(conn.is_h2(), opts.keepalive);
-    let resp = match conn {
-        Conn::H1(s) => {
-            let mut s = s.lock().await;
-            s.ready().await.map_err(|e| Failure(hyper_text(&e)))?;
-            s.send_request(req).await
-        }
-        Conn::H2(s) => {
-            let mut s = s.clone();
-            s.ready().await.map_err(|e| Failure(hyper_text(&e)))?;
-            s.send_request(req).await
-        }
+    let s = match conn {
+        Conn::H1(s) => s,
+        Conn::H2(c) => return send_once_h2(c, prepared, opts, out).await,
+    };
+    let req = prepared.request(opts.keepalive);
+    let resp = {
+        let mut s = s.lock().await;
+        s.ready().await.map_err(|e| Failure(hyper_text(&e)))?;
+        s.send_request(req).await
     }
     .map_err(|e| Failure(hyper_text(&e)))?;
     out.head_at = Some(Instant::now());
     out.status = resp.status().as_u16();
-    if !conn.is_h2() && resp.headers().get(CONNECTION).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close")) {
+    if resp.headers().get(CONNECTION).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close")) {
         out.conn_spent = true;
     }
     let location = if resp.status().is_redirection() { resp.headers().get(LOCATION).cloned() } else { None };
     out.bytes_in = 0;
     read_body(resp.into_body(), opts.max_body, out).await?;
     Ok(location.and_then(|l| resolve_location(&prepared.abs_uri, l.to_str().ok()?)))
+}
+
+/// Sends a request on an HTTP/2 connection and waits for its response head.
+async fn h2_request(c: &H2Conn, p: &Prepared) -> Result<http::Response<h2::RecvStream>, h2::Error> {
+    let mut req = Request::new(());
+    *req.method_mut() = p.method.clone();
+    *req.uri_mut() = p.h2_uri.clone();
+    *req.headers_mut() = p.h2_headers.clone();
+    // Waits while the connection is at the server's limit of concurrent streams.
+    let mut send = c.send.clone().ready().await?;
+    let (resp, mut body) = send.send_request(req, p.body.is_empty())?;
+    if !p.body.is_empty() {
+        // Sent as the flow-control window allows (h2 buffers the rest).
+        body.send_data(p.body.clone(), true)?;
+    }
+    resp.await
+}
+
+async fn send_once_h2(
+    c: &H2Conn,
+    p: &Prepared,
+    opts: &ClientOptions,
+    out: &mut Exchange,
+) -> Result<Option<Uri>, Failure> {
+    let resp = h2_request(c, p).await.map_err(|e| Failure(h2_text(&e)))?;
+    out.head_at = Some(Instant::now());
+    out.status = resp.status().as_u16();
+    let location = if resp.status().is_redirection() { resp.headers().get(LOCATION).cloned() } else { None };
+    out.bytes_in = 0;
+    let mut body = resp.into_body();
+    let limit = opts.max_body.unwrap_or(u64::MAX);
+    // Stopping early resets just this stream (when `body` drops): the connection stays usable.
+    while out.bytes_in < limit {
+        let Some(chunk) = body.data().await else { break };
+        let chunk = chunk.map_err(|e| Failure(h2_text(&e)))?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+        out.bytes_in = (out.bytes_in + chunk.len() as u64).min(limit);
+    }
+    Ok(location.and_then(|l| resolve_location(&p.abs_uri, l.to_str().ok()?)))
 }
 
 async fn read_body(mut body: Incoming, max: Option<u64>, out: &mut Exchange) -> Result<(), Failure> {
@@ -403,23 +501,34 @@ pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions)
     let work = async {
         for _ in 0..=max_hops {
             let conn = connector.connect(&prepared.origin).await.map_err(|f| f.0)?;
-            let req = prepared.request(conn.is_h2(), false);
-            let resp = match &conn {
-                Conn::H1(s) => s.lock().await.send_request(req).await,
-                Conn::H2(s) => s.clone().send_request(req).await,
-            }
-            .map_err(|e| hyper_text(&e))?;
-            let status = resp.status();
-            let location = resp.headers().get(LOCATION).and_then(|l| l.to_str().ok()).map(str::to_owned);
+            let (status, headers, body) = match &conn {
+                Conn::H1(s) => {
+                    let resp =
+                        s.lock().await.send_request(prepared.request(false)).await.map_err(|e| hyper_text(&e))?;
+                    let (parts, body) = resp.into_parts();
+                    let body = body.collect().await.map_err(|e| hyper_text(&e))?.to_bytes();
+                    (parts.status, parts.headers, body)
+                }
+                Conn::H2(c) => {
+                    let resp = h2_request(c, &prepared).await.map_err(|e| h2_text(&e))?;
+                    let (parts, mut stream) = resp.into_parts();
+                    let mut body = bytes::BytesMut::new();
+                    while let Some(chunk) = stream.data().await {
+                        let chunk = chunk.map_err(|e| h2_text(&e))?;
+                        let _ = stream.flow_control().release_capacity(chunk.len());
+                        body.extend_from_slice(&chunk);
+                    }
+                    (parts.status, parts.headers, body.freeze())
+                }
+            };
+            let location = headers.get(LOCATION).and_then(|l| l.to_str().ok());
             if status.is_redirection() {
-                if let Some(to) = location.and_then(|l| resolve_location(&prepared.abs_uri, &l)) {
+                if let Some(to) = location.and_then(|l| resolve_location(&prepared.abs_uri, l)) {
                     prepared = redirected(&prepared, status, to);
                     continue;
                 }
             }
-            let (parts, body) = resp.into_parts();
-            let body = body.collect().await.map_err(|e| hyper_text(&e))?.to_bytes();
-            return Ok(Fetched { status: status.as_u16(), headers: parts.headers, body });
+            return Ok(Fetched { status: status.as_u16(), headers, body });
         }
         Err(format!("stopped after {max_hops} redirects"))
     };

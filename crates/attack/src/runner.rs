@@ -210,7 +210,7 @@ impl Worker {
             let location = if shared.lean && !current.origin.tls {
                 self.lean_exchange(&current, ex, new_conn).await?
             } else {
-                self.hyper_exchange(&current, ex, new_conn).await?
+                self.pooled_exchange(&current, ex, new_conn).await?
             };
             ex.conn_spent = false;
             let Some(to) = location else { return Ok(()) };
@@ -257,8 +257,8 @@ impl Worker {
         Ok(location.and_then(|l| resolve_location(&p.abs_uri, &l)))
     }
 
-    /// One request over hyper (TLS, HTTP/2).
-    async fn hyper_exchange(
+    /// One request over a pooled connection: HTTP/1.1 over TLS (hyper), or HTTP/2 (h2).
+    async fn pooled_exchange(
         &mut self,
         p: &Prepared,
         ex: &mut Exchange,

@@ -42,6 +42,8 @@ pub struct Captured {
     pub method: String,
     pub path: String,
     pub version: http::Version,
+    /// The host asked for: HTTP/2's `:authority`, else the Host header.
+    pub host: String,
     pub headers: http::HeaderMap,
     pub body: Bytes,
 }
@@ -161,6 +163,11 @@ impl TestServer {
         self.captured.lock().unwrap().clone()
     }
 
+    /// Forgets the requests received so far.
+    pub fn clear_captured(&self) {
+        self.captured.lock().unwrap().clear();
+    }
+
     /// Connections accepted so far.
     pub fn connections(&self) -> u64 {
         self.connections.load(std::sync::atomic::Ordering::Relaxed)
@@ -180,6 +187,12 @@ async fn handle(
         method: parts.method.to_string(),
         path: parts.uri.path_and_query().map(|p| p.to_string()).unwrap_or_default(),
         version: parts.version,
+        host: parts
+            .uri
+            .authority()
+            .map(|a| a.to_string())
+            .or_else(|| parts.headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_owned))
+            .unwrap_or_default(),
         headers: parts.headers,
         body: body.clone(),
     });

@@ -196,19 +196,31 @@ async fn h2c_with_prior_knowledge() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_receives_method_headers_and_body() {
     let server = TestServer::start(Behaviour::default()).await;
-    let mut t = Target::new(Method::POST, server.url("/things?x=1").parse().unwrap());
-    t.headers.push(attack::parse_header("replayed-traffic: true").unwrap());
-    t.headers.push(attack::parse_header("Host: news.example").unwrap());
-    t.body = Bytes::from_static(b"{\"fib\":10}");
-    let run = attack(closed(vec![t], 1, 1, 2)).await;
-    assert_eq!(run.records[0].0.bytes_out, 10);
-    let got = server.captured();
-    assert_eq!(got.len(), 2);
-    assert_eq!(got[0].method, "POST");
-    assert_eq!(got[0].path, "/things?x=1");
-    assert_eq!(got[0].headers["replayed-traffic"], "true");
-    assert_eq!(got[0].headers["host"], "news.example");
-    assert_eq!(&got[0].body[..], b"{\"fib\":10}");
+    for protocol in [Protocol::Http1, Protocol::H2c] {
+        let mut t = Target::new(Method::POST, server.url("/things?x=1").parse().unwrap());
+        t.headers.push(attack::parse_header("replayed-traffic: true").unwrap());
+        t.headers.push(attack::parse_header("Host: news.example").unwrap());
+        // Connection-specific: HTTP/2 must not send it (and must not fail the request for it).
+        t.headers.push(attack::parse_header("Connection: keep-alive").unwrap());
+        t.body = Bytes::from_static(b"{\"fib\":10}");
+        let mut config = closed(vec![t], 1, 1, 2);
+        config.client.protocol = protocol;
+        let run = attack(config).await;
+        assert_eq!(run.metrics.successes, 2, "{protocol:?}: {:?}", run.errors());
+        assert_eq!(run.records[0].0.bytes_out, 10);
+        let got = server.captured();
+        assert_eq!(got.len(), 2);
+        let c = &got[0];
+        assert_eq!(c.version, if protocol == Protocol::H2c { http::Version::HTTP_2 } else { http::Version::HTTP_11 });
+        assert_eq!((c.method.as_str(), c.path.as_str()), ("POST", "/things?x=1"));
+        assert_eq!(c.headers["replayed-traffic"], "true");
+        // The Host header names the host over both protocols (HTTP/2 sends it as :authority).
+        assert_eq!(c.host, "news.example");
+        assert_eq!(c.headers["content-length"], "10");
+        assert_eq!(&c.body[..], b"{\"fib\":10}");
+        assert_eq!(c.headers.get("connection").is_some(), protocol == Protocol::Http1);
+        server.clear_captured();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,12 +247,20 @@ async fn redirects_are_followed_up_to_the_limit() {
 async fn max_body_limits_what_is_read() {
     let body = Bytes::from(vec![b'x'; 100_000]);
     let server = TestServer::start(Behaviour { body, ..Default::default() }).await;
-    for (max, want) in [(None, 100_000), (Some(1000), 1000), (Some(0), 0)] {
-        let mut config = closed(vec![target(&server.url("/"))], 1, 1, 3);
-        config.client.max_body = max;
-        let run = attack(config).await;
-        assert_eq!(run.metrics.successes, 3);
-        assert!(run.records.iter().all(|(r, _)| r.bytes_in == want), "max {max:?}");
+    for protocol in [Protocol::Http1, Protocol::H2c] {
+        for (max, want) in [(None, 100_000), (Some(1000), 1000), (Some(0), 0)] {
+            let mut config = closed(vec![target(&server.url("/"))], 1, 1, 3);
+            config.client.max_body = max;
+            config.client.protocol = protocol;
+            let before = server.connections();
+            let run = attack(config).await;
+            assert_eq!(run.metrics.successes, 3);
+            assert!(run.records.iter().all(|(r, _)| r.bytes_in == want), "{protocol:?} max {max:?}");
+            if protocol == Protocol::H2c {
+                // A body cut short resets only its stream: the connection carries on.
+                assert_eq!(server.connections() - before, 1, "max {max:?}");
+            }
+        }
     }
 }
 
