@@ -361,14 +361,14 @@ pub struct Exchange {
 
 /// Sends `prepared` over `conn` and reads the response, counting body bytes up to `max_body`.
 pub async fn send_once(
-    conn: &Conn,
+    conn: Conn,
     prepared: &Prepared,
     opts: &ClientOptions,
     out: &mut Exchange,
 ) -> Result<Option<Uri>, Failure> {
     let s = match conn {
         Conn::H1(s) => s,
-        Conn::H2(c) => return send_once_h2(c, prepared, opts, out).await,
+        Conn::H2(c) => return send_once_h2(c.send, prepared, opts, out).await,
     };
     let req = prepared.request(opts.keepalive);
     let resp = {
@@ -389,13 +389,16 @@ pub async fn send_once(
 }
 
 /// Sends a request on an HTTP/2 connection and waits for its response head.
-async fn h2_request(c: &H2Conn, p: &Prepared) -> Result<http::Response<h2::RecvStream>, h2::Error> {
+async fn h2_request(
+    send: h2::client::SendRequest<Bytes>,
+    p: &Prepared,
+) -> Result<http::Response<h2::RecvStream>, h2::Error> {
     let mut req = Request::new(());
     *req.method_mut() = p.method.clone();
     *req.uri_mut() = p.h2_uri.clone();
     *req.headers_mut() = p.h2_headers.clone();
     // Waits while the connection is at the server's limit of concurrent streams.
-    let mut send = c.send.clone().ready().await?;
+    let mut send = send.ready().await?;
     let (resp, mut body) = send.send_request(req, p.body.is_empty())?;
     if !p.body.is_empty() {
         // Sent as the flow-control window allows (h2 buffers the rest).
@@ -405,12 +408,12 @@ async fn h2_request(c: &H2Conn, p: &Prepared) -> Result<http::Response<h2::RecvS
 }
 
 async fn send_once_h2(
-    c: &H2Conn,
+    send: h2::client::SendRequest<Bytes>,
     p: &Prepared,
     opts: &ClientOptions,
     out: &mut Exchange,
 ) -> Result<Option<Uri>, Failure> {
-    let resp = h2_request(c, p).await.map_err(|e| Failure(h2_text(&e)))?;
+    let resp = h2_request(send, p).await.map_err(|e| Failure(h2_text(&e)))?;
     out.head_at = Some(Instant::now());
     out.status = resp.status().as_u16();
     let location = if resp.status().is_redirection() { resp.headers().get(LOCATION).cloned() } else { None };
@@ -501,7 +504,7 @@ pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions)
     let work = async {
         for _ in 0..=max_hops {
             let conn = connector.connect(&prepared.origin).await.map_err(|f| f.0)?;
-            let (status, headers, body) = match &conn {
+            let (status, headers, body) = match conn {
                 Conn::H1(s) => {
                     let resp =
                         s.lock().await.send_request(prepared.request(false)).await.map_err(|e| hyper_text(&e))?;
@@ -510,7 +513,7 @@ pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions)
                     (parts.status, parts.headers, body)
                 }
                 Conn::H2(c) => {
-                    let resp = h2_request(c, &prepared).await.map_err(|e| h2_text(&e))?;
+                    let resp = h2_request(c.send, &prepared).await.map_err(|e| h2_text(&e))?;
                     let (parts, mut stream) = resp.into_parts();
                     let mut body = bytes::BytesMut::new();
                     while let Some(chunk) = stream.data().await {

@@ -177,7 +177,9 @@ impl Worker {
             if let Some(c) = slot.as_mut() {
                 if self.fresh(c, origin) {
                     c.uses += 1;
-                    return Ok(c.conn.clone());
+                    let conn = c.conn.clone();
+                    self.keep_shared(&conn, origin);
+                    return Ok(conn);
                 }
             }
             let conn = shared.connector.connect(origin).await?;
@@ -185,6 +187,7 @@ impl Worker {
             let c = SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 };
             if conn.is_h2() {
                 *slot = Some(c);
+                self.keep_shared(&conn, origin);
             } else {
                 self.own = Some(c);
             }
@@ -194,6 +197,14 @@ impl Worker {
         *new_conn = true;
         self.own = Some(SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 });
         Ok(conn)
+    }
+
+    /// Keeps a handle on the slot's HTTP/2 connection, so that the next requests skip the slot's
+    /// lock until it closes. Not when connections are recycled: those count uses per slot.
+    fn keep_shared(&mut self, conn: &Conn, origin: &Origin) {
+        if self.shared.requests_per_conn.is_none() {
+            self.own = Some(SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 0 });
+        }
     }
 
     /// Forgets the worker's own connection (after an error, or when it cannot be reused).
@@ -269,17 +280,19 @@ impl Worker {
         {
             let current = p;
             let conn = self.acquire(&current.origin, new_conn).await?;
-            let result = send_once(&conn, current, opts, ex).await;
+            let h2 = conn.is_h2();
+            let result = send_once(conn, current, opts, ex).await;
             let location = match result {
                 Ok(l) => l,
                 Err(f) => {
-                    if !conn.is_h2() {
+                    // An HTTP/2 failure may be one stream's; a dead connection shows as closed.
+                    if !h2 {
                         self.drop_own();
                     }
                     return Err(f);
                 }
             };
-            if !conn.is_h2() && (ex.conn_spent || !opts.keepalive) {
+            if !h2 && (ex.conn_spent || !opts.keepalive) {
                 self.drop_own();
             }
             Ok(location)
