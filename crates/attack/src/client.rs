@@ -96,14 +96,34 @@ pub enum Conn {
     H2(H2Conn),
 }
 
-/// An HTTP/2 connection: the h2 handle, and whether its connection task has ended.
+/// An HTTP/2 connection: the h2 handle, and whether it is closed (its connection task has ended,
+/// or the server has refused streams on it).
 #[derive(Clone)]
 pub struct H2Conn {
     send: h2::client::SendRequest<Bytes>,
     closed: Arc<AtomicBool>,
 }
 
+/// Marks an HTTP/2 connection as not to be used for new requests (a no-op for HTTP/1.1).
+pub struct Retire(Option<Arc<AtomicBool>>);
+
+impl Retire {
+    pub fn retire(&self) {
+        if let Some(flag) = &self.0 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Conn {
+    /// A handle that can retire this connection after it has been handed to [`send_once`].
+    pub fn retire_handle(&self) -> Retire {
+        Retire(match self {
+            Conn::H1(_) => None,
+            Conn::H2(c) => Some(Arc::clone(&c.closed)),
+        })
+    }
+
     pub fn is_h2(&self) -> bool {
         matches!(self, Conn::H2(_))
     }
@@ -132,6 +152,9 @@ pub struct Prepared {
     pub h2_uri: Uri,
     pub h2_headers: HeaderMap,
     pub body: Bytes,
+    /// Safe to send again when a stale connection lost it: GET, HEAD, OPTIONS, TRACE, PUT,
+    /// DELETE (RFC 9110 section 9.2.2), or any request with an Idempotency-Key header.
+    pub idempotent: bool,
     /// The whole HTTP/1.1 request for the lean client, with and without `Connection: close`.
     pub h1_keepalive: Bytes,
     pub h1_close: Bytes,
@@ -167,6 +190,10 @@ impl Prepared {
             host,
             headers,
             body: t.body.clone(),
+            idempotent: matches!(
+                t.method,
+                Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
+            ) || t.headers.iter().any(|(k, _)| k == "idempotency-key" || k == "x-idempotency-key"),
             h1_keepalive: Bytes::new(),
             h1_close: Bytes::new(),
         };
@@ -357,6 +384,12 @@ pub struct Exchange {
     pub head_at: Option<Instant>,
     /// The connection must not carry another request (body cut short, `Connection: close`).
     pub conn_spent: bool,
+    /// The server refused the request without processing it (HTTP/2 GOAWAY past its stream, or
+    /// REFUSED_STREAM): safe to send again on another connection.
+    pub refused: bool,
+    /// A reused HTTP/1.1 connection failed before any byte of the response: the server had
+    /// closed it. An idempotent request may go again on a new connection (as Go's client does).
+    pub stale: bool,
 }
 
 /// Sends `prepared` over `conn` and reads the response, counting body bytes up to `max_body`.
@@ -413,7 +446,10 @@ async fn send_once_h2(
     opts: &ClientOptions,
     out: &mut Exchange,
 ) -> Result<Option<Uri>, Failure> {
-    let resp = h2_request(send, p).await.map_err(|e| Failure(h2_text(&e)))?;
+    let resp = h2_request(send, p).await.map_err(|e| {
+        out.refused = e.is_remote() && (e.is_go_away() || e.reason() == Some(h2::Reason::REFUSED_STREAM));
+        Failure(h2_text(&e))
+    })?;
     out.head_at = Some(Instant::now());
     out.status = resp.status().as_u16();
     let location = if resp.status().is_redirection() { resp.headers().get(LOCATION).cloned() } else { None };

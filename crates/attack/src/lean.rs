@@ -101,7 +101,8 @@ impl LeanConn {
     }
 
     /// Writes `request` and reads the response, counting at most `max_body` body bytes. Returns
-    /// the Location of a redirect. Sets `out.conn_spent` when the connection cannot be reused.
+    /// the Location of a redirect. Sets `out.conn_spent` when the connection cannot be reused,
+    /// and `out.stale` when a reused connection failed before any byte of the response.
     pub async fn exchange(
         &mut self,
         request: &[u8],
@@ -109,19 +110,44 @@ impl LeanConn {
         max_body: Option<u64>,
         out: &mut Exchange,
     ) -> Result<Option<String>, Failure> {
-        self.stream.write_all(request).await.map_err(io_failure)?;
+        let reused = self.uses > 1;
+        let (mode, location) = match self.write_and_read_head(request, head_request, out).await {
+            Ok(head) => head,
+            Err((failure, received)) => {
+                // The server closed the idle keep-alive connection as the request went out (its
+                // idle timeout, or the last response of its keepalive_requests).
+                out.stale = reused && !received;
+                return Err(failure);
+            }
+        };
+        out.head_at = Some(Instant::now());
+        out.bytes_in = 0;
+        self.body(mode, max_body.unwrap_or(u64::MAX), out).await?;
+        Ok(location)
+    }
+
+    /// Sends the request and reads up to the end of the final response head. A failure says
+    /// whether any byte of the response had arrived.
+    async fn write_and_read_head(
+        &mut self,
+        request: &[u8],
+        head_request: bool,
+        out: &mut Exchange,
+    ) -> Result<(BodyMode, Option<String>), (Failure, bool)> {
+        self.stream.write_all(request).await.map_err(|e| (io_failure(e), false))?;
         // Bytes left from an earlier response mean the server sent more than it said.
         if self.start != self.end {
-            return Err(Failure("unexpected bytes after the previous response".into()));
+            return Err((Failure("unexpected bytes after the previous response".into()), true));
         }
-        let (mode, location) = loop {
+        let mut received = false;
+        let head = loop {
             let parsed = {
                 let mut headers = [httparse::EMPTY_HEADER; 64];
                 let mut resp = httparse::Response::new(&mut headers);
                 match resp.parse(&self.buf[self.start..self.end]) {
                     Ok(httparse::Status::Complete(n)) => Some(self.head(n, &resp, head_request, out)),
                     Ok(httparse::Status::Partial) => None,
-                    Err(e) => return Err(Failure(format!("malformed response: {e}"))),
+                    Err(e) => return Err((Failure(format!("malformed response: {e}")), true)),
                 }
             };
             match parsed {
@@ -131,17 +157,14 @@ impl LeanConn {
                 }
                 // An interim 1xx response: skip it and read the real one.
                 Some((n, None)) => self.start += n,
-                None => {
-                    if !self.fill().await? {
-                        return Err(closed());
-                    }
-                }
+                None => match self.fill().await {
+                    Ok(true) => received = true,
+                    Ok(false) => return Err((closed(), received)),
+                    Err(f) => return Err((f, received)),
+                },
             }
         };
-        out.head_at = Some(Instant::now());
-        out.bytes_in = 0;
-        self.body(mode, max_body.unwrap_or(u64::MAX), out).await?;
-        Ok(location)
+        Ok(head)
     }
 
     /// Reads a parsed head: `None` for an interim 1xx, else the body mode and Location.

@@ -120,6 +120,9 @@ pub enum AttackError {
     Io(#[from] std::io::Error),
 }
 
+/// How often a request the server refused unprocessed is sent (on a new connection each time).
+const MAX_REFUSED_ATTEMPTS: u32 = 3;
+
 struct SlotConn {
     conn: Conn,
     origin: Origin,
@@ -246,26 +249,35 @@ impl Worker {
     ) -> Result<Option<http::Uri>, Failure> {
         let shared = Arc::clone(&self.shared);
         let opts = shared.connector.options();
-        let reuse = self
-            .lean
-            .take()
-            .filter(|c| c.origin == p.origin && self.shared.requests_per_conn.is_none_or(|k| c.uses < k));
-        let mut conn = match reuse {
-            Some(c) => c,
-            None => {
-                let stream = self.shared.connector.tcp(&p.origin).await?;
-                *new_conn = true;
-                LeanConn::new(stream, p.origin.clone())
-            }
-        };
-        conn.uses += 1;
         let request = if opts.keepalive { &p.h1_keepalive } else { &p.h1_close };
-        // On failure the connection is dropped with the error.
-        let location = conn.exchange(request, p.method == http::Method::HEAD, opts.max_body, ex).await?;
-        if opts.keepalive && !ex.conn_spent {
-            self.lean = Some(conn);
+        loop {
+            let reuse = self
+                .lean
+                .take()
+                .filter(|c| c.origin == p.origin && self.shared.requests_per_conn.is_none_or(|k| c.uses < k));
+            let mut conn = match reuse {
+                Some(c) => c,
+                None => {
+                    let stream = self.shared.connector.tcp(&p.origin).await?;
+                    *new_conn = true;
+                    LeanConn::new(stream, p.origin.clone())
+                }
+            };
+            conn.uses += 1;
+            ex.stale = false;
+            // On failure the connection is dropped with the error.
+            match conn.exchange(request, p.method == http::Method::HEAD, opts.max_body, ex).await {
+                Ok(location) => {
+                    if opts.keepalive && !ex.conn_spent {
+                        self.lean = Some(conn);
+                    }
+                    return Ok(location.and_then(|l| resolve_location(&p.abs_uri, &l)));
+                }
+                // A stale keep-alive connection: once more on a new one (which cannot be stale).
+                Err(_) if ex.stale && p.idempotent => {}
+                Err(f) => return Err(f),
+            }
         }
-        Ok(location.and_then(|l| resolve_location(&p.abs_uri, &l)))
     }
 
     /// One request over a pooled connection: HTTP/1.1 over TLS (hyper), or HTTP/2 (h2).
@@ -277,13 +289,25 @@ impl Worker {
     ) -> Result<Option<http::Uri>, Failure> {
         let shared = Arc::clone(&self.shared);
         let opts = shared.connector.options();
-        {
-            let current = p;
-            let conn = self.acquire(&current.origin, new_conn).await?;
+        let mut attempt = 1;
+        loop {
+            let conn = self.acquire(&p.origin, new_conn).await?;
             let h2 = conn.is_h2();
-            let result = send_once(conn, current, opts, ex).await;
-            let location = match result {
-                Ok(l) => l,
+            let retire = conn.retire_handle();
+            ex.refused = false;
+            match send_once(conn, p, opts, ex).await {
+                Ok(location) => {
+                    if !h2 && (ex.conn_spent || !opts.keepalive) {
+                        self.drop_own();
+                    }
+                    return Ok(location);
+                }
+                // Refused unprocessed (GOAWAY, REFUSED_STREAM): no new streams on that
+                // connection, and the request goes again on another.
+                Err(_) if ex.refused && attempt < MAX_REFUSED_ATTEMPTS => {
+                    retire.retire();
+                    attempt += 1;
+                }
                 Err(f) => {
                     // An HTTP/2 failure may be one stream's; a dead connection shows as closed.
                     if !h2 {
@@ -291,11 +315,7 @@ impl Worker {
                     }
                     return Err(f);
                 }
-            };
-            if !h2 && (ex.conn_spent || !opts.keepalive) {
-                self.drop_own();
             }
-            Ok(location)
         }
     }
 

@@ -5,6 +5,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,6 +21,10 @@ use tokio::net::TcpListener;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// A plain or TLS stream, so that both are served by one code path.
+trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin> Io for T {}
+
 /// What the server does with each request.
 #[derive(Clone, Debug)]
 pub struct Behaviour {
@@ -28,11 +33,21 @@ pub struct Behaviour {
     pub body: Bytes,
     /// From this long after start, for this long, every response waits for the window to end.
     pub freeze: Option<(Duration, Duration)>,
+    /// After this many requests a connection shuts down gracefully, as nginx does at its
+    /// `keepalive_requests`: HTTP/2 sends GOAWAY (streams opened after it are refused), HTTP/1.1
+    /// answers with `Connection: close`.
+    pub max_requests_per_conn: Option<u64>,
 }
 
 impl Default for Behaviour {
     fn default() -> Self {
-        Behaviour { delay: Duration::ZERO, status: 200, body: Bytes::from_static(b"ok"), freeze: None }
+        Behaviour {
+            delay: Duration::ZERO,
+            status: 200,
+            body: Bytes::from_static(b"ok"),
+            freeze: None,
+            max_requests_per_conn: None,
+        }
     }
 }
 
@@ -117,7 +132,7 @@ impl TestServer {
             (None, None)
         };
         let captured = Arc::new(Mutex::new(Vec::new()));
-        let connections = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let connections = Arc::new(AtomicU64::new(0));
         let stop = CancellationToken::new();
         let started = Instant::now();
         let (cap, conns, stop2) = (Arc::clone(&captured), Arc::clone(&connections), stop.clone());
@@ -127,25 +142,42 @@ impl TestServer {
                     r = listener.accept() => match r { Ok(s) => s, Err(_) => continue },
                     _ = stop2.cancelled() => return,
                 };
-                conns.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                conns.fetch_add(1, Ordering::Relaxed);
                 let _ = stream.set_nodelay(true);
                 let (b, cap, acceptor, stop3) = (b.clone(), Arc::clone(&cap), acceptor.clone(), stop2.clone());
                 tokio::spawn(async move {
-                    let svc = service_fn(move |req| handle(req, b.clone(), Arc::clone(&cap), started));
-                    let builder = auto::Builder::new(TokioExecutor::new());
-                    let serve = async {
-                        match acceptor {
-                            Some(a) => {
-                                if let Ok(s) = a.accept(stream).await {
-                                    let _ = builder.serve_connection(TokioIo::new(s), svc).await;
-                                }
-                            }
-                            None => {
-                                let _ = builder.serve_connection(TokioIo::new(stream), svc).await;
-                            }
-                        }
+                    let io: Box<dyn Io> = match acceptor {
+                        Some(a) => match a.accept(stream).await {
+                            Ok(s) => Box::new(s),
+                            Err(_) => return,
+                        },
+                        None => Box::new(stream),
                     };
-                    tokio::select! { _ = serve => {}, _ = stop3.cancelled() => {} }
+                    // Counts this connection's requests; at the limit, the connection is told to
+                    // shut down gracefully.
+                    let (count, limit_reached) = (Arc::new(AtomicU64::new(0)), Arc::new(tokio::sync::Notify::new()));
+                    let (count2, limit2, max) =
+                        (Arc::clone(&count), Arc::clone(&limit_reached), b.max_requests_per_conn);
+                    let svc = service_fn(move |req| {
+                        if max.is_some_and(|m| count2.fetch_add(1, Ordering::Relaxed) + 1 == m) {
+                            limit2.notify_one();
+                        }
+                        handle(req, b.clone(), Arc::clone(&cap), started)
+                    });
+                    let builder = auto::Builder::new(TokioExecutor::new());
+                    let conn = builder.serve_connection(TokioIo::new(io), svc);
+                    tokio::pin!(conn);
+                    let mut shutting_down = false;
+                    loop {
+                        tokio::select! {
+                            _ = conn.as_mut() => return,
+                            _ = limit_reached.notified(), if !shutting_down => {
+                                shutting_down = true;
+                                conn.as_mut().graceful_shutdown();
+                            }
+                            _ = stop3.cancelled() => return,
+                        }
+                    }
                 });
             }
         });
@@ -170,7 +202,7 @@ impl TestServer {
 
     /// Connections accepted so far.
     pub fn connections(&self) -> u64 {
-        self.connections.load(std::sync::atomic::Ordering::Relaxed)
+        self.connections.load(Ordering::Relaxed)
     }
 }
 

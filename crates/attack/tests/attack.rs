@@ -437,3 +437,54 @@ async fn raw_responses_of_every_shape_are_results() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_the_server_retires_are_replaced_without_errors() {
+    // nginx closes a connection after `keepalive_requests` (1000 by default): HTTP/2 by GOAWAY,
+    // which refuses the streams the client opened meanwhile. Those were never processed, so they
+    // are sent again on a new connection, as Go's client does, rather than reported as errors.
+    let server = TestServer::start(Behaviour { max_requests_per_conn: Some(50), ..Default::default() }).await;
+    for protocol in [Protocol::H2c, Protocol::Http1] {
+        let before = server.connections();
+        // HTTP/1.1 gets as many connections as HTTP/2 has streams in flight.
+        let (connections, streams) = if protocol == Protocol::H2c { (2, 10) } else { (20, 1) };
+        let mut config = closed(vec![target(&server.url("/"))], connections, streams, 2000);
+        config.client.protocol = protocol;
+        let run = attack(config).await;
+        assert_eq!(run.metrics.successes, 2000, "{protocol:?}: {:?}", &run.errors()[..run.errors().len().min(3)]);
+        // 50 per connection (HTTP/2: plus the streams in flight when the limit hit), and each
+        // client connection's last one may end the run part-used.
+        let opened = server.connections() - before;
+        assert!((2000 / 60..=2000 / 50 + connections as u64).contains(&opened), "{protocol:?}: {opened} connections");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_keepalive_connection_is_retried_only_for_idempotent_requests() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A server that answers one request per connection as if it kept it alive, then closes it
+    // (an idle timeout firing right after the response): the next request finds it closed.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = listener.accept().await else { return };
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                if s.read(&mut buf).await.unwrap_or(0) > 0 {
+                    let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").await;
+                }
+            });
+        }
+    });
+    let url = format!("http://{addr}/");
+    // GET: each request that meets the stale connection goes again on a new one.
+    let run = attack(closed(vec![target(&url)], 1, 1, 6)).await;
+    assert_eq!(run.metrics.successes, 6, "{:?}", run.errors());
+    assert_eq!(run.metrics.connections, 6);
+    // POST may have been processed: it is not sent twice, and the failure is a result.
+    let post = Target::new(Method::POST, url.parse().unwrap());
+    let run = attack(closed(vec![post], 1, 1, 6)).await;
+    assert_eq!(run.metrics.successes, 3);
+    assert!(run.errors().iter().all(|e| e.starts_with("connection") || e.contains("reset")), "{:?}", run.errors());
+}
