@@ -488,3 +488,19 @@ async fn a_stale_keepalive_connection_is_retried_only_for_idempotent_requests() 
     assert_eq!(run.metrics.successes, 3);
     assert!(run.errors().iter().all(|e| e.starts_with("connection") || e.contains("reset")), "{:?}", run.errors());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_bodies_cross_http2_flow_control_both_ways() {
+    // 3 MiB each way: more than the default 64 KiB stream window the server starts with, so
+    // the body goes out as the server grants window, and the echo comes back as we release it.
+    let server = TestServer::start(Behaviour::default()).await;
+    let mut t = Target::new(Method::POST, server.url("/echo").parse().unwrap());
+    t.body = Bytes::from((0..3 << 20).map(|i| (i % 251) as u8).collect::<Vec<u8>>());
+    let mut config = closed(vec![t.clone()], 1, 4, 8);
+    config.client.protocol = Protocol::H2c;
+    let run = attack(config).await;
+    assert_eq!(run.metrics.successes, 8, "{:?}", run.errors());
+    assert!(run.records.iter().all(|(r, _)| r.bytes_in == 3 << 20 && r.bytes_out == 3 << 20));
+    assert!(server.captured().iter().all(|c| c.body == t.body));
+    assert_eq!(server.connections(), 1);
+}
