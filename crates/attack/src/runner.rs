@@ -162,13 +162,12 @@ impl Worker {
     }
 
     async fn acquire(&mut self, origin: &Origin, new_conn: &mut bool) -> Result<Conn, Failure> {
-        if let Some(c) = &mut self.own {
-            if c.origin == *origin && !c.conn.is_closed() && self.shared.requests_per_conn.is_none_or(|k| c.uses < k) {
-                c.uses += 1;
-                return Ok(c.conn.clone());
-            }
-            self.own = None;
+        if self.own.as_ref().is_some_and(|c| self.fresh(c, origin)) {
+            let c = self.own.as_mut().expect("checked above");
+            c.uses += 1;
+            return Ok(c.conn.clone());
         }
+        self.own = None;
         let shared = Arc::clone(&self.shared);
         let may_share = match shared.connector.options().protocol {
             Protocol::H2c => !origin.tls,
