@@ -17,22 +17,8 @@ cargo build --release -q
 LOADLAB=$PWD/target/release/loadlab
 ulimit -n "$(ulimit -Hn)"  # 10,000 connections need more than the usual 1024
 
-mkdir -p "$work/html"
-head -c 153600 /dev/urandom | base64 -w0 | head -c 204800 > "$work/html/200k"
-chmod -R a+rX "$work"  # nginx's workers run unprivileged
-cat > "$work/nginx.conf" <<NGINX
-worker_processes 1;
-daemon on;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 20000; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  server { listen 127.0.0.1:18091; root $work/html; }
-}
-NGINX
-taskset -c 1 nginx -c "$work/nginx.conf"
+source bench/nginx.sh
+start_nginx "$work" 1 "server { listen 127.0.0.1:18091; root $work/html; }"
 
 start_origin() {
   taskset -c 1 "$LOADLAB" origin --listen 127.0.0.1:18092 2> "$work/origin.log" &

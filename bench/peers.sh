@@ -24,28 +24,13 @@ done
 cargo build --release -q
 LOADLAB=$PWD/target/release/loadlab
 
-mkdir -p "$work/html"
-head -c 153600 /dev/urandom | base64 -w0 | head -c 204800 > "$work/html/200k"
-chmod -R a+rX "$work"  # nginx's workers run unprivileged
-cat > "$work/nginx.conf" <<NGINX
-worker_processes 1;
-daemon on;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 20000; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  http2_max_concurrent_streams 128;
-  server {
+source bench/nginx.sh
+start_nginx "$work" $SRV_CORE "server {
     listen 127.0.0.1:18089;
     listen 127.0.0.1:18090 http2;
     root $work/html;
-    location = /empty { return 200 ""; }
-  }
-}
-NGINX
-taskset -c $SRV_CORE nginx -c "$work/nginx.conf"
+    location = /empty { return 200 \"\"; }
+  }"
 H1=http://127.0.0.1:18089/empty
 H2=http://127.0.0.1:18090/empty
 

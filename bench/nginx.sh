@@ -1,0 +1,23 @@
+# Sourced by the bench scripts. start_nginx WORK CORE SERVER_BLOCK: writes a 200 KiB file to
+# WORK/html/200k and starts one nginx worker pinned to CORE with SERVER_BLOCK (which may use
+# $work/html as its root); the caller stops it with `nginx -c WORK/nginx.conf -s stop`.
+start_nginx() {
+  local work=$1 core=$2 server=$3
+  mkdir -p "$work/html"
+  head -c 153600 /dev/urandom | base64 -w0 | head -c 204800 > "$work/html/200k"
+  chmod -R a+rX "$work"  # nginx's workers run unprivileged
+  cat > "$work/nginx.conf" <<NGINX
+worker_processes 1;
+daemon on;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 20000; }
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  http2_max_concurrent_streams 128;
+  $server
+}
+NGINX
+  taskset -c "$core" nginx -c "$work/nginx.conf"
+}
