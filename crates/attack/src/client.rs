@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{CONNECTION, HOST, LOCATION};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
+use http::header::{CONNECTION, LOCATION};
+use http::{HeaderMap, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::http1;
@@ -23,6 +23,8 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tokio_rustls::TlsConnector;
 
+use crate::exchange::{io_text, Exchange, Failure, FailureKind};
+use crate::request::{redirected, resolve_location, Origin, Prepared};
 use crate::targets::Target;
 use crate::tls::{client_config, TlsOptions};
 
@@ -73,22 +75,6 @@ impl Default for ClientOptions {
     }
 }
 
-/// Where a connection goes: scheme and authority.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Origin {
-    pub tls: bool,
-    pub host: String,
-    pub port: u16,
-}
-
-impl Origin {
-    pub fn of(uri: &Uri) -> Origin {
-        let tls = uri.scheme_str() == Some("https");
-        let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
-        Origin { tls, port: uri.port_u16().unwrap_or(if tls { 443 } else { 80 }), host }
-    }
-}
-
 /// An open connection, ready to carry requests.
 #[derive(Clone)]
 pub enum Conn {
@@ -133,140 +119,6 @@ impl Conn {
             Conn::H1(s) => s.try_lock().map(|s| s.is_closed()).unwrap_or(false),
             Conn::H2(c) => c.closed.load(Ordering::Relaxed),
         }
-    }
-}
-
-/// A request prepared once per target: headers, both URI forms, body.
-#[derive(Clone)]
-pub struct Prepared {
-    pub method: Method,
-    pub origin: Origin,
-    /// `/path?query`, what HTTP/1.1 sends.
-    pub path_uri: Uri,
-    /// The absolute URI, what HTTP/2 sends as :scheme/:authority/:path.
-    pub abs_uri: Uri,
-    pub host: HeaderValue,
-    pub headers: HeaderMap,
-    /// What HTTP/2 sends: the URI with the Host header's authority (so `Host:` works as in
-    /// HTTP/1.1), and the headers without the connection-specific ones HTTP/2 forbids.
-    pub h2_uri: Uri,
-    pub h2_headers: HeaderMap,
-    pub body: Bytes,
-    /// Safe to send again when a stale connection lost it: GET, HEAD, OPTIONS, TRACE, PUT,
-    /// DELETE (RFC 9110 section 9.2.2), or any request with an Idempotency-Key header.
-    pub idempotent: bool,
-    /// The whole HTTP/1.1 request for the lean client, with and without `Connection: close`.
-    pub h1_keepalive: Bytes,
-    pub h1_close: Bytes,
-}
-
-impl Prepared {
-    pub fn new(t: &Target) -> Prepared {
-        let mut headers = HeaderMap::new();
-        let mut host = None;
-        for (k, v) in &t.headers {
-            if k == HOST {
-                host = Some(v.clone());
-            } else {
-                headers.append(k.clone(), v.clone());
-            }
-        }
-        if !headers.contains_key(http::header::USER_AGENT) {
-            headers.insert(
-                http::header::USER_AGENT,
-                HeaderValue::from_static(concat!("loadlab/", env!("CARGO_PKG_VERSION"))),
-            );
-        }
-        let authority = t.url.authority().map(|a| a.as_str()).unwrap_or_default();
-        let host = host.unwrap_or_else(|| HeaderValue::from_str(authority).expect("authority is a valid header"));
-        let pq = t.url.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        let mut p = Prepared {
-            method: t.method.clone(),
-            origin: Origin::of(&t.url),
-            path_uri: pq.parse().unwrap_or_else(|_| Uri::from_static("/")),
-            abs_uri: t.url.clone(),
-            h2_uri: h2_uri(&t.url, &host),
-            h2_headers: h2_headers(&headers, &t.method, &t.body),
-            host,
-            headers,
-            body: t.body.clone(),
-            idempotent: matches!(
-                t.method,
-                Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
-            ) || t.headers.iter().any(|(k, _)| k == "idempotency-key" || k == "x-idempotency-key"),
-            h1_keepalive: Bytes::new(),
-            h1_close: Bytes::new(),
-        };
-        p.h1_keepalive = crate::lean::request_bytes(&p, true);
-        p.h1_close = crate::lean::request_bytes(&p, false);
-        p
-    }
-
-    /// The request for hyper's HTTP/1.1 connection (TLS).
-    fn request(&self, keepalive: bool) -> Request<Full<Bytes>> {
-        let mut req = Request::new(Full::new(self.body.clone()));
-        *req.method_mut() = self.method.clone();
-        *req.uri_mut() = self.path_uri.clone();
-        *req.headers_mut() = self.headers.clone();
-        req.headers_mut().insert(HOST, self.host.clone());
-        if !keepalive {
-            req.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-        }
-        req
-    }
-}
-
-/// The absolute URI with `host` as its authority (the URL's own when `host` is not one).
-fn h2_uri(url: &Uri, host: &HeaderValue) -> Uri {
-    let mut parts = url.clone().into_parts();
-    if let Some(a) = host.to_str().ok().and_then(|h| h.parse::<http::uri::Authority>().ok()) {
-        parts.authority = Some(a);
-    }
-    Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
-}
-
-/// Headers for HTTP/2: without connection-specific fields (RFC 9113 section 8.2.2, which h2
-/// refuses to send), and with a content-length for a body, as hyper would add.
-fn h2_headers(headers: &HeaderMap, method: &Method, body: &Bytes) -> HeaderMap {
-    use http::header::{CONTENT_LENGTH, TE, TRANSFER_ENCODING, UPGRADE};
-    let mut h = headers.clone();
-    for name in [CONNECTION, TRANSFER_ENCODING, UPGRADE] {
-        h.remove(name);
-    }
-    h.remove("keep-alive");
-    h.remove("proxy-connection");
-    if h.get(TE).is_some_and(|v| v != "trailers") {
-        h.remove(TE);
-    }
-    if !h.contains_key(CONTENT_LENGTH)
-        && (!body.is_empty() || matches!(*method, Method::POST | Method::PUT | Method::PATCH))
-    {
-        h.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
-    }
-    h
-}
-
-/// Why a request failed (its text goes to the results file's error table).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure(pub String);
-
-impl Failure {
-    fn connect(e: &std::io::Error) -> Failure {
-        Failure(format!("connect: {}", io_text(e)))
-    }
-}
-
-pub(crate) fn io_text(e: &std::io::Error) -> String {
-    use std::io::ErrorKind::*;
-    match e.kind() {
-        ConnectionRefused => "connection refused".into(),
-        ConnectionReset => "connection reset by peer".into(),
-        ConnectionAborted => "connection aborted".into(),
-        TimedOut => "timeout".into(),
-        UnexpectedEof => "unexpected EOF".into(),
-        BrokenPipe => "broken pipe".into(),
-        AddrNotAvailable => "address not available".into(),
-        _ => e.to_string(),
     }
 }
 
@@ -332,10 +184,10 @@ impl Connector {
         let tcp = self.tcp(origin).await?;
         if origin.tls {
             let name = rustls::pki_types::ServerName::try_from(origin.host.clone())
-                .map_err(|_| Failure(format!("tls: bad server name {:?}", origin.host)))?;
+                .map_err(|_| Failure::new(format!("tls: bad server name {:?}", origin.host)))?;
             let tls = self.tls.as_ref().expect("TLS connector").connect(name, tcp).await.map_err(|e| {
                 let text = e.get_ref().map(|inner| inner.to_string()).unwrap_or_else(|| io_text(&e));
-                Failure(format!("tls: {text}"))
+                Failure::new(format!("tls: {text}"))
             })?;
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             self.handshake(tls, h2).await
@@ -355,7 +207,7 @@ impl Connector {
                 .initial_connection_window_size(4 << 20)
                 .handshake::<_, Bytes>(io)
                 .await
-                .map_err(|e| Failure(format!("http2 handshake: {}", h2_text(&e))))?;
+                .map_err(|e| Failure::new(format!("http2 handshake: {}", h2_text(&e))))?;
             let closed = Arc::new(AtomicBool::new(false));
             let flag = Arc::clone(&closed);
             tokio::spawn(async move {
@@ -368,28 +220,11 @@ impl Connector {
             let (send, conn) = http1::Builder::new()
                 .handshake(io)
                 .await
-                .map_err(|e| Failure(format!("http1 handshake: {}", hyper_text(&e))))?;
+                .map_err(|e| Failure::new(format!("http1 handshake: {}", hyper_text(&e))))?;
             tokio::spawn(conn);
             Ok(Conn::H1(Arc::new(tokio::sync::Mutex::new(send))))
         }
     }
-}
-
-/// What one exchange produced.
-#[derive(Debug, Default)]
-pub struct Exchange {
-    pub status: u16,
-    pub bytes_in: u64,
-    /// When the (final) response head arrived.
-    pub head_at: Option<Instant>,
-    /// The connection must not carry another request (body cut short, `Connection: close`).
-    pub conn_spent: bool,
-    /// The server refused the request without processing it (HTTP/2 GOAWAY past its stream, or
-    /// REFUSED_STREAM): safe to send again on another connection.
-    pub refused: bool,
-    /// A reused HTTP/1.1 connection failed before any byte of the response: the server had
-    /// closed it. An idempotent request may go again on a new connection (as Go's client does).
-    pub stale: bool,
 }
 
 /// Sends `prepared` over `conn` and reads the response, counting body bytes up to `max_body`.
@@ -406,10 +241,10 @@ pub async fn send_once(
     let req = prepared.request(opts.keepalive);
     let resp = {
         let mut s = s.lock().await;
-        s.ready().await.map_err(|e| Failure(hyper_text(&e)))?;
+        s.ready().await.map_err(|e| Failure::new(hyper_text(&e)))?;
         s.send_request(req).await
     }
-    .map_err(|e| Failure(hyper_text(&e)))?;
+    .map_err(|e| Failure::new(hyper_text(&e)))?;
     out.head_at = Some(Instant::now());
     out.status = resp.status().as_u16();
     if resp.headers().get(CONNECTION).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close")) {
@@ -447,8 +282,8 @@ async fn send_once_h2(
     out: &mut Exchange,
 ) -> Result<Option<Uri>, Failure> {
     let resp = h2_request(send, p).await.map_err(|e| {
-        out.refused = e.is_remote() && (e.is_go_away() || e.reason() == Some(h2::Reason::REFUSED_STREAM));
-        Failure(h2_text(&e))
+        let refused = e.is_remote() && (e.is_go_away() || e.reason() == Some(h2::Reason::REFUSED_STREAM));
+        Failure::new(h2_text(&e)).with_kind(if refused { FailureKind::Refused } else { FailureKind::Failed })
     })?;
     out.head_at = Some(Instant::now());
     out.status = resp.status().as_u16();
@@ -459,7 +294,7 @@ async fn send_once_h2(
     // Stopping early resets just this stream (when `body` drops): the connection stays usable.
     while out.bytes_in < limit {
         let Some(chunk) = body.data().await else { break };
-        let chunk = chunk.map_err(|e| Failure(h2_text(&e)))?;
+        let chunk = chunk.map_err(|e| Failure::new(h2_text(&e)))?;
         let _ = body.flow_control().release_capacity(chunk.len());
         out.bytes_in = (out.bytes_in + chunk.len() as u64).min(limit);
     }
@@ -475,7 +310,7 @@ async fn read_body(mut body: Incoming, max: Option<u64>, out: &mut Exchange) -> 
         return Ok(());
     }
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| Failure(hyper_text(&e)))?;
+        let frame = frame.map_err(|e| Failure::new(hyper_text(&e)))?;
         if let Some(data) = frame.data_ref() {
             out.bytes_in += data.len() as u64;
             if out.bytes_in >= limit {
@@ -488,34 +323,6 @@ async fn read_body(mut body: Incoming, max: Option<u64>, out: &mut Exchange) -> 
         }
     }
     Ok(())
-}
-
-pub(crate) fn resolve_location(base: &Uri, location: &str) -> Option<Uri> {
-    if location.starts_with("http://") || location.starts_with("https://") {
-        return location.parse().ok();
-    }
-    let mut parts = base.clone().into_parts();
-    let path = if location.starts_with('/') {
-        location.to_owned()
-    } else {
-        let base_path = base.path();
-        let dir = &base_path[..base_path.rfind('/').map_or(0, |i| i + 1)];
-        format!("{dir}{location}")
-    };
-    parts.path_and_query = Some(path.parse().ok()?);
-    Uri::from_parts(parts).ok()
-}
-
-/// The target of the next hop of a redirect, as vegeta's (Go's) client does it: 303, and 301/302
-/// after a POST, become a GET without body; 307 and 308 repeat the request.
-pub fn redirected(prev: &Prepared, status: StatusCode, to: Uri) -> Prepared {
-    let keep = matches!(status.as_u16(), 307 | 308) || !(status.as_u16() == 303 || prev.method == Method::POST);
-    let mut t = Target::new(if keep { prev.method.clone() } else { Method::GET }, to);
-    t.headers = prev.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    if keep {
-        t.body = prev.body.clone();
-    }
-    Prepared::new(&t)
 }
 
 /// A whole response, as [`fetch`] returns it.
@@ -539,7 +346,7 @@ pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions)
     let mut prepared = Prepared::new(&target);
     let work = async {
         for _ in 0..=max_hops {
-            let conn = connector.connect(&prepared.origin).await.map_err(|f| f.0)?;
+            let conn = connector.connect(&prepared.origin).await.map_err(|f| f.text)?;
             let (status, headers, body) = match conn {
                 Conn::H1(s) => {
                     let resp =

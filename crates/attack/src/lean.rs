@@ -6,46 +6,16 @@
 //! hyper (HTTP/2 uses h2); the attack tests run this path against hyper-served responses (length, chunked,
 //! close-delimited, HEAD, redirects, 1xx).
 
-use bytes::{BufMut, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use crate::client::{Exchange, Failure, Origin, Prepared};
+use crate::exchange::{io_text, Exchange, Failure, FailureKind};
+use crate::request::Origin;
 
 const BUF: usize = 64 * 1024;
 /// A response head larger than this is refused.
 const MAX_HEAD: usize = 256 * 1024;
-
-/// The request as written on the wire, built once.
-pub fn request_bytes(p: &Prepared, keepalive: bool) -> Bytes {
-    let mut b = BytesMut::with_capacity(128 + p.body.len());
-    b.put_slice(p.method.as_str().as_bytes());
-    b.put_u8(b' ');
-    b.put_slice(p.path_uri.path_and_query().map_or("/", |pq| pq.as_str()).as_bytes());
-    b.put_slice(b" HTTP/1.1\r\nhost: ");
-    b.put_slice(p.host.as_bytes());
-    b.put_slice(b"\r\n");
-    for (k, v) in &p.headers {
-        b.put_slice(k.as_str().as_bytes());
-        b.put_slice(b": ");
-        b.put_slice(v.as_bytes());
-        b.put_slice(b"\r\n");
-    }
-    let has_length =
-        p.headers.contains_key(http::header::CONTENT_LENGTH) || p.headers.contains_key(http::header::TRANSFER_ENCODING);
-    let needs_length =
-        !p.body.is_empty() || matches!(p.method, http::Method::POST | http::Method::PUT | http::Method::PATCH);
-    if !has_length && needs_length {
-        b.put_slice(format!("content-length: {}\r\n", p.body.len()).as_bytes());
-    }
-    if !keepalive {
-        b.put_slice(b"connection: close\r\n");
-    }
-    b.put_slice(b"\r\n");
-    b.put_slice(&p.body);
-    b.freeze()
-}
 
 /// How the response body is delimited.
 enum BodyMode {
@@ -66,11 +36,11 @@ pub struct LeanConn {
 }
 
 fn io_failure(e: std::io::Error) -> Failure {
-    Failure(crate::client::io_text(&e))
+    Failure::new(io_text(&e))
 }
 
 fn closed() -> Failure {
-    Failure("connection closed before the response completed".into())
+    Failure::new("connection closed before the response completed")
 }
 
 impl LeanConn {
@@ -92,7 +62,7 @@ impl LeanConn {
             } else if self.buf.len() < MAX_HEAD {
                 self.buf.resize(self.buf.len() * 2, 0);
             } else {
-                return Err(Failure("response head too large".into()));
+                return Err(Failure::new("response head too large"));
             }
         }
         let n = self.stream.read(&mut self.buf[self.end..]).await.map_err(io_failure)?;
@@ -102,7 +72,7 @@ impl LeanConn {
 
     /// Writes `request` and reads the response, counting at most `max_body` body bytes. Returns
     /// the Location of a redirect. Sets `out.conn_spent` when the connection cannot be reused,
-    /// and `out.stale` when a reused connection failed before any byte of the response.
+    /// and fails as `Stale` when a reused connection failed before any byte of the response.
     pub async fn exchange(
         &mut self,
         request: &[u8],
@@ -116,7 +86,9 @@ impl LeanConn {
             Err((failure, received)) => {
                 // The server closed the idle keep-alive connection as the request went out (its
                 // idle timeout, or the last response of its keepalive_requests).
-                out.stale = reused && !received;
+                if reused && !received {
+                    return Err(failure.with_kind(FailureKind::Stale));
+                }
                 return Err(failure);
             }
         };
@@ -137,7 +109,7 @@ impl LeanConn {
         self.stream.write_all(request).await.map_err(|e| (io_failure(e), false))?;
         // Bytes left from an earlier response mean the server sent more than it said.
         if self.start != self.end {
-            return Err((Failure("unexpected bytes after the previous response".into()), true));
+            return Err((Failure::new("unexpected bytes after the previous response"), true));
         }
         let mut received = false;
         let head = loop {
@@ -147,7 +119,7 @@ impl LeanConn {
                 match resp.parse(&self.buf[self.start..self.end]) {
                     Ok(httparse::Status::Complete(n)) => Some(self.head(n, &resp, head_request, out)),
                     Ok(httparse::Status::Partial) => None,
-                    Err(e) => return Err((Failure(format!("malformed response: {e}")), true)),
+                    Err(e) => return Err((Failure::new(format!("malformed response: {e}")), true)),
                 }
             };
             match parsed {
@@ -279,7 +251,7 @@ impl LeanConn {
             let size = std::str::from_utf8(hex)
                 .ok()
                 .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
-                .ok_or_else(|| Failure("malformed response: bad chunk size".into()))?;
+                .ok_or_else(|| Failure::new("malformed response: bad chunk size"))?;
             if size == 0 {
                 // Trailers, up to the empty line.
                 while !self.line().await?.is_empty() {}
@@ -300,7 +272,7 @@ impl LeanConn {
                 }
             }
             if !self.line().await?.is_empty() {
-                return Err(Failure("malformed response: chunk without CRLF".into()));
+                return Err(Failure::new("malformed response: chunk without CRLF"));
             }
         }
     }

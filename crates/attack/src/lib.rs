@@ -1,22 +1,31 @@
 //! Load generation. `targets` parses what to request, `schedule` says when (the open model's pure
-//! pacing function), `client` opens connections and performs one exchange, `runner` drives the
-//! open and closed models with workers, and `sink` streams every [`results::Record`] to the
-//! results file on its own thread. [`run`] is the whole attack; `lab` calls it in-process.
+//! pacing function and the rate grammar), `request` prepares each target once, `client` and
+//! `lean` open connections and perform one exchange (`exchange`: what it produced, how it
+//! failed), `worker` sends requests over them, `pacer` and `pool` drive the open model on the
+//! event loops of `runtimes`, `run` is the whole attack, and `sink` hands every
+//! [`results::Record`] to the caller's [`results::Consumer`] on its own thread. `lab` calls
+//! [`run`] in-process.
 
 mod client;
-pub mod duration;
+mod config;
+mod exchange;
 mod lean;
-mod runner;
+mod pacer;
+mod pool;
+mod request;
+mod run;
+mod runtimes;
 pub mod schedule;
 mod sink;
 pub mod targets;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tls;
+mod worker;
 
 pub use client::{fetch, ClientOptions, Fetched, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
-pub use runner::{run, AttackConfig, AttackError, Model, Summary, DEFAULT_WORKERS};
-pub use schedule::{Rate, Schedule};
-pub use sink::SinkOptions;
+pub use config::{AttackConfig, AttackError, Gauges, Model, Summary, DEFAULT_WORKERS};
+pub use run::run;
+pub use schedule::{Rate, RateSpec, Schedule, MAX_RATE};
 pub use targets::{parse_header, parse_targets, parse_url, Target, TargetDefaults, TargetError, TargetFormat};
 pub use tls::TlsOptions;

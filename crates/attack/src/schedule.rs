@@ -1,7 +1,7 @@
 //! The open model's schedule: when each request is due. A pure function of the hit number, so
 //! it is table-tested and never drifts: hit `n` is due when the integral of the rate reaches `n`.
 //!
-//! The pacer that follows it (see `runner`) wakes, sends every hit whose time has come (each
+//! The pacer that follows it (see `pacer`) wakes, sends every hit whose time has come (each
 //! stamped with its own scheduled time, not the wake time), and sleeps until the next one is due.
 //! If it wakes late it catches up at once: late hits go out immediately, still measured from
 //! their scheduled times, so a stall shows in the latencies instead of silently lowering the rate.
@@ -33,13 +33,87 @@ impl std::str::FromStr for Rate {
                 } else {
                     format!("1{other}")
                 };
-                crate::duration::parse(&other).map_err(|e| format!("bad rate {s:?}: {e}"))?
+                results::duration::parse(&other).map_err(|e| format!("bad rate {s:?}: {e}"))?
             }
         };
         if per.is_zero() {
             return Err(format!("bad rate {s:?}: zero period"));
         }
-        Ok(Rate(n / per.as_secs_f64()))
+        let rate = n / per.as_secs_f64();
+        if rate > MAX_RATE {
+            return Err(format!("bad rate {s:?}: above the maximum of {MAX_RATE} per second"));
+        }
+        Ok(Rate(rate))
+    }
+}
+
+/// The highest rate accepted: ten times what one core of any HTTP generator can send, and low
+/// enough that the schedule's arithmetic stays exact.
+pub const MAX_RATE: f64 = 10_000_000.0;
+
+/// A rate as a user writes it: `R` (constant), `A..B` (a linear ramp) or `R,R,...@STEP` (steps).
+/// The one grammar of `attack --rate`/`--rate-steps` and of lab plans.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RateSpec {
+    Constant(f64),
+    Ramp(f64, f64),
+    Steps(Vec<f64>, Duration),
+}
+
+impl std::str::FromStr for RateSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RateSpec, String> {
+        let rate = |r: &str| r.trim().parse::<Rate>().map(|r| r.0);
+        if let Some((rates, step)) = s.split_once('@') {
+            let rates = rates.split(',').map(rate).collect::<Result<Vec<_>, _>>()?;
+            let step = results::duration::parse(step)?;
+            if step.is_zero() {
+                return Err(format!("bad rate steps {s:?}: the step must be longer than 0"));
+            }
+            return Ok(RateSpec::Steps(rates, step));
+        }
+        if let Some((from, to)) = s.split_once("..") {
+            return Ok(RateSpec::Ramp(rate(from)?, rate(to)?));
+        }
+        Ok(RateSpec::Constant(rate(s)?))
+    }
+}
+
+/// As a user would write it back (`700`, `100..2000`, `400,800@60s`).
+impl std::fmt::Display for RateSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RateSpec::Constant(r) => write!(f, "{r}"),
+            RateSpec::Ramp(a, b) => write!(f, "{a}..{b}"),
+            RateSpec::Steps(rates, step) => {
+                let rates: Vec<String> = rates.iter().map(f64::to_string).collect();
+                write!(f, "{}@{}ms", rates.join(","), step.as_millis())
+            }
+        }
+    }
+}
+
+impl RateSpec {
+    /// The schedule for `duration` (a ramp takes `ramp` to climb, then holds; steps may run
+    /// without a duration). Refuses a schedule that would send nothing or never end.
+    pub fn schedule(&self, duration: Option<Duration>, ramp: Option<Duration>) -> Result<Schedule, String> {
+        let schedule = match self {
+            RateSpec::Constant(r) => {
+                if ramp.is_some() {
+                    return Err("a ramp length needs a rate A..B".into());
+                }
+                Schedule::constant(*r, duration.ok_or("a rate needs a duration (every attack is bounded)")?)
+            }
+            RateSpec::Ramp(from, to) => {
+                let ramp = ramp.ok_or("a rate A..B needs a ramp length")?;
+                Schedule::ramp(*from, *to, ramp, duration.unwrap_or(ramp))
+            }
+            RateSpec::Steps(rates, step) => Schedule::steps(rates, *step, duration),
+        };
+        if schedule.total_hits() == 0 {
+            return Err("this schedule sends no request".into());
+        }
+        Ok(schedule)
     }
 }
 
@@ -245,5 +319,27 @@ mod tests {
             last = d;
         }
         assert_eq!(s.total_hits(), 21 + 39);
+    }
+
+    #[test]
+    fn rate_specs_parse_and_schedule() {
+        let secs = Duration::from_secs;
+        assert_eq!("700".parse(), Ok(RateSpec::Constant(700.0)));
+        assert_eq!("60/m".parse(), Ok(RateSpec::Constant(1.0)));
+        assert_eq!("100..2000".parse(), Ok(RateSpec::Ramp(100.0, 2000.0)));
+        assert_eq!("400, 800,1000@60s".parse(), Ok(RateSpec::Steps(vec![400.0, 800.0, 1000.0], secs(60))));
+        for bad in ["1e300", "-5", "x", "1..", "400@0s", "400@", "400,@1s"] {
+            assert!(bad.parse::<RateSpec>().is_err(), "{bad}");
+        }
+        let c = RateSpec::Constant(100.0);
+        assert_eq!(c.schedule(Some(secs(2)), None).unwrap().total_hits(), 200);
+        assert!(c.schedule(None, None).unwrap_err().contains("duration"));
+        assert!(c.schedule(Some(secs(2)), Some(secs(1))).is_err());
+        let r = RateSpec::Ramp(0.0, 100.0);
+        assert_eq!(r.schedule(None, Some(secs(2))).unwrap().total_hits(), 100);
+        assert!(r.schedule(Some(secs(2)), None).is_err());
+        let st = RateSpec::Steps(vec![10.0, 20.0], secs(1));
+        assert_eq!(st.schedule(None, None).unwrap().total_hits(), 30);
+        assert!(RateSpec::Constant(0.0).schedule(Some(secs(1)), None).unwrap_err().contains("no request"));
     }
 }

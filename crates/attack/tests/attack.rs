@@ -5,10 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use attack::testing::{Behaviour, TestServer};
-use attack::{AttackConfig, ClientOptions, Model, Protocol, Schedule, SinkOptions, Target};
+use attack::{AttackConfig, ClientOptions, Model, Protocol, Schedule, Target};
 use bytes::Bytes;
 use http::Method;
-use results::{Item, Metrics, Reader, Record};
+use results::{Item, LlrWriter, Metrics, Reader, Record};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Default)]
@@ -49,8 +49,7 @@ fn closed(targets: Vec<Target>, connections: usize, streams: usize, requests: u6
 
 async fn attack(config: AttackConfig) -> Run {
     let buf = SharedBuf::default();
-    let opts = SinkOptions { progress: false, ..Default::default() };
-    let summary = attack::run(config, Box::new(buf.clone()), CancellationToken::new(), opts).await.unwrap();
+    let summary = attack::run(config, LlrWriter::new(buf.clone()), CancellationToken::new()).await.unwrap();
     let bytes = buf.0.lock().unwrap().clone();
     let mut reader = Reader::new(&bytes[..], "mem");
     let mut records = Vec::new();
@@ -316,8 +315,7 @@ async fn stopping_drains_and_closes_the_file() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         s2.cancel();
     });
-    let opts = SinkOptions { progress: false, ..Default::default() };
-    let summary = attack::run(config, Box::new(buf.clone()), stop, opts).await.unwrap();
+    let summary = attack::run(config, LlrWriter::new(buf.clone()), stop).await.unwrap();
     assert!(summary.interrupted);
     assert!((25..=35).contains(&summary.metrics.requests), "{}", summary.metrics.requests);
     // Every request sent got its answer before the file was closed.

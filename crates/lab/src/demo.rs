@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use attack::{AttackConfig, Model, Schedule, SinkOptions, Target};
-use results::Metrics;
+use attack::{AttackConfig, Model, Schedule, Target};
+use report::chart::ChartBuilder;
+use results::{LlrWriter, Metrics};
 use tokio_util::sync::CancellationToken;
 
 /// The recipe of example 002.
@@ -69,7 +70,9 @@ pub async fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<Vec<Step>, D
     let url = format!("http://{addr}/foobar");
     let _ = writeln!(out, "Origin simulator on http://{addr} (100 ms, 200kb random content, gzip)");
     let mut steps = Vec::new();
+    // The charts are built from the records as they happen, beside the results files.
     let result = async {
+        let mut charts = ChartBuilder::new("loadlab demo: 100 ms origin, rate ladder");
         for &rate in &opts.rates {
             let _ = writeln!(out, "\n== {rate} req/s for {:?}: GET {url}", opts.step);
             let file = opts.out.join(format!("step-{rate}rps.llr"));
@@ -79,47 +82,29 @@ pub async fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<Vec<Step>, D
                 AttackConfig::new(vec![target], Model::Open { schedule: Schedule::constant(rate, opts.step) });
             config.name = format!("demo {rate} req/s");
             config.client.timeout = Duration::from_secs(10);
-            let sink = SinkOptions { progress: false, ..Default::default() };
-            let summary = attack::run(config, Box::new(f), CancellationToken::new(), sink).await?;
+            charts.source(format!("{rate} req/s"));
+            let consumer = (LlrWriter::new(std::io::BufWriter::new(f)), charts);
+            let summary = attack::run(config, consumer, CancellationToken::new()).await?;
+            charts = summary.consumer.1;
             let mut text = Vec::new();
             report::write_text(&summary.metrics, &mut text)
                 .map_err(|e| DemoError::Io { path: file.clone(), source: e })?;
             let _ = out.write_all(&text);
             steps.push(Step { rate, file, metrics: summary.metrics });
         }
-        Ok::<(), DemoError>(())
+        Ok::<ChartBuilder, DemoError>(charts)
     }
     .await;
     stop_origin.cancel();
     let _ = server.await;
-    result?;
+    let charts = result?;
     let html = opts.out.join("report.html");
-    write_html(&steps, &html)?;
+    let page = report::chart::render_html(&charts.finish(), report::chart::Chart::All);
+    std::fs::write(&html, page).map_err(|e| DemoError::Io { path: html.clone(), source: e })?;
     let _ = writeln!(out, "\nResults files (loadlab report FILE, loadlab plot FILE -o chart.svg):");
     for s in &steps {
         let _ = writeln!(out, "  {}", s.file.display());
     }
     let _ = writeln!(out, "Charts of all steps: {}", html.display());
     Ok(steps)
-}
-
-/// The charts of every step, one run each, as a self-contained page.
-fn write_html(steps: &[Step], path: &std::path::Path) -> Result<(), DemoError> {
-    let io = |e| DemoError::Io { path: path.to_path_buf(), source: e };
-    let mut builder = report::chart::ChartBuilder::new("loadlab demo: 100 ms origin, rate ladder");
-    for s in steps {
-        let file = std::fs::File::open(&s.file).map_err(|e| DemoError::Io { path: s.file.clone(), source: e })?;
-        let mut reader = results::Reader::new(std::io::BufReader::new(file), s.file.display().to_string());
-        let read_err =
-            |e: results::Error| DemoError::Io { path: s.file.clone(), source: std::io::Error::other(e.to_string()) };
-        while let Some(item) = reader.next().map_err(read_err)? {
-            match item {
-                results::Item::Run(h) => builder.start_run(&h, &format!("{} req/s", s.rate)),
-                results::Item::Record(r) => builder.add(&r, reader.error_text(r.error)),
-                results::Item::End => {}
-            }
-        }
-    }
-    let page = report::chart::render_html(&builder.finish(), report::chart::Chart::All);
-    std::fs::write(path, page).map_err(io)
 }

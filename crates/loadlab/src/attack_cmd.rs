@@ -1,63 +1,37 @@
 //! `loadlab attack`: turns flags into an `attack::AttackConfig` and runs it.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{BufWriter, IsTerminal, Read, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use attack::{AttackConfig, ClientOptions, Model, Protocol, Rate, Schedule, SinkOptions, TargetDefaults, TargetFormat};
+use attack::{AttackConfig, ClientOptions, Model, Protocol, RateSpec, TargetDefaults};
 use bytes::Bytes;
+use results::LlrWriter;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::AttackArgs;
+use crate::progress::{Extent, Progress};
 use crate::{bad, BadInput};
 
-fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
-    attack::duration::parse(s).map_err(|e| bad(format!("--{flag}: {e}")))
-}
-
-fn rate(flag: &str, s: &str) -> anyhow::Result<f64> {
-    let r: Rate = s.parse().map_err(|e| bad(format!("--{flag}: {e}")))?;
-    Ok(r.0)
-}
-
 fn model(a: &AttackArgs) -> anyhow::Result<Model> {
-    let dur = a.duration.as_deref().map(|d| duration("duration", d)).transpose()?;
     if let Some(steps) = &a.rate_steps {
-        if a.rate.is_some() {
-            return Err(bad("--rate and --rate-steps exclude each other"));
-        }
-        let (rates, step) =
-            steps.split_once('@').ok_or_else(|| bad(format!("--rate-steps {steps:?}: expected RATE,RATE,...@STEP")))?;
-        let rates = rates.split(',').map(|r| rate("rate-steps", r.trim())).collect::<anyhow::Result<Vec<_>>>()?;
-        let step = duration("rate-steps", step)?;
-        if step.is_zero() {
-            return Err(bad("--rate-steps: the step must be longer than 0"));
-        }
-        return Ok(Model::Open { schedule: Schedule::steps(&rates, step, dur) });
+        let schedule = steps.schedule(a.duration, None).map_err(|e| bad(format!("--rate-steps: {e}")))?;
+        return Ok(Model::Open { schedule });
     }
     if let Some(r) = &a.rate {
-        let schedule = if let Some((from, to)) = r.split_once("..") {
-            let ramp = a.ramp.as_deref().ok_or_else(|| bad("--rate A..B needs --ramp"))?;
-            let ramp = duration("ramp", ramp)?;
-            Schedule::ramp(rate("rate", from)?, rate("rate", to)?, ramp, dur.unwrap_or(ramp))
-        } else {
-            if a.ramp.is_some() {
-                return Err(bad("--ramp needs --rate A..B"));
-            }
-            let d = dur.ok_or_else(|| bad("--rate needs --duration (every attack is bounded)"))?;
-            Schedule::constant(rate("rate", r)?, d)
-        };
-        if schedule.total_hits() == 0 {
-            return Err(bad("--rate: this schedule sends no request"));
+        if a.duration.is_none() && matches!(r, RateSpec::Constant(_)) {
+            return Err(bad("--rate needs --duration (every attack is bounded)"));
         }
+        let schedule = r.schedule(a.duration, a.ramp).map_err(|e| bad(format!("--rate: {e}")))?;
         return Ok(Model::Open { schedule });
     }
     if let Some(c) = a.connections {
-        if a.requests.is_none() && dur.is_none() {
+        if a.requests.is_none() && a.duration.is_none() {
             return Err(bad("--connections needs --requests or --duration (every attack is bounded)"));
         }
-        return Ok(Model::Closed { connections: c, streams: a.streams, requests: a.requests, duration: dur });
+        return Ok(Model::Closed { connections: c, streams: a.streams, requests: a.requests, duration: a.duration });
     }
     Err(bad("give --rate or --rate-steps (open model) or --connections (closed model)"))
 }
@@ -72,13 +46,11 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
         defaults.body = Some(Bytes::from(body));
     }
     if let Some(url) = &a.url {
-        if a.targets.is_some() {
-            return Err(bad("give a URL or --targets, not both"));
-        }
         let line = format!("{} {url}\n", a.method);
-        return attack::parse_targets(&line, TargetFormat::Http, "argument", &defaults).map_err(|e| bad(e.to_string()));
+        return attack::parse_targets(&line, attack::TargetFormat::Http, "argument", &defaults)
+            .map_err(|e| bad(e.to_string()));
     }
-    let format: TargetFormat = a.format.parse().map_err(|e: String| bad(format!("--format: {e}")))?;
+    let format = a.format;
     let (text, name) = match a.targets.as_deref() {
         None | Some("-") => {
             if std::io::stdin().is_terminal() {
@@ -94,9 +66,6 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
 }
 
 fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
-    if a.http2 && a.h2c {
-        return Err(bad("--http2 and --h2c exclude each other"));
-    }
     let mut config = AttackConfig::new(targets(a)?, model(a)?);
     config.name = a.name.clone();
     config.client = ClientOptions {
@@ -107,7 +76,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
         } else {
             Protocol::Http1
         },
-        timeout: duration("timeout", &a.timeout)?,
+        timeout: a.timeout,
         max_body: u64::try_from(a.max_body).ok(),
         redirects: u32::try_from(a.redirects).ok(),
         keepalive: a.keepalive,
@@ -119,20 +88,19 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
             key: a.key.clone(),
         },
     };
-    if config.client.timeout.is_zero() {
-        return Err(bad("--timeout must be longer than 0"));
-    }
-    config.workers = a.workers.max(1);
+    config.workers = a.workers;
     config.max_workers = a.max_workers;
     if a.rate.is_some() || a.rate_steps.is_some() {
         config.h2_connections = a.connections.unwrap_or(1);
     }
     config.requests_per_conn = a.requests_per_conn;
+    let text = |d: Option<Duration>| d.map(|d| report::duration::go_string(d.as_nanos() as u64));
     let settings = json!({
-        "rate": a.rate, "ramp": a.ramp, "rate_steps": a.rate_steps, "duration": a.duration,
+        "rate": a.rate.as_ref().map(RateSpec::to_string), "ramp": text(a.ramp),
+        "rate_steps": a.rate_steps.as_ref().map(RateSpec::to_string), "duration": text(a.duration),
         "connections": a.connections, "streams": a.streams, "requests": a.requests,
         "requests_per_conn": a.requests_per_conn, "max_workers": a.max_workers,
-        "protocol": format!("{:?}", config.client.protocol), "timeout": a.timeout,
+        "protocol": format!("{:?}", config.client.protocol), "timeout": text(Some(a.timeout)),
         "max_body": a.max_body, "keepalive": a.keepalive, "headers": a.headers,
     });
     if let serde_json::Value::Object(map) = settings {
@@ -168,8 +136,17 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             signalled().await;
             std::process::exit(130);
         });
-        let sink = SinkOptions { progress: std::io::stderr().is_terminal(), ..Default::default() };
-        match attack::run(config, out, stop, sink).await {
+        // A progress bar only where a person watches.
+        let progress = std::io::stderr().is_terminal().then(|| {
+            let extent = match &config.model {
+                Model::Open { schedule } => Extent::Time(schedule.duration()),
+                Model::Closed { duration: Some(d), .. } => Extent::Time(*d),
+                Model::Closed { requests, .. } => Extent::Requests(requests.unwrap_or(0)),
+            };
+            Progress::new(extent, Arc::clone(&config.gauges))
+        });
+        let file = LlrWriter::new(BufWriter::with_capacity(1 << 16, out));
+        match attack::run(config, (file, progress), stop).await {
             Ok(_) => Ok(()),
             Err(attack::AttackError::Config(e)) => Err(anyhow::Error::new(BadInput(e))),
             Err(e) => Err(e.into()),

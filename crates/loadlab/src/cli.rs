@@ -1,8 +1,15 @@
-//! Command-line definitions. Flag names follow vegeta's where vegeta has one.
+//! Command-line definitions. Flag names follow vegeta's where vegeta has one. Values are typed
+//! here (durations, rates, formats), so a bad value is refused by the parser with the flag's name,
+//! and the commands receive what they use.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use attack::{RateSpec, TargetFormat};
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{ArgAction, Args, Parser, Subcommand};
+use report::chart::Chart;
+use report::ReportType;
 
 #[derive(Parser)]
 #[command(name = "loadlab", version, about = "HTTP performance lab: load generator, reports, plots, origin simulator")]
@@ -25,19 +32,129 @@ pub enum Command {
     Origin(OriginArgs),
     /// A short lab: a rate ladder against an embedded origin simulator, with reports.
     Demo(DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout.
+    Man,
+}
+
+/// A Go duration (`500ms`, `1.5s`, `1m30s`).
+pub fn duration(s: &str) -> Result<Duration, String> {
+    results::duration::parse(s)
+}
+
+/// A duration longer than zero.
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    match duration(s)? {
+        d if d.is_zero() => Err("must be longer than 0".into()),
+        d => Ok(d),
+    }
+}
+
+/// A rate for `--rate`: `N`, `N/s`, `N/m`, or a ramp `A..B`.
+fn rate(s: &str) -> Result<RateSpec, String> {
+    match s.parse()? {
+        RateSpec::Steps(..) => Err(format!("bad rate {s:?}: steps go in --rate-steps")),
+        r => Ok(r),
+    }
+}
+
+/// Steps for `--rate-steps`: `R,R,...@STEP`.
+fn rate_steps(s: &str) -> Result<RateSpec, String> {
+    if !s.contains('@') {
+        return Err(format!("{s:?}: expected RATE,RATE,...@STEP"));
+    }
+    s.parse()
+}
+
+/// A value parsed by its type's `FromStr` (whose message names what is wrong), with the names
+/// clap offers in help and completions.
+#[derive(Clone)]
+pub struct Choice<T> {
+    names: &'static [&'static str],
+    parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T: Clone + Send + Sync + 'static> TypedValueParser for Choice<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let text = value.to_str().ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidUtf8).with_cmd(cmd))?;
+        (self.parse)(text).map_err(|e| {
+            let mut err = clap::Error::raw(clap::error::ErrorKind::ValueValidation, e.clone()).with_cmd(cmd);
+            if let Some(a) = arg {
+                err.insert(
+                    clap::error::ContextKind::InvalidArg,
+                    clap::error::ContextValue::String(
+                        a.get_long().map_or(a.get_id().to_string(), |l| format!("--{l}")),
+                    ),
+                );
+            }
+            err.insert(clap::error::ContextKind::Custom, clap::error::ContextValue::String(e));
+            err
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.names.iter().map(|n| PossibleValue::new(*n))))
+    }
+}
+
+fn target_formats() -> Choice<TargetFormat> {
+    Choice { names: &["http", "json"], parse: |s| s.parse() }
+}
+
+fn report_types() -> Choice<ReportType> {
+    Choice { names: &["text", "json", "hist[0,5ms,10ms]", "hdr"], parse: |s| s.parse() }
+}
+
+fn charts() -> Choice<Chart> {
+    Choice { names: &["all", "latency", "status", "throughput", "hdr"], parse: |s| s.parse() }
+}
+
+/// What `encode` reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncodeFormat {
+    Llr,
+    /// vegeta's JSON lines (with loadlab's ttfb and lag); `vegeta-json` is the same format.
+    Json,
+    Csv,
+}
+
+fn encode_formats() -> Choice<EncodeFormat> {
+    Choice {
+        names: &["llr", "json", "vegeta-json", "csv"],
+        parse: |s| match s {
+            "llr" => Ok(EncodeFormat::Llr),
+            "json" | "vegeta-json" => Ok(EncodeFormat::Json),
+            "csv" => Ok(EncodeFormat::Csv),
+            _ => Err(format!("unknown format {s:?} (expected llr, json, vegeta-json or csv)")),
+        },
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Directory for the results files.
     #[arg(long, default_value = "loadlab-demo")]
-    pub out: std::path::PathBuf,
-    /// Rates of the ladder, requests per second.
-    #[arg(long, value_delimiter = ',', default_values_t = [200.0, 400.0, 800.0])]
+    pub out: PathBuf,
+    /// Rates of the ladder, requests per second, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "200,400,800")]
     pub rates: Vec<f64>,
     /// Length of each step.
-    #[arg(long, default_value = "5s")]
-    pub step: String,
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
+    pub step: Duration,
 }
 
 #[derive(Args, Debug)]
@@ -47,7 +164,7 @@ pub struct OriginArgs {
     pub listen: Option<String>,
     /// Recipe file (an object or an array) loaded at start instead of the default recipe.
     #[arg(long)]
-    pub recipe: Option<std::path::PathBuf>,
+    pub recipe: Option<PathBuf>,
     /// Serve the admin API on this address (to any peer) instead of on --listen (loopback only).
     #[arg(long)]
     pub admin_listen: Option<String>,
@@ -55,23 +172,24 @@ pub struct OriginArgs {
     #[arg(long)]
     pub admin_token: Option<String>,
     /// Serve TLS with this PEM certificate chain (with --tls-key).
-    #[arg(long)]
-    pub tls_cert: Option<std::path::PathBuf>,
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
     /// PEM private key for --tls-cert.
-    #[arg(long)]
-    pub tls_key: Option<std::path::PathBuf>,
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct AttackArgs {
     /// URL to request (else targets come from --targets or stdin).
+    #[arg(conflicts_with = "targets")]
     pub url: Option<String>,
     /// Targets file (vegeta's http or json format); `-` for stdin.
     #[arg(long)]
     pub targets: Option<String>,
-    /// Targets format: http or json.
-    #[arg(long, default_value = "http")]
-    pub format: String,
+    /// Targets format.
+    #[arg(long, default_value = "http", value_parser = target_formats())]
+    pub format: TargetFormat,
     /// Method for a URL given as argument.
     #[arg(long, default_value = "GET")]
     pub method: String,
@@ -89,52 +207,52 @@ pub struct AttackArgs {
     pub output: String,
 
     /// Open model: requests per second (N, N/s, N/m), or a ramp A..B with --ramp.
-    #[arg(long)]
-    pub rate: Option<String>,
+    #[arg(long, value_parser = rate, conflicts_with = "rate_steps")]
+    pub rate: Option<RateSpec>,
     /// Length of the linear ramp of --rate A..B.
-    #[arg(long)]
-    pub ramp: Option<String>,
+    #[arg(long, value_parser = duration, requires = "rate")]
+    pub ramp: Option<Duration>,
     /// Open model in steps: RATE,RATE,...@STEP (e.g. 400,800,1000@60s).
-    #[arg(long)]
-    pub rate_steps: Option<String>,
+    #[arg(long, value_parser = rate_steps)]
+    pub rate_steps: Option<RateSpec>,
     /// How long to attack (e.g. 60s, 10m).
-    #[arg(long)]
-    pub duration: Option<String>,
+    #[arg(long, value_parser = duration)]
+    pub duration: Option<Duration>,
     /// Open model: workers started up front.
-    #[arg(long, default_value_t = attack::DEFAULT_WORKERS)]
+    #[arg(long, default_value_t = attack::DEFAULT_WORKERS, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
     pub workers: usize,
     /// Open model: most requests in flight at once.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
     pub max_workers: Option<usize>,
 
     /// Closed model (without --rate): connections sending back to back. With --rate and
     /// HTTP/2: the connections the workers share.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
     pub connections: Option<usize>,
     /// Closed model over HTTP/2: requests in flight per connection.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000).map(|n| n as usize))]
     pub streams: usize,
     /// Closed model: total requests.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub requests: Option<u64>,
     /// Close and reopen each connection after this many requests.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub requests_per_conn: Option<u64>,
 
     /// HTTP/2 over TLS when the server offers it by ALPN.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "h2c")]
     pub http2: bool,
     /// HTTP/2 without TLS, with prior knowledge.
     #[arg(long)]
     pub h2c: bool,
     /// Request timeout, connect to last body byte.
-    #[arg(long, default_value = "30s")]
-    pub timeout: String,
+    #[arg(long, default_value = "30s", value_parser = positive_duration)]
+    pub timeout: Duration,
     /// Body bytes read and counted per response (-1 = all, 0 = headers only).
-    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..))]
     pub max_body: i64,
     /// Redirects to follow (-1 = record the redirect, follow none).
-    #[arg(long, default_value_t = attack::DEFAULT_REDIRECTS as i64, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = attack::DEFAULT_REDIRECTS as i64, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..=1000))]
     pub redirects: i64,
     /// Reuse connections.
     #[arg(long, default_value = "true", action = ArgAction::Set)]
@@ -149,10 +267,10 @@ pub struct AttackArgs {
     #[arg(long)]
     pub root_certs: Vec<PathBuf>,
     /// Client certificate chain (PEM).
-    #[arg(long)]
+    #[arg(long, requires = "key")]
     pub cert: Option<PathBuf>,
     /// Client private key (PEM).
-    #[arg(long)]
+    #[arg(long, requires = "cert")]
     pub key: Option<PathBuf>,
 }
 
@@ -161,11 +279,11 @@ pub struct ReportArgs {
     /// Results files (.llr); stdin when none or `-`.
     pub files: Vec<String>,
     /// text, json, hist[0,5ms,10ms,...] or hdr.
-    #[arg(long = "type", default_value = "text")]
-    pub kind: String,
+    #[arg(long = "type", default_value = "text", value_parser = report_types())]
+    pub kind: ReportType,
     /// Print the report this often while the input grows (e.g. 1s).
-    #[arg(long)]
-    pub every: Option<String>,
+    #[arg(long, value_parser = positive_duration)]
+    pub every: Option<Duration>,
     /// Where to write; `-` for stdout.
     #[arg(long, short = 'o', default_value = "-")]
     pub output: String,
@@ -175,13 +293,13 @@ pub struct ReportArgs {
 pub struct EncodeArgs {
     /// Input files; stdin when none or `-`.
     pub files: Vec<String>,
-    /// Output format: json (vegeta's JSON lines, with ttfb and lag), vegeta-json, or csv; an
-    /// import (--from vegeta-json|csv) always writes llr.
-    #[arg(long)]
-    pub to: Option<String>,
-    /// Input format: llr, vegeta-json or csv.
-    #[arg(long, default_value = "llr")]
-    pub from: String,
+    /// Output format: json (vegeta's JSON lines, with ttfb and lag), vegeta-json (the same), or
+    /// csv; an import (--from json|csv) always writes llr.
+    #[arg(long, value_parser = encode_formats())]
+    pub to: Option<EncodeFormat>,
+    /// Input format: llr, or vegeta's json or csv.
+    #[arg(long, default_value = "llr", value_parser = encode_formats())]
+    pub from: EncodeFormat,
     /// Where to write; `-` for stdout.
     #[arg(long, short = 'o', default_value = "-")]
     pub output: String,
@@ -197,7 +315,56 @@ pub struct PlotArgs {
     /// Title above the charts.
     #[arg(long, default_value = "")]
     pub title: String,
-    /// latency, status, throughput, hdr or all.
-    #[arg(long, default_value = "all")]
-    pub chart: String,
+    /// Which charts.
+    #[arg(long, default_value = "all", value_parser = charts())]
+    pub chart: Chart,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("loadlab").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn typed_values() {
+        let Command::Attack(a) =
+            parse(&["attack", "http://127.0.0.1/", "--rate", "50/s", "--duration", "1m30s"]).unwrap().command
+        else {
+            panic!("not an attack")
+        };
+        assert_eq!(a.rate, Some(RateSpec::Constant(50.0)));
+        assert_eq!(a.duration, Some(Duration::from_secs(90)));
+        assert_eq!(a.timeout, Duration::from_secs(30));
+        let Command::Attack(a) = parse(&["attack", "--rate-steps", "1,2@1s"]).unwrap().command else { panic!() };
+        assert_eq!(a.rate_steps, Some(RateSpec::Steps(vec![1.0, 2.0], Duration::from_secs(1))));
+        let Command::Encode(e) = parse(&["encode", "--to", "vegeta-json"]).unwrap().command else { panic!() };
+        assert_eq!(e.to, Some(EncodeFormat::Json));
+    }
+
+    #[test]
+    fn refusals_name_the_flag() {
+        for args in [
+            &["attack", "--rate", "10", "--rate-steps", "1,2@1s"][..],
+            &["attack", "--http2", "--h2c", "--rate", "1"],
+            &["attack", "--ramp", "5s"],
+            &["attack", "--timeout", "0s"],
+            &["attack", "--connections", "0"],
+            &["attack", "--rate", "1e300"],
+            &["attack", "--rate", "1,2@1s"],
+            &["attack", "--cert", "c.pem"],
+            &["report", "--every", "0"],
+            &["plot", "-o", "x.svg", "--chart", "pie"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?}");
+        }
+    }
 }

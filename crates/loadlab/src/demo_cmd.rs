@@ -4,11 +4,10 @@ use crate::bad;
 use crate::cli::DemoArgs;
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
-    let step = attack::duration::parse(&a.step).map_err(|e| bad(format!("--step: {e}")))?;
-    if step.is_zero() || a.rates.is_empty() || a.rates.iter().any(|r| !r.is_finite() || *r <= 0.0) {
-        return Err(bad("--rates must be positive and --step longer than 0"));
+    if a.rates.is_empty() || a.rates.iter().any(|r| !r.is_finite() || *r <= 0.0 || *r > attack::MAX_RATE) {
+        return Err(bad(format!("--rates must be positive and at most {}", attack::MAX_RATE)));
     }
-    let opts = lab::demo::DemoOptions { rates: a.rates, step, out: a.out };
+    let opts = lab::demo::DemoOptions { rates: a.rates, step: a.step, out: a.out };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let mut out = std::io::stdout();

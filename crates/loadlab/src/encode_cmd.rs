@@ -2,12 +2,12 @@
 
 use std::io::Write;
 
-use results::interop::{import, write_csv, write_json, Exported, ForeignFormat};
-use results::{Item, Reader};
+use results::interop::{import, CsvExporter, ForeignFormat, JsonExporter};
+use results::Consumer;
 
 use crate::bad;
-use crate::cli::EncodeArgs;
-use crate::report_cmd::open_inputs;
+use crate::cli::{EncodeArgs, EncodeFormat};
+use crate::report_cmd::{feed_all, open_inputs};
 
 pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
     let mut out: Box<dyn Write> = if a.output == "-" {
@@ -18,59 +18,27 @@ pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
         ))
     };
     let inputs = open_inputs(&a.files)?;
-    match a.from.as_str() {
-        "llr" => {}
-        "vegeta-json" | "json" | "csv" => {
-            if a.to.as_deref().is_some_and(|t| t != "llr") {
-                return Err(bad("--to: an import (--from vegeta-json|csv) writes llr"));
-            }
-            let format = if a.from == "csv" { ForeignFormat::Csv } else { ForeignFormat::Json };
-            for input in inputs {
-                import(input.reader, &input.name, format, &mut out).map_err(|e| bad(e.to_string()))?;
-            }
-            out.flush()?;
-            return Ok(());
-        }
-        other => return Err(bad(format!("--from: unknown format {other:?} (expected llr, vegeta-json or csv)"))),
-    }
-    enum To {
-        Json(Box<dyn Write>),
-        Csv(Box<csv::Writer<Box<dyn Write>>>),
-    }
-    let mut to = match a.to.as_deref().unwrap_or("json") {
-        "json" | "vegeta-json" => To::Json(out),
-        "csv" => To::Csv(Box::new(csv::Writer::from_writer(out))),
-        other => return Err(bad(format!("--to: unknown format {other:?} (expected json, vegeta-json or csv)"))),
+    let foreign = match a.from {
+        EncodeFormat::Llr => None,
+        EncodeFormat::Json => Some(ForeignFormat::Json),
+        EncodeFormat::Csv => Some(ForeignFormat::Csv),
     };
-    for input in inputs {
-        let mut reader = Reader::new(input.reader, input.name);
-        let mut header = None;
-        while let Some(item) = reader.next().map_err(|e| bad(e.to_string()))? {
-            match item {
-                Item::Run(h) => header = Some(h),
-                Item::End => {}
-                Item::Record(r) => {
-                    let h = header.as_ref().expect("records follow a run header");
-                    let e = Exported {
-                        header: h,
-                        record: &r,
-                        target: reader.targets().get(r.target as usize).map(String::as_str),
-                        error: reader.error_text(r.error),
-                    };
-                    match &mut to {
-                        To::Json(out) => write_json(out, &e)?,
-                        To::Csv(out) => write_csv(out, &e)?,
-                    }
-                }
-            }
+    if let Some(format) = foreign {
+        if a.to.is_some_and(|t| t != EncodeFormat::Llr) {
+            return Err(bad("--to: an import (--from json|csv) writes llr"));
         }
-        for w in reader.warnings() {
-            eprintln!("loadlab: warning: {w}");
+        for input in inputs {
+            import(input.reader, &input.name, format, &mut out).map_err(|e| bad(e.to_string()))?;
         }
+        out.flush()?;
+        return Ok(());
     }
-    match to {
-        To::Json(mut out) => out.flush()?,
-        To::Csv(mut out) => out.flush()?,
-    }
+    let mut to: Box<dyn Consumer> = match a.to.unwrap_or(EncodeFormat::Json) {
+        EncodeFormat::Json => Box::new(JsonExporter::new(out)),
+        EncodeFormat::Csv => Box::new(CsvExporter::new(out)),
+        EncodeFormat::Llr => Box::new(results::LlrWriter::new(out)),
+    };
+    feed_all(inputs, &mut to, |_, _| {})?;
+    to.flush()?;
     Ok(())
 }

@@ -7,6 +7,7 @@ mod demo_cmd;
 mod encode_cmd;
 mod origin_cmd;
 mod plot_cmd;
+mod progress;
 mod report_cmd;
 
 use std::process::ExitCode;
@@ -30,8 +31,38 @@ pub fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(msg.into()))
 }
 
+/// A command-line error on one line, naming the flag: `--rate: bad rate "fast": ...`.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let flag = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(a)) => a.split_whitespace().next().unwrap_or_default().to_owned(),
+        _ => String::new(),
+    };
+    let why = match e.get(ContextKind::Custom) {
+        Some(ContextValue::String(why)) => Some(why.clone()),
+        _ => std::error::Error::source(&e).map(|s| s.to_string()),
+    };
+    let message = match (e.kind(), why) {
+        (ErrorKind::ValueValidation, Some(why)) => format!("{flag}: {why}"),
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+            first.trim_start_matches("error: ").to_owned()
+        }
+    };
+    eprintln!("loadlab: {message} (see --help)");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = match cli.command {
         cli::Command::Attack(a) => attack_cmd::run(*a),
         cli::Command::Report(r) => report_cmd::run(r),
@@ -39,6 +70,14 @@ fn main() -> ExitCode {
         cli::Command::Origin(o) => origin_cmd::run(o),
         cli::Command::Plot(p) => plot_cmd::run(p),
         cli::Command::Demo(d) => demo_cmd::run(d),
+        cli::Command::Completions(c) => {
+            let mut cmd = <cli::Cli as clap::CommandFactory>::command();
+            clap_complete::generate(c.shell, &mut cmd, "loadlab", &mut std::io::stdout());
+            Ok(())
+        }
+        cli::Command::Man => clap_mangen::Man::new(<cli::Cli as clap::CommandFactory>::command())
+            .render(&mut std::io::stdout())
+            .map_err(anyhow::Error::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,8 +5,10 @@ use std::io::{BufReader, IsTerminal, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use report::{write_report, ReportType};
-use results::{Item, Metrics, Reader};
+use results::{Consumer, Metrics, Reader};
 
 use crate::bad;
 use crate::cli::ReportArgs;
@@ -34,17 +36,22 @@ pub fn open_inputs(files: &[String]) -> anyhow::Result<Vec<Input>> {
         .collect()
 }
 
-/// Reads every input into one set of metrics, printing damage warnings to stderr.
-pub fn load(inputs: Vec<Input>, per_second: bool) -> anyhow::Result<Metrics> {
-    let mut m = if per_second { Metrics::with_seconds() } else { Metrics::new() };
+/// Feeds every input, in order, into `consumer`, printing damage warnings to stderr. Each
+/// input's name is handed to `each` first (charts name unnamed runs after their file).
+pub fn feed_all<C: Consumer + ?Sized>(
+    inputs: Vec<Input>,
+    consumer: &mut C,
+    mut each: impl FnMut(&mut C, &str),
+) -> anyhow::Result<()> {
     for input in inputs {
+        each(consumer, &input.name);
         let mut reader = Reader::new(input.reader, input.name);
-        results::accumulate(&mut reader, &mut m).map_err(|e| bad(e.to_string()))?;
+        results::feed(&mut reader, consumer).map_err(|e| bad(e.to_string()))?;
         for w in reader.warnings() {
             eprintln!("loadlab: warning: {w}");
         }
     }
-    Ok(m)
+    Ok(())
 }
 
 fn output(path: &str) -> anyhow::Result<Box<dyn Write>> {
@@ -56,21 +63,15 @@ fn output(path: &str) -> anyhow::Result<Box<dyn Write>> {
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {
-    let kind: ReportType = a.kind.parse().map_err(|e: String| bad(format!("--type: {e}")))?;
     let inputs = open_inputs(&a.files)?;
     let mut out = output(&a.output)?;
-    match &a.every {
+    match a.every {
         None => {
-            let m = load(inputs, false)?;
-            write_report(&kind, &m, &mut out)?;
+            let mut m = Metrics::new();
+            feed_all(inputs, &mut m, |_, _| {})?;
+            write_report(&a.kind, &m, &mut out)?;
         }
-        Some(every) => {
-            let every = attack::duration::parse(every).map_err(|e| bad(format!("--every: {e}")))?;
-            if every.is_zero() {
-                return Err(bad("--every must be longer than 0"));
-            }
-            live(inputs, &kind, every, &mut out)?;
-        }
+        Some(every) => live(inputs, &a.kind, every, &mut out)?,
     }
     out.flush()?;
     Ok(())
@@ -79,15 +80,37 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
 /// Waits this long for a growing file to grow before deciding its writer is gone.
 const FOLLOW_IDLE: Duration = Duration::from_secs(5);
 
-/// A file that is still being written: at its end, wait for more until the writer is gone.
+/// A file that is still being written: at its end, wait for more until its run has ended or
+/// the writer is gone.
 struct Follow<R> {
     inner: R,
     idle_since: Option<Instant>,
+    /// Set when the run being read has ended cleanly: stop waiting for more.
+    ended: Arc<AtomicBool>,
+}
+
+/// Marks a followed file's clean end.
+struct EndFlag(Arc<AtomicBool>);
+
+impl Consumer for EndFlag {
+    fn start(&mut self, _: &results::RunHeader) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn record(&mut self, _: &results::Entry<'_>) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn end(&mut self, complete: bool) -> std::io::Result<()> {
+        self.0.store(complete, Ordering::Relaxed);
+        Ok(())
+    }
 }
 
 impl<R: Read> Read for Follow<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
+            if self.ended.load(Ordering::Relaxed) {
+                return Ok(0);
+            }
             let n = self.inner.read(buf)?;
             if n > 0 || buf.is_empty() {
                 self.idle_since = None;
@@ -109,24 +132,11 @@ fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Wr
     let mut readers = Vec::new();
     for input in inputs {
         let m = Arc::clone(&metrics);
-        readers.push(std::thread::spawn(move || -> Result<(), String> {
-            let follow = Follow { inner: input.reader, idle_since: None };
-            let mut reader = Reader::new(follow, input.name);
-            let mut start = 0;
-            while let Some(item) = reader.next().map_err(|e| e.to_string())? {
-                match item {
-                    Item::Run(h) => start = h.start_unix_ns,
-                    Item::Record(r) => {
-                        let error = reader.error_text(r.error);
-                        m.lock().unwrap().add(start, &r, error);
-                    }
-                    Item::End => break,
-                }
-            }
-            for w in reader.warnings() {
-                eprintln!("loadlab: warning: {w}");
-            }
-            Ok(())
+        readers.push(std::thread::spawn(move || -> anyhow::Result<()> {
+            let follow = Follow { inner: input.reader, idle_since: None, ended: Arc::new(AtomicBool::new(false)) };
+            let ended = Arc::clone(&follow.ended);
+            let input = Input { name: input.name, reader: Box::new(follow) };
+            feed_all(vec![input], &mut (m, EndFlag(ended)), |_, _| {})
         }));
     }
     let clear = std::io::stdout().is_terminal();
@@ -144,7 +154,7 @@ fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Wr
         }
     }
     for r in readers {
-        r.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))?.map_err(bad)?;
+        r.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))??;
     }
     if clear {
         out.write_all(b"\x1b[H\x1b[2J")?;

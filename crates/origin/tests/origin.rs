@@ -439,7 +439,7 @@ async fn origin_payload_is_fetched_once_with_the_recipe_headers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn h2c_and_tls_with_http2() {
-    use attack::{AttackConfig, Model, Protocol, SinkOptions, Target};
+    use attack::{AttackConfig, Model, Protocol, Target};
     let o = start().await;
     post_recipe(&o, &json!({"route": "/*", "random_content": "1kb", "stages": [{"at": 0, "status": 200}]})).await;
     let target = Target::new(http::Method::GET, format!("http://{}/x", o.addr).parse().unwrap());
@@ -448,8 +448,7 @@ async fn h2c_and_tls_with_http2() {
         Model::Closed { connections: 2, streams: 8, requests: Some(200), duration: None },
     );
     config.client.protocol = Protocol::H2c;
-    let opts = SinkOptions { progress: false, ..Default::default() };
-    let s = attack::run(config, Box::new(std::io::sink()), Default::default(), opts.clone()).await.unwrap();
+    let s = attack::run(config, (), Default::default()).await.unwrap();
     assert_eq!((s.metrics.successes, s.metrics.connections), (200, 2));
 
     let dir = std::env::temp_dir().join(format!("loadlab-origin-tls-{}", std::process::id()));
@@ -470,6 +469,6 @@ async fn h2c_and_tls_with_http2() {
     );
     config.client.protocol = Protocol::Http2;
     config.client.tls.root_certs = vec![cert];
-    let s = attack::run(config, Box::new(std::io::sink()), Default::default(), opts).await.unwrap();
+    let s = attack::run(config, (), Default::default()).await.unwrap();
     assert_eq!((s.metrics.successes, s.metrics.connections), (20, 1), "{:?}", s.metrics.errors);
 }

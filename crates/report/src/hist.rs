@@ -19,7 +19,7 @@ pub fn parse_buckets(s: &str) -> Result<Vec<u64>, String> {
         let us = if part == "0" {
             0
         } else {
-            parse_go_duration_us(part).map_err(|e| format!("bad histogram bucket {part:?}: {e}"))?
+            results::duration::parse(part).map_err(|e| format!("bad histogram bucket: {e}"))?.as_micros() as u64
         };
         if out.last().is_some_and(|&last| us <= last) {
             return Err(format!("bad histogram buckets {s:?}: bounds must increase"));
@@ -30,21 +30,6 @@ pub fn parse_buckets(s: &str) -> Result<Vec<u64>, String> {
         return Err(format!("bad histogram buckets {s:?}"));
     }
     Ok(out)
-}
-
-fn parse_go_duration_us(s: &str) -> Result<u64, String> {
-    let (num, unit) = s.split_at(s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len()));
-    let n: f64 = num.parse().map_err(|_| "not a duration".to_owned())?;
-    let mult = match unit {
-        "ns" => 0.001,
-        "us" | "µs" => 1.0,
-        "ms" => 1e3,
-        "s" => 1e6,
-        "m" => 60e6,
-        "h" => 3600e6,
-        _ => return Err("unknown unit".to_owned()),
-    };
-    Ok((n * mult).round() as u64)
 }
 
 pub fn write_hist(m: &Metrics, buckets: &[u64], out: &mut dyn Write) -> io::Result<()> {

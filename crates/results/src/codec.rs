@@ -227,6 +227,11 @@ impl<W: Write> Writer<W> {
         self.out.flush()
     }
 
+    /// The sink back, without an end marker (the run stays open, as a killed attack leaves it).
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
     /// Flushes, marks the run as cleanly ended, and hands the sink back.
     pub fn finish(mut self) -> io::Result<W> {
         self.write_block()?;
@@ -291,6 +296,11 @@ impl<R: Read> Reader<R> {
             warnings: Vec::new(),
             records_read: 0,
         }
+    }
+
+    /// The input's name, as given.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Damage found so far (each a one-line message naming the input and the byte offset).
@@ -541,25 +551,6 @@ impl<R: Read> Reader<R> {
             new_conn: flags & F_NEW_CONN != 0,
         })
     }
-}
-
-/// Adds every record of `reader` to `metrics` (per run, with each run's start and error table).
-pub fn accumulate<R: Read>(reader: &mut Reader<R>, metrics: &mut crate::Metrics) -> Result<(), Error> {
-    let mut start_ns = 0;
-    while let Some(item) = reader.next()? {
-        match item {
-            Item::Run(h) => {
-                start_ns = h.start_unix_ns;
-                metrics.runs.push(h.name.clone());
-            }
-            Item::Record(r) => {
-                let error = reader.error_text(r.error);
-                metrics.add(start_ns, &r, error);
-            }
-            Item::End => {}
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

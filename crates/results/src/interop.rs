@@ -8,6 +8,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Deserialize;
 
 use crate::codec::Writer;
+use crate::consumer::{Consumer, Entry};
 use crate::error::{Error, ErrorKind};
 use crate::record::{Record, RunHeader};
 
@@ -93,6 +94,69 @@ pub fn write_csv<W: Write>(out: &mut csv::Writer<W>, e: &Exported<'_>) -> io::Re
         String::new(),
     ])
     .map_err(io::Error::other)
+}
+
+/// vegeta's JSON lines (with `ttfb` and `lag`) as a consumer.
+pub struct JsonExporter<W: Write> {
+    out: W,
+    header: RunHeader,
+}
+
+impl<W: Write> JsonExporter<W> {
+    pub fn new(out: W) -> Self {
+        JsonExporter { out, header: RunHeader::default() }
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl<W: Write> Consumer for JsonExporter<W> {
+    fn start(&mut self, header: &RunHeader) -> io::Result<()> {
+        self.header = header.clone();
+        Ok(())
+    }
+    fn record(&mut self, e: &Entry<'_>) -> io::Result<()> {
+        write_json(
+            &mut self.out,
+            &Exported { header: &self.header, record: e.record, target: e.target, error: e.error },
+        )
+    }
+    fn end(&mut self, _complete: bool) -> io::Result<()> {
+        self.out.flush()
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// vegeta's CSV rows as a consumer.
+pub struct CsvExporter<W: Write> {
+    out: csv::Writer<W>,
+    header: RunHeader,
+}
+
+impl<W: Write> CsvExporter<W> {
+    pub fn new(out: W) -> Self {
+        CsvExporter { out: csv::Writer::from_writer(out), header: RunHeader::default() }
+    }
+}
+
+impl<W: Write> Consumer for CsvExporter<W> {
+    fn start(&mut self, header: &RunHeader) -> io::Result<()> {
+        self.header = header.clone();
+        Ok(())
+    }
+    fn record(&mut self, e: &Entry<'_>) -> io::Result<()> {
+        write_csv(&mut self.out, &Exported { header: &self.header, record: e.record, target: e.target, error: e.error })
+    }
+    fn end(&mut self, _complete: bool) -> io::Result<()> {
+        self.out.flush()
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// A vegeta result, as read from JSON or CSV.

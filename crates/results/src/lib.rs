@@ -2,16 +2,20 @@
 //! that carries them ([`Writer`], [`Reader`]), and the [`Metrics`] every report is rendered from.
 //!
 //! Layout: `record` (the Result and the run header), `codec` (the file format, see its docs),
+//! `consumer` (what takes records: the one interface of writers, metrics, charts and displays),
 //! `metrics` (HDR histograms and counters that merge exactly), `interop` (vegeta's JSON and CSV).
 
 mod codec;
+mod consumer;
+pub mod duration;
 mod error;
 pub mod interop;
 mod metrics;
 mod record;
 pub mod varint;
 
-pub use codec::{accumulate, Item, Reader, Writer, BLOCK_RECORDS};
+pub use codec::{Item, Reader, Writer, BLOCK_RECORDS};
+pub use consumer::{feed, Consumer, Entry, LlrWriter};
 pub use error::{Error, ErrorKind};
 pub use metrics::{Metrics, SecondStats, LATE_SEND_US};
 pub use record::{Record, RunHeader, FORMAT_VERSION};

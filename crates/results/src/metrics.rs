@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::record::Record;
+use crate::consumer::{Consumer, Entry};
+use crate::record::{Record, RunHeader};
 
 /// A send counts as late when it left this long after its scheduled time: well above timer and
 /// scheduling noise, so it means the generator (or `--max-workers`) could not keep the schedule.
@@ -51,6 +52,24 @@ impl SecondStats {
     }
 }
 
+/// Metrics take records of any number of runs, each counted from its own start.
+impl Consumer for Metrics {
+    fn start(&mut self, header: &RunHeader) -> std::io::Result<()> {
+        self.run_start_ns = header.start_unix_ns;
+        self.runs.push(header.name.clone());
+        Ok(())
+    }
+
+    fn record(&mut self, e: &Entry<'_>) -> std::io::Result<()> {
+        self.add(self.run_start_ns, e.record, e.error);
+        Ok(())
+    }
+
+    fn end(&mut self, _complete: bool) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Totals, histograms and time bounds of a set of requests.
 #[derive(Clone, Debug)]
 pub struct Metrics {
@@ -78,6 +97,8 @@ pub struct Metrics {
     pub seconds: Option<BTreeMap<u64, SecondStats>>,
     /// Run names seen, in order.
     pub runs: Vec<String>,
+    /// Start of the run being consumed (see the `Consumer` impl), ns since the Unix epoch.
+    run_start_ns: u64,
 }
 
 impl Default for Metrics {
@@ -100,6 +121,7 @@ impl Default for Metrics {
             end_ns: 0,
             seconds: None,
             runs: Vec::new(),
+            run_start_ns: 0,
         }
     }
 }

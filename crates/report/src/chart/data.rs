@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use results::{Metrics, Record, RunHeader};
+use results::{Consumer, Entry, Metrics, Record, RunHeader};
 use serde::Serialize;
 
 /// Latency buckets kept per run and class (ok, error); each keeps its min and max point.
@@ -111,6 +111,9 @@ pub struct ChartData {
 pub struct ChartBuilder {
     title: String,
     runs: Vec<RunBuilder>,
+    /// What unnamed runs are called: the source's name, then `name#2`, `name#3` ...
+    source: String,
+    runs_of_source: usize,
 }
 
 struct RunBuilder {
@@ -123,7 +126,13 @@ struct RunBuilder {
 
 impl ChartBuilder {
     pub fn new(title: impl Into<String>) -> ChartBuilder {
-        ChartBuilder { title: title.into(), runs: Vec::new() }
+        ChartBuilder { title: title.into(), runs: Vec::new(), source: String::new(), runs_of_source: 0 }
+    }
+
+    /// Names the source of the runs that follow (a file name, a step), for runs without a name.
+    pub fn source(&mut self, name: impl Into<String>) {
+        self.source = name.into();
+        self.runs_of_source = 0;
     }
 
     /// Starts a run; `fallback_name` is used when the run has no name.
@@ -156,9 +165,14 @@ impl ChartBuilder {
     }
 
     pub fn finish(self) -> ChartData {
+        self.data()
+    }
+
+    /// The data so far (the builder goes on taking records).
+    pub fn data(&self) -> ChartData {
         let runs = self
             .runs
-            .into_iter()
+            .iter()
             .filter(|r| r.metrics.requests > 0)
             .map(|r| {
                 let q = |h: &hdrhistogram::Histogram<u64>, p: f64| h.value_at_quantile(p) as f64 / 1000.0;
@@ -180,7 +194,7 @@ impl ChartBuilder {
                     })
                     .unwrap_or_default();
                 RunSeries {
-                    name: r.name,
+                    name: r.name.clone(),
                     requests: r.metrics.requests,
                     ok: r.ok.points(),
                     errors: r.errors.points(),
@@ -189,7 +203,27 @@ impl ChartBuilder {
                 }
             })
             .collect();
-        ChartData { title: self.title, runs }
+        ChartData { title: self.title.clone(), runs }
+    }
+}
+
+impl Consumer for ChartBuilder {
+    fn start(&mut self, header: &RunHeader) -> std::io::Result<()> {
+        self.runs_of_source += 1;
+        let fallback = if self.runs_of_source == 1 {
+            self.source.clone()
+        } else {
+            format!("{}#{}", self.source, self.runs_of_source)
+        };
+        self.start_run(header, &fallback);
+        Ok(())
+    }
+    fn record(&mut self, e: &Entry<'_>) -> std::io::Result<()> {
+        self.add(e.record, e.error);
+        Ok(())
+    }
+    fn end(&mut self, _complete: bool) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -1,0 +1,118 @@
+//! What an attack is asked to do, and what it leaves.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+use results::Metrics;
+
+use crate::client::{ClientOptions, Protocol};
+use crate::schedule::Schedule;
+use crate::targets::Target;
+
+/// vegeta's initial worker count.
+pub const DEFAULT_WORKERS: usize = 10;
+
+/// How load is offered.
+#[derive(Clone, Debug)]
+pub enum Model {
+    /// Requests at scheduled times, whatever the server does.
+    Open { schedule: Schedule },
+    /// `connections` x `streams` workers, each sending its next request when the last finishes.
+    Closed { connections: usize, streams: usize, requests: Option<u64>, duration: Option<Duration> },
+}
+
+/// Everything an attack needs.
+#[derive(Clone, Debug)]
+pub struct AttackConfig {
+    pub name: String,
+    pub targets: Vec<Target>,
+    pub model: Model,
+    pub client: ClientOptions,
+    /// Open model: workers started up front, and the cap on requests in flight.
+    pub workers: usize,
+    pub max_workers: Option<usize>,
+    /// Open model over HTTP/2: connections the workers share.
+    pub h2_connections: usize,
+    /// Close and reopen a connection after this many requests.
+    pub requests_per_conn: Option<u64>,
+    /// Recorded in the results file's header as given.
+    pub settings: serde_json::Map<String, serde_json::Value>,
+    /// Event-loop threads; `None` is one per available core.
+    pub threads: Option<usize>,
+    /// Live counters of the running attack (for a progress display or a live view).
+    pub gauges: Arc<Gauges>,
+    /// How often consumers are flushed (the results file, a display); at most this much of a
+    /// killed attack's results is lost.
+    pub flush_every: Duration,
+}
+
+/// Counters an attack keeps up to date while it runs, for whoever displays it.
+#[derive(Debug, Default)]
+pub struct Gauges {
+    /// Requests sent and not yet answered.
+    pub in_flight: AtomicU64,
+    /// Requests sent so far.
+    pub sent: AtomicU64,
+}
+
+impl AttackConfig {
+    pub fn new(targets: Vec<Target>, model: Model) -> AttackConfig {
+        AttackConfig {
+            name: String::new(),
+            targets,
+            model,
+            client: ClientOptions::default(),
+            workers: DEFAULT_WORKERS,
+            max_workers: None,
+            h2_connections: 1,
+            requests_per_conn: None,
+            settings: serde_json::Map::new(),
+            threads: None,
+            gauges: Arc::new(Gauges::default()),
+            flush_every: Duration::from_secs(1),
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.targets.is_empty() {
+            return Err("no targets".into());
+        }
+        if let Model::Closed { connections, streams, requests, duration } = &self.model {
+            if *connections == 0 || *streams == 0 {
+                return Err("--connections and --streams must be at least 1".into());
+            }
+            if *streams > 1 && self.client.protocol == Protocol::Http1 {
+                return Err("--streams above 1 needs HTTP/2 (--http2 or --h2c)".into());
+            }
+            if requests.is_none() && duration.is_none() {
+                return Err("a closed model needs --requests or --duration".into());
+            }
+        }
+        if self.max_workers == Some(0) {
+            return Err("--max-workers must be at least 1".into());
+        }
+        if self.requests_per_conn == Some(0) {
+            return Err("--requests-per-conn must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// What an attack leaves besides what its consumers took: the run's metrics, and the consumer.
+#[derive(Debug)]
+pub struct Summary<C> {
+    pub metrics: Metrics,
+    pub consumer: C,
+    /// Whether it was stopped before its schedule or count ran out.
+    pub interrupted: bool,
+}
+
+/// A failed set-up (bad settings, unwritable output).
+#[derive(Debug, thiserror::Error)]
+pub enum AttackError {
+    #[error("{0}")]
+    Config(String),
+    #[error("writing results: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,108 @@
+//! Runs an attack: the open model (each event-loop thread paces its share of the schedule into
+//! a pool of workers, see `pool`) or the closed model (connections x streams workers sending back
+//! to back), all feeding one sink that hands records to the caller's consumer.
+//!
+//! Workers run on one single-threaded tokio runtime per core (`runtimes`), each owning its share
+//! of the workers and their connections, as wrk and h2load run one event loop per thread: a
+//! multi-thread runtime's work stealing woke idle threads on almost every request (futex calls
+//! in strace).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use results::{Consumer, RunHeader};
+
+use crate::client::{Connector, Protocol};
+use crate::config::{AttackConfig, AttackError, Model, Summary};
+use crate::pool::pace;
+use crate::request::Prepared;
+use crate::runtimes::Runtimes;
+use crate::sink::Sink;
+use crate::targets::Target;
+use crate::worker::{Job, Shared, Worker};
+
+/// Runs `config` to the end of its schedule or count (or until `stop`), handing every record to
+/// `consumer` (any [`Consumer`]: the results file, charts, a display, or a tuple or `Vec` of
+/// them), which comes back in the [`Summary`] with the run's metrics.
+pub async fn run<C: Consumer + Send + 'static>(
+    config: AttackConfig,
+    consumer: C,
+    stop: CancellationToken,
+) -> Result<Summary<C>, AttackError> {
+    config.validate().map_err(AttackError::Config)?;
+    let connector = Connector::new(config.client.clone()).map_err(AttackError::Config)?;
+    let start = Instant::now();
+    let start_unix_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let header = RunHeader {
+        version: results::FORMAT_VERSION,
+        name: config.name.clone(),
+        start_unix_ns,
+        settings: config.settings.clone(),
+        targets: config.targets.iter().map(Target::label).collect(),
+    };
+    let (sink, tx) = Sink::start(consumer, header, config.flush_every, stop.clone())?;
+    let slot_count = match &config.model {
+        Model::Closed { connections, .. } => *connections,
+        Model::Open { .. } => config.h2_connections.max(1),
+    };
+    let shared = Arc::new(Shared {
+        lean: config.client.protocol == Protocol::Http1,
+        connector,
+        prepared: config.targets.iter().map(Prepared::new).collect(),
+        start,
+        requests_per_conn: config.requests_per_conn,
+        slots: (0..slot_count).map(|_| tokio::sync::Mutex::new(None)).collect(),
+        gauges: Arc::clone(&config.gauges),
+        sink: tx,
+    });
+    let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let heartbeat = (config.client.timeout / 2).min(Duration::from_secs(1));
+    let runtimes = Runtimes::start(threads, heartbeat)?;
+    let mut workers = JoinSet::new();
+    let interrupted = match &config.model {
+        Model::Open { schedule } => pace(&shared, schedule, config.workers, config.max_workers, &runtimes, &stop).await,
+        Model::Closed { connections, streams, requests, duration } => {
+            let next = Arc::new(AtomicU64::new(0));
+            let deadline = duration.map(|d| start + d);
+            for c in 0..*connections {
+                for _ in 0..*streams {
+                    let mut w = Worker::new(Arc::clone(&shared), c);
+                    let (next, stop, limit) = (Arc::clone(&next), stop.clone(), *requests);
+                    workers.spawn_on(
+                        async move {
+                            loop {
+                                if stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
+                                    break;
+                                }
+                                let seq = next.fetch_add(1, Ordering::Relaxed);
+                                if limit.is_some_and(|l| seq >= l) {
+                                    break;
+                                }
+                                w.execute(Job { seq, scheduled: Instant::now() }).await;
+                            }
+                        },
+                        runtimes.handle(c),
+                    );
+                }
+            }
+            false
+        }
+    };
+    // Drain: every request has its own timeout, so this ends; the bound is a safety net.
+    let drain = config.client.timeout + Duration::from_secs(1);
+    let _ = tokio::time::timeout(drain, async { while workers.join_next().await.is_some() {} }).await;
+    workers.abort_all();
+    while workers.join_next().await.is_some() {}
+    tokio::task::spawn_blocking(move || runtimes.stop()).await.ok();
+    drop(shared);
+    let interrupted = interrupted || stop.is_cancelled();
+    let (metrics, consumer) = tokio::task::spawn_blocking(move || sink.finish())
+        .await
+        .map_err(|e| AttackError::Io(std::io::Error::other(e)))??;
+    Ok(Summary { metrics, consumer, interrupted })
+}

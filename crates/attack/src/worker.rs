@@ -1,0 +1,250 @@
+//! A worker: sends one request at a time over its own HTTP/1.1 connection or a shared HTTP/2
+//! one (opening, reusing and retiring connections), follows redirects, sends again what a server
+//! refused unprocessed, and reports each request's record.
+
+use std::borrow::Cow;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use results::Record;
+
+use crate::client::{send_once, Conn, Connector, Protocol};
+use crate::config::Gauges;
+use crate::exchange::{Exchange, Failure, FailureKind};
+use crate::lean::LeanConn;
+use crate::request::{redirected, resolve_location, Origin, Prepared};
+use crate::sink::{Outcome, SinkQueue};
+
+/// How often a request the server refused unprocessed is sent (on a new connection each time).
+const MAX_REFUSED_ATTEMPTS: u32 = 3;
+
+pub(crate) struct SlotConn {
+    conn: Conn,
+    origin: Origin,
+    uses: u64,
+}
+
+pub(crate) struct Shared {
+    pub(crate) connector: Connector,
+    /// Plain-TCP HTTP/1.1 goes through the lean client.
+    pub(crate) lean: bool,
+    pub(crate) prepared: Vec<Prepared>,
+    pub(crate) start: Instant,
+    pub(crate) requests_per_conn: Option<u64>,
+    /// Shared HTTP/2 connections.
+    pub(crate) slots: Vec<tokio::sync::Mutex<Option<SlotConn>>>,
+    pub(crate) gauges: Arc<Gauges>,
+    pub(crate) sink: Arc<SinkQueue>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Job {
+    pub(crate) seq: u64,
+    pub(crate) scheduled: Instant,
+}
+
+pub(crate) struct Worker {
+    shared: Arc<Shared>,
+    own: Option<SlotConn>,
+    /// The worker's lean HTTP/1.1 connection, when it has one.
+    lean: Option<LeanConn>,
+    slot: usize,
+}
+
+impl Worker {
+    /// A worker with no connection yet; `slot` picks its shared HTTP/2 connection.
+    pub(crate) fn new(shared: Arc<Shared>, slot: usize) -> Worker {
+        Worker { shared, own: None, lean: None, slot }
+    }
+
+    fn fresh(&self, c: &SlotConn, origin: &Origin) -> bool {
+        c.origin == *origin && !c.conn.is_closed() && self.shared.requests_per_conn.is_none_or(|k| c.uses < k)
+    }
+
+    async fn acquire(&mut self, origin: &Origin, ex: &mut Exchange) -> Result<Conn, Failure> {
+        if self.own.as_ref().is_some_and(|c| self.fresh(c, origin)) {
+            let c = self.own.as_mut().expect("checked above");
+            c.uses += 1;
+            return Ok(c.conn.clone());
+        }
+        self.own = None;
+        let shared = Arc::clone(&self.shared);
+        let may_share = match shared.connector.options().protocol {
+            Protocol::H2c => !origin.tls,
+            Protocol::Http2 => origin.tls,
+            Protocol::Http1 => false,
+        };
+        if may_share && !shared.slots.is_empty() {
+            let mut slot = shared.slots[self.slot % shared.slots.len()].lock().await;
+            if let Some(c) = slot.as_mut() {
+                if self.fresh(c, origin) {
+                    c.uses += 1;
+                    let conn = c.conn.clone();
+                    self.keep_shared(&conn, origin);
+                    return Ok(conn);
+                }
+            }
+            let conn = shared.connector.connect(origin).await?;
+            ex.new_conn = true;
+            let c = SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 };
+            if conn.is_h2() {
+                *slot = Some(c);
+                self.keep_shared(&conn, origin);
+            } else {
+                self.own = Some(c);
+            }
+            return Ok(conn);
+        }
+        let conn = shared.connector.connect(origin).await?;
+        ex.new_conn = true;
+        self.own = Some(SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 });
+        Ok(conn)
+    }
+
+    /// Keeps a handle on the slot's HTTP/2 connection, so that the next requests skip the slot's
+    /// lock until it closes. Not when connections are recycled: those count uses per slot.
+    fn keep_shared(&mut self, conn: &Conn, origin: &Origin) {
+        if self.shared.requests_per_conn.is_none() {
+            self.own = Some(SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 0 });
+        }
+    }
+
+    /// Forgets the worker's own connection (after an error, or when it cannot be reused).
+    fn drop_own(&mut self) {
+        self.own = None;
+    }
+
+    async fn exchange(&mut self, target: usize, ex: &mut Exchange) -> Result<(), Failure> {
+        let shared = Arc::clone(&self.shared);
+        let opts = shared.connector.options();
+        let mut current = Cow::Borrowed(&shared.prepared[target]);
+        let mut hops = 0u32;
+        loop {
+            let location = if shared.lean && !current.origin.tls {
+                self.lean_exchange(&current, ex).await?
+            } else {
+                self.pooled_exchange(&current, ex).await?
+            };
+            ex.conn_spent = false;
+            let Some(to) = location else { return Ok(()) };
+            match opts.redirects {
+                None => return Ok(()),
+                Some(max) if hops >= max => return Err(Failure::new(format!("stopped after {max} redirects"))),
+                Some(_) => {
+                    hops += 1;
+                    let status = http::StatusCode::from_u16(ex.status).unwrap_or(http::StatusCode::FOUND);
+                    current = Cow::Owned(redirected(&current, status, to));
+                }
+            }
+        }
+    }
+
+    /// One request over the worker's lean connection (opened, or reopened, as needed).
+    async fn lean_exchange(&mut self, p: &Prepared, ex: &mut Exchange) -> Result<Option<http::Uri>, Failure> {
+        let shared = Arc::clone(&self.shared);
+        let opts = shared.connector.options();
+        let request = if opts.keepalive { &p.h1_keepalive } else { &p.h1_close };
+        loop {
+            let reuse = self
+                .lean
+                .take()
+                .filter(|c| c.origin == p.origin && self.shared.requests_per_conn.is_none_or(|k| c.uses < k));
+            let mut conn = match reuse {
+                Some(c) => c,
+                None => {
+                    let stream = self.shared.connector.tcp(&p.origin).await?;
+                    ex.new_conn = true;
+                    LeanConn::new(stream, p.origin.clone())
+                }
+            };
+            conn.uses += 1;
+            // On failure the connection is dropped with the error.
+            match conn.exchange(request, p.method == http::Method::HEAD, opts.max_body, ex).await {
+                Ok(location) => {
+                    if opts.keepalive && !ex.conn_spent {
+                        self.lean = Some(conn);
+                    }
+                    return Ok(location.and_then(|l| resolve_location(&p.abs_uri, &l)));
+                }
+                // A stale keep-alive connection: once more on a new one (which cannot be stale).
+                Err(f) if f.kind == FailureKind::Stale && p.idempotent => {}
+                Err(f) => return Err(f),
+            }
+        }
+    }
+
+    /// One request over a pooled connection: HTTP/1.1 over TLS (hyper), or HTTP/2 (h2).
+    async fn pooled_exchange(&mut self, p: &Prepared, ex: &mut Exchange) -> Result<Option<http::Uri>, Failure> {
+        let shared = Arc::clone(&self.shared);
+        let opts = shared.connector.options();
+        let mut attempt = 1;
+        loop {
+            let conn = self.acquire(&p.origin, ex).await?;
+            let h2 = conn.is_h2();
+            let retire = conn.retire_handle();
+            match send_once(conn, p, opts, ex).await {
+                Ok(location) => {
+                    if !h2 && (ex.conn_spent || !opts.keepalive) {
+                        self.drop_own();
+                    }
+                    return Ok(location);
+                }
+                // Refused unprocessed (GOAWAY, REFUSED_STREAM): no new streams on that
+                // connection, and the request goes again on another.
+                Err(f) if f.kind == FailureKind::Refused && attempt < MAX_REFUSED_ATTEMPTS => {
+                    retire.retire();
+                    attempt += 1;
+                }
+                Err(f) => {
+                    // An HTTP/2 failure may be one stream's; a dead connection shows as closed.
+                    if !h2 {
+                        self.drop_own();
+                    }
+                    return Err(f);
+                }
+            }
+        }
+    }
+
+    pub(crate) async fn execute(&mut self, job: Job) {
+        let shared = Arc::clone(&self.shared);
+        let target = (job.seq % shared.prepared.len() as u64) as usize;
+        let sent_at = Instant::now();
+        shared.gauges.in_flight.fetch_add(1, Ordering::Relaxed);
+        shared.gauges.sent.fetch_add(1, Ordering::Relaxed);
+        let mut ex = Exchange::default();
+        let timeout = shared.connector.options().timeout;
+        let result = tokio::time::timeout(timeout, self.exchange(target, &mut ex)).await;
+        let done = Instant::now();
+        shared.gauges.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let error = match result {
+            Ok(Ok(())) => None,
+            Ok(Err(f)) => Some(f.text),
+            Err(_) => {
+                self.drop_own();
+                Some("timeout".to_owned())
+            }
+        };
+        if error.is_some() {
+            ex.status = 0;
+        }
+        let us = |t: Instant| t.saturating_duration_since(job.scheduled).as_micros() as u64;
+        let latency_us = us(done);
+        let record = Record {
+            seq: job.seq,
+            target: target as u32,
+            scheduled_us: job.scheduled.saturating_duration_since(shared.start).as_micros() as u64,
+            latency_us,
+            ttfb_us: ex.head_at.filter(|_| error.is_none()).map_or(latency_us, us),
+            lag_us: us(sent_at),
+            status: ex.status,
+            bytes_in: ex.bytes_in,
+            bytes_out: shared.prepared[target].body.len() as u64,
+            error: 0,
+            new_conn: ex.new_conn,
+        };
+        shared.sink.push(Outcome { record, error });
+    }
+}

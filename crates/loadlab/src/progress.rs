@@ -1,0 +1,104 @@
+//! The progress bar of an attack on a terminal: elapsed time, rate and p99 over the last second,
+//! requests in flight, errors, and a bar with the time left. A consumer of the attack's records
+//! (the attack calls `flush` about once a second) reading the attack's live gauges; the libraries
+//! draw nothing.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use attack::Gauges;
+use hdrhistogram::Histogram;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use results::{Consumer, Entry, RunHeader};
+
+/// How much of the attack is done, for the bar.
+#[derive(Clone, Copy, Debug)]
+pub enum Extent {
+    /// Bounded by time.
+    Time(Duration),
+    /// Bounded by a request count.
+    Requests(u64),
+}
+
+pub struct Progress {
+    bar: ProgressBar,
+    extent: Extent,
+    gauges: Arc<Gauges>,
+    started: Instant,
+    last_draw: Instant,
+    /// Requests and latencies since the last draw.
+    count: u64,
+    latency: Histogram<u64>,
+    done: u64,
+    errors: u64,
+}
+
+impl Progress {
+    pub fn new(extent: Extent, gauges: Arc<Gauges>) -> Progress {
+        let len = match extent {
+            Extent::Time(d) => d.as_millis() as u64,
+            Extent::Requests(n) => n,
+        };
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+        // The message leads (elapsed, rate ...) so a narrow terminal cuts the bar, not the numbers.
+        bar.set_style(
+            ProgressStyle::with_template("{msg} [{bar:20}] ETA {eta}").expect("static template").progress_chars("=> "),
+        );
+        Progress {
+            bar,
+            extent,
+            gauges,
+            started: Instant::now(),
+            last_draw: Instant::now(),
+            count: 0,
+            latency: Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("static bounds"),
+            done: 0,
+            errors: 0,
+        }
+    }
+}
+
+impl Consumer for Progress {
+    fn start(&mut self, _: &RunHeader) -> std::io::Result<()> {
+        self.started = Instant::now();
+        self.last_draw = self.started;
+        Ok(())
+    }
+
+    fn record(&mut self, e: &Entry<'_>) -> std::io::Result<()> {
+        self.count += 1;
+        self.done += 1;
+        self.errors += u64::from(e.error.is_some());
+        self.latency.saturating_record(e.record.latency_us.max(1));
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let secs = self.last_draw.elapsed().as_secs_f64().max(1e-3);
+        let p99 = Duration::from_micros(self.latency.value_at_quantile(0.99));
+        let elapsed = self.started.elapsed();
+        self.bar.set_message(format!(
+            "{:.1}s  {:>9.1} req/s  in flight {:>5}  p99 {:>10}  errors {:<8}",
+            elapsed.as_secs_f64(),
+            self.count as f64 / secs,
+            self.gauges.in_flight.load(Ordering::Relaxed),
+            format!("{p99:.1?}"),
+            self.errors
+        ));
+        self.bar.set_position(match self.extent {
+            Extent::Time(_) => elapsed.as_millis() as u64,
+            Extent::Requests(_) => self.done,
+        });
+        self.count = 0;
+        self.latency.reset();
+        self.last_draw = Instant::now();
+        Ok(())
+    }
+
+    fn end(&mut self, _complete: bool) -> std::io::Result<()> {
+        self.bar.abandon();
+        eprintln!();
+        Ok(())
+    }
+}
