@@ -2,9 +2,9 @@
 //! with one call; the response head is parsed in place with httparse and the body is counted, not
 //! kept. Written by hand because the generator's CPU per request is what it is measured on: with
 //! hyper's client connection the loop cost ~1.25x wrk's CPU per request against nginx (bench/
-//! peers.sh); this path is the one DESIGN.md section 8 measured at ~0.83x. HTTP/1.1 over TLS stays on
-//! hyper (HTTP/2 uses h2); the attack tests run this path against hyper-served responses (length, chunked,
-//! close-delimited, HEAD, redirects, 1xx).
+//! peers.sh); this path measured 0.76-1.10x. HTTP/1.1 over TLS stays on hyper (HTTP/2 uses h2); the
+//! attack tests run this path against hyper-served responses (length, chunked, close-delimited,
+//! HEAD, redirects, 1xx).
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

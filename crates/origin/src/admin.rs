@@ -3,31 +3,32 @@
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
-use bytes::Bytes;
-use http::header::{AUTHORIZATION, CONTENT_TYPE};
+use http::header::AUTHORIZATION;
 use http::{HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Either, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tokio::time::Instant;
 
-use crate::server::{Body, Shared};
+use crate::response::{full, Body, APPLICATION_JSON as JSON, TEXT_PLAIN as TEXT};
+use crate::simulation::Simulation;
 use crate::simulation::LATENCY_BUCKETS;
 
 /// Largest recipe upload read.
 const MAX_UPLOAD: usize = 64 << 20;
 
-fn reply(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Body> {
-    let mut r = Response::new(Either::Left(Full::new(body.into())));
-    *r.status_mut() = status;
-    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    r
+/// Who may use the admin API.
+#[derive(Clone, Debug, Default)]
+pub struct AdminPolicy {
+    /// `Authorization: Bearer <token>` required.
+    pub token: Option<String>,
+    /// Serve `/_admin/` on this listener at all (false when a separate admin listener has it).
+    pub enabled: bool,
+    /// Answer admin requests from loopback peers only.
+    pub loopback_only: bool,
 }
 
-const TEXT: &str = "text/plain; charset=utf-8";
-const JSON: &str = "application/json; charset=utf-8";
-
-pub async fn handle(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
-    if let Some(token) = &shared.admin.token {
+pub async fn handle(req: Request<Incoming>, sim: &Simulation, policy: &AdminPolicy) -> Response<Body> {
+    if let Some(token) = &policy.token {
         let ok = req
             .headers()
             .get(AUTHORIZATION)
@@ -35,30 +36,29 @@ pub async fn handle(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
             .and_then(|v| v.strip_prefix("Bearer "))
             .is_some_and(|t| t.trim() == token);
         if !ok {
-            let mut r = reply(StatusCode::UNAUTHORIZED, TEXT, "admin API: missing or wrong bearer token");
+            let mut r = full(StatusCode::UNAUTHORIZED, TEXT, "admin API: missing or wrong bearer token");
             r.headers_mut().insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             return r;
         }
     }
-    let sim = &shared.sim;
     let path = req.uri().path().trim_start_matches("/_admin").to_owned();
     let method = req.method().clone();
     match (method, path.as_str()) {
-        (Method::GET | Method::HEAD, "/status") => reply(StatusCode::OK, TEXT, "ok!"),
+        (Method::GET | Method::HEAD, "/status") => full(StatusCode::OK, TEXT, "ok!"),
         (Method::POST, "/add_recipe") => {
             let body = match http_body_util::Limited::new(req.into_body(), MAX_UPLOAD).collect().await {
                 Ok(b) => b.to_bytes(),
-                Err(e) => return reply(StatusCode::BAD_REQUEST, TEXT, format!("reading the recipe: {e}")),
+                Err(e) => return full(StatusCode::BAD_REQUEST, TEXT, format!("reading the recipe: {e}")),
             };
             match sim.upload(&body).await {
-                Ok(()) => reply(StatusCode::CREATED, JSON, sim.current_recipes().to_string()),
-                Err(e) => reply(StatusCode::BAD_REQUEST, TEXT, e.0),
+                Ok(()) => full(StatusCode::CREATED, JSON, sim.current_recipes().to_string()),
+                Err(e) => full(StatusCode::BAD_REQUEST, TEXT, e.0),
             }
         }
-        (Method::GET, "/current_recipe") => reply(StatusCode::OK, JSON, sim.current_recipes().to_string()),
+        (Method::GET, "/current_recipe") => full(StatusCode::OK, JSON, sim.current_recipes().to_string()),
         (Method::GET, "/routes") => {
             let routes: Vec<String> = sim.table().routes.iter().map(|r| r.recipe.route.clone()).collect();
-            reply(StatusCode::OK, TEXT, routes.join("\n"))
+            full(StatusCode::OK, TEXT, routes.join("\n"))
         }
         (Method::GET, "/routes_status") => {
             let now = Instant::now();
@@ -71,11 +71,11 @@ pub async fn handle(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
                     format!("{} {} {}", r.recipe.route, status, latency.show())
                 })
                 .collect();
-            reply(StatusCode::OK, TEXT, lines.join("\n"))
+            full(StatusCode::OK, TEXT, lines.join("\n"))
         }
         (Method::GET, "/restart") => {
             sim.restart().await;
-            reply(StatusCode::OK, TEXT, "ok!")
+            full(StatusCode::OK, TEXT, "ok!")
         }
         (Method::GET, "/current_count") => {
             let mut map = serde_json::Map::new();
@@ -83,13 +83,13 @@ pub async fn handle(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
             for (k, v) in sim.counters.current.nonzero() {
                 map.insert(k, v.into());
             }
-            reply(StatusCode::OK, JSON, serde_json::Value::Object(map).to_string())
+            full(StatusCode::OK, JSON, serde_json::Value::Object(map).to_string())
         }
         (Method::GET, "/clear_current_count") => {
             sim.counters.clear_current();
-            reply(StatusCode::OK, JSON, r#"{"cleared":"yes"}"#)
+            full(StatusCode::OK, JSON, r#"{"cleared":"yes"}"#)
         }
-        (Method::GET, "/metrics") => reply(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", metrics(shared)),
+        (Method::GET, "/metrics") => full(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", metrics(sim)),
         (
             _,
             "/status"
@@ -101,14 +101,14 @@ pub async fn handle(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
             | "/current_count"
             | "/clear_current_count"
             | "/metrics",
-        ) => reply(StatusCode::METHOD_NOT_ALLOWED, TEXT, "Method not allowed"),
-        _ => reply(StatusCode::NOT_FOUND, TEXT, "Not found"),
+        ) => full(StatusCode::METHOD_NOT_ALLOWED, TEXT, "Method not allowed"),
+        _ => full(StatusCode::NOT_FOUND, TEXT, "Not found"),
     }
 }
 
 /// Prometheus text format.
-fn metrics(shared: &Shared) -> String {
-    let c = &shared.sim.counters;
+fn metrics(sim: &Simulation) -> String {
+    let c = &sim.counters;
     let mut out = String::new();
     out += "# HELP loadlab_origin_requests_total Simulated requests by route and status (or fault).\n";
     out += "# TYPE loadlab_origin_requests_total counter\n";

@@ -2,20 +2,22 @@
 //!
 //! `recipe` validates recipes, `content` makes payloads once at load, `simulation` holds the
 //! routes (swapped atomically, stages worked out from the time since load), `server` serves
-//! HTTP/1.1, h2c and TLS with faults, `admin` is the `/_admin/` API.
+//! HTTP/1.1, h2c and TLS with faults, `admin` is the `/_admin/` API, `response` the body type
+//! and plain replies both use.
 
 mod admin;
 mod content;
 mod default_recipe;
 pub mod recipe;
+mod response;
 mod server;
 mod simulation;
 mod timer;
 
 use std::sync::Arc;
 
+pub use admin::AdminPolicy;
 pub use recipe::{parse_upload, RecipeError};
-pub use server::AdminPolicy;
 pub use simulation::Simulation;
 
 /// A running simulator's settings.

@@ -19,31 +19,16 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::admin::AdminPolicy;
 use crate::content::Payload;
 use crate::recipe::{FaultKind, Handler};
+use crate::response::{full, Body, APPLICATION_JSON, TEXT_HTML};
 use crate::simulation::{Outcome, Route, Simulation};
-
-/// A response body: whole, or streamed (slow bodies).
-pub type Body =
-    Either<Full<Bytes>, StreamBody<tokio_stream::wrappers::ReceiverStream<Result<Frame<Bytes>, Infallible>>>>;
 
 /// How long a `hang` fault holds a connection at most (the client normally gives up first).
 const HANG_LIMIT: Duration = Duration::from_secs(300);
 /// Largest request body the echo and fibonacci handlers read.
 const MAX_REQUEST_BODY: usize = 16 << 20;
-const TEXT_HTML: &str = "text/html; charset=utf-8";
-const APPLICATION_JSON: &str = "application/json; charset=utf-8";
-
-/// Who may use the admin API.
-#[derive(Clone, Debug, Default)]
-pub struct AdminPolicy {
-    /// `Authorization: Bearer <token>` required.
-    pub token: Option<String>,
-    /// Serve `/_admin/` on this listener at all (false when a separate admin listener has it).
-    pub enabled: bool,
-    /// Answer admin requests from loopback peers only.
-    pub loopback_only: bool,
-}
 
 /// What every connection shares.
 pub struct Shared {
@@ -170,13 +155,6 @@ impl tokio::io::AsyncWrite for FaultableStream {
     }
 }
 
-fn full(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Body> {
-    let mut r = Response::new(Either::Left(Full::new(body.into())));
-    *r.status_mut() = status;
-    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    r
-}
-
 /// Decrements the in-flight gauge however the request ends.
 struct InFlight<'a>(&'a std::sync::atomic::AtomicI64);
 
@@ -200,7 +178,7 @@ async fn handle(
         if shared.admin.loopback_only && !peer.ip().is_loopback() {
             return Ok(full(StatusCode::FORBIDDEN, TEXT_HTML, "the admin API answers on loopback only"));
         }
-        return Ok(crate::admin::handle(req, &shared).await);
+        return Ok(crate::admin::handle(req, &shared.sim, &shared.admin).await);
     }
     if !matches!(*req.method(), Method::GET | Method::POST | Method::HEAD) {
         let mut r = full(StatusCode::METHOD_NOT_ALLOWED, TEXT_HTML, "Method not allowed");
