@@ -394,3 +394,45 @@ async fn origin_serves_a_recipe_file_to_an_attack() {
     assert_eq!(v["bytes_in"]["mean"], 10240.0);
     assert!(v["latencies"]["50th"].as_u64().unwrap() >= 20_000_000);
 }
+
+#[test]
+fn typed_flags_refuse_bad_values_in_one_line_naming_the_flag() {
+    for (args, want) in [
+        (
+            &["attack", "http://127.0.0.1:1/", "--rate", "10", "--duration", "10"][..],
+            "--duration: bad duration \"10\": missing unit",
+        ),
+        (&["attack", "http://127.0.0.1:1/", "--rate", "1e300", "--duration", "1s"], "--rate: bad rate \"1e300\""),
+        (
+            &["attack", "http://127.0.0.1:1/", "--rate", "10", "--duration", "1s", "--timeout", "0s"],
+            "--timeout: must be longer than 0",
+        ),
+        (
+            &["attack", "http://127.0.0.1:1/", "--rate", "10", "--h2c", "--http2", "--duration", "1s"],
+            "cannot be used with",
+        ),
+        (&["plot", "x.llr", "-o", "x.svg", "--chart", "pie"], "--chart: unknown chart \"pie\""),
+        (&["report", "--every=-1s"], "--every: bad duration \"-1s\": negative"),
+    ] {
+        let o = run(loadlab().args(args).stdin(Stdio::null()));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_cli_definition() {
+    let o = run(loadlab().args(["completions", "bash"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = stdout(&o);
+    assert!(
+        script.contains("_loadlab()") && script.contains("--rate-steps") && script.contains("vegeta-json"),
+        "{script}"
+    );
+    let o = run(loadlab().arg("man"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let man = stdout(&o);
+    assert!(man.starts_with(".ie") || man.contains(".TH loadlab"), "{man}");
+    assert!(man.contains("attack"), "{man}");
+}

@@ -68,35 +68,26 @@ pub fn feed<R: Read>(reader: &mut Reader<R>, consumer: &mut (impl Consumer + ?Si
     Ok(())
 }
 
-impl<C: Consumer + ?Sized> Consumer for &mut C {
-    fn start(&mut self, header: &RunHeader) -> io::Result<()> {
-        (**self).start(header)
-    }
-    fn record(&mut self, entry: &Entry<'_>) -> io::Result<()> {
-        (**self).record(entry)
-    }
-    fn end(&mut self, complete: bool) -> io::Result<()> {
-        (**self).end(complete)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        (**self).flush()
-    }
+/// A reference or a box forwards every call to what it points at.
+macro_rules! forward_consumer {
+    ($($ty:ty),+) => {$(
+        impl<C: Consumer + ?Sized> Consumer for $ty {
+            fn start(&mut self, header: &RunHeader) -> io::Result<()> {
+                (**self).start(header)
+            }
+            fn record(&mut self, entry: &Entry<'_>) -> io::Result<()> {
+                (**self).record(entry)
+            }
+            fn end(&mut self, complete: bool) -> io::Result<()> {
+                (**self).end(complete)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                (**self).flush()
+            }
+        }
+    )+};
 }
-
-impl<C: Consumer + ?Sized> Consumer for Box<C> {
-    fn start(&mut self, header: &RunHeader) -> io::Result<()> {
-        (**self).start(header)
-    }
-    fn record(&mut self, entry: &Entry<'_>) -> io::Result<()> {
-        (**self).record(entry)
-    }
-    fn end(&mut self, complete: bool) -> io::Result<()> {
-        (**self).end(complete)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        (**self).flush()
-    }
-}
+forward_consumer!(&mut C, Box<C>);
 
 /// A consumer shared with another thread (a live report reading it while records arrive).
 impl<C: Consumer> Consumer for Arc<Mutex<C>> {
