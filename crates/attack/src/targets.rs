@@ -73,6 +73,15 @@ pub fn parse_url(s: &str) -> Result<Uri, String> {
     if uri.host().is_none() {
         return Err(format!("bad URL {s:?}: no host"));
     }
+    // http's Uri takes any digits as a port and then reports none (so the default port
+    // would be used): check the authority's text.
+    let authority = uri.authority().map_or("", |a| a.as_str());
+    let host_end = authority.rfind(']').map_or(0, |i| i + 1);
+    if let Some((_, port)) = authority[host_end..].rsplit_once(':') {
+        if port.parse::<u16>().map_or(true, |p| p == 0) {
+            return Err(format!("bad URL {s:?}: port {port:?} is not 1 to 65535"));
+        }
+    }
     Ok(uri)
 }
 

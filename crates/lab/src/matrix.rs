@@ -1,0 +1,223 @@
+//! Axes to steps: every combination of the plan's lists (rates or connections, protocols,
+//! requests per connection, streams, variants), for every target, repeated. Repeats are
+//! interleaved (all steps once, then again) and targets alternate within a load point, so a
+//! drift of the machine over the run spreads over every target instead of favouring one.
+
+use attack::Protocol;
+use serde::Serialize;
+
+use crate::plan::Plan;
+
+/// One load point: everything a step sets but its target and repeat.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Point {
+    pub variant: Option<String>,
+    /// Open model when set.
+    pub rate: Option<f64>,
+    /// Closed model: connections; open model over HTTP/2: the connections shared.
+    pub connections: Option<usize>,
+    #[serde(serialize_with = "protocol_name")]
+    pub protocol: Protocol,
+    pub requests_per_conn: Option<u64>,
+    pub streams: usize,
+}
+
+fn protocol_name<S: serde::Serializer>(p: &Protocol, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(protocol_text(*p))
+}
+
+pub fn protocol_text(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Http1 => "http1",
+        Protocol::H2c => "h2c",
+        Protocol::Http2 => "http2",
+    }
+}
+
+/// Which of a point's fields vary in the plan, to name points and pivot tables by them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Axes {
+    pub variant: bool,
+    pub rate: bool,
+    pub connections: bool,
+    pub protocol: bool,
+    pub requests_per_conn: bool,
+    pub streams: bool,
+}
+
+impl Point {
+    /// The varying fields, `rate=400 protocol=h2c`; `all` names every field set.
+    pub fn label(&self, axes: &Axes) -> String {
+        let mut parts = Vec::new();
+        if let Some(v) = self.variant.as_ref().filter(|_| axes.variant) {
+            parts.push(v.clone());
+        }
+        if let Some(r) = self.rate.filter(|_| axes.rate) {
+            parts.push(format!("{r} req/s"));
+        }
+        if let Some(c) = self.connections.filter(|_| axes.connections) {
+            parts.push(format!("{c} conns"));
+        }
+        if axes.protocol {
+            parts.push(protocol_text(self.protocol).to_owned());
+        }
+        if axes.requests_per_conn {
+            parts.push(self.requests_per_conn.map_or("keep-alive".to_owned(), |k| format!("{k} req/conn")));
+        }
+        if axes.streams {
+            parts.push(format!("{} streams", self.streams));
+        }
+        if parts.is_empty() {
+            "all".to_owned()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// A file-name-safe form of the full point.
+    pub fn slug(&self) -> String {
+        let mut s = String::new();
+        if let Some(v) = &self.variant {
+            s += &format!("{}-", slug(v));
+        }
+        if let Some(r) = self.rate {
+            s += &format!("r{r}-");
+        }
+        if let Some(c) = self.connections {
+            s += &format!("c{c}-");
+        }
+        s += protocol_text(self.protocol);
+        if let Some(k) = self.requests_per_conn {
+            s += &format!("-k{k}");
+        }
+        if self.streams > 1 {
+            s += &format!("-s{}", self.streams);
+        }
+        s
+    }
+}
+
+/// Lowercase letters, digits and dashes.
+pub fn slug(s: &str) -> String {
+    let mut out: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    while out.contains("--") {
+        out = out.replace("--", "-");
+    }
+    out.trim_matches('-').to_owned()
+}
+
+/// A step: one attack.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    /// `target--point--N`, also the results file's stem.
+    pub id: String,
+    /// Index into the plan's targets.
+    pub target: usize,
+    /// Index into [`Matrix::points`].
+    pub point: usize,
+    /// 0-based.
+    pub repeat: u32,
+}
+
+/// The plan's steps in run order.
+#[derive(Clone, Debug, Serialize)]
+pub struct Matrix {
+    pub axes: Axes,
+    pub points: Vec<Point>,
+    pub steps: Vec<Step>,
+}
+
+pub fn expand(plan: &Plan) -> Matrix {
+    let l = &plan.load;
+    let variants: Vec<Option<String>> = if plan.variants.is_empty() {
+        vec![None]
+    } else {
+        plan.variants.iter().map(|v| Some(v.name.clone())).collect()
+    };
+    let open = !l.rate.is_empty();
+    let rates: Vec<Option<f64>> = if open { l.rate.iter().copied().map(Some).collect() } else { vec![None] };
+    let conns: Vec<Option<usize>> =
+        if l.connections.is_empty() { vec![None] } else { l.connections.iter().copied().map(Some).collect() };
+    let mut points = Vec::new();
+    for variant in &variants {
+        for &protocol in &l.protocol {
+            for &requests_per_conn in &l.requests_per_conn {
+                for &streams in &l.streams {
+                    for &connections in &conns {
+                        for &rate in &rates {
+                            points.push(Point {
+                                variant: variant.clone(),
+                                rate,
+                                connections,
+                                protocol,
+                                requests_per_conn,
+                                streams,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let axes = Axes {
+        variant: variants.len() > 1,
+        rate: rates.len() > 1,
+        connections: conns.len() > 1,
+        protocol: l.protocol.len() > 1,
+        requests_per_conn: l.requests_per_conn.len() > 1,
+        streams: l.streams.len() > 1,
+    };
+    let mut steps = Vec::new();
+    for repeat in 0..l.repeats {
+        for (p, point) in points.iter().enumerate() {
+            for (t, target) in plan.targets.iter().enumerate() {
+                steps.push(Step {
+                    id: format!("{}--{}--{}", slug(&target.name), point.slug(), repeat + 1),
+                    target: t,
+                    point: p,
+                    repeat,
+                });
+            }
+        }
+    }
+    Matrix { axes, points, steps }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn plan(load: &str) -> Plan {
+        let text = format!(
+            "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[targets.b]\nurl = \"http://127.0.0.1:2/\"\n[load]\n{load}\n"
+        );
+        crate::plan::parse(&text, "t.toml", Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn lists_multiply_and_repeats_interleave() {
+        let m = expand(&plan(
+            "connections = [1, 8, 64]\nprotocol = [\"http1\", \"h2c\"]\nrequests_per_conn = [1, 16]\nrepeats = 2",
+        ));
+        assert_eq!(m.points.len(), 3 * 2 * 2);
+        assert_eq!(m.steps.len(), 12 * 2 * 2);
+        assert_eq!(m.axes, Axes { connections: true, protocol: true, requests_per_conn: true, ..Default::default() });
+        // Targets alternate at each point; the second repeat starts after every point ran once.
+        assert_eq!((m.steps[0].target, m.steps[1].target, m.steps[0].point, m.steps[1].point), (0, 1, 0, 0));
+        assert!(m.steps[..24].iter().all(|s| s.repeat == 0) && m.steps[24..].iter().all(|s| s.repeat == 1));
+        let ids: std::collections::HashSet<&str> = m.steps.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids.len(), m.steps.len(), "step ids are unique");
+        assert_eq!(m.steps[0].id, "a--c1-http1-k1--1");
+        assert_eq!(m.points[1].label(&m.axes), "8 conns, http1, 1 req/conn");
+    }
+
+    #[test]
+    fn a_single_rate_is_one_point() {
+        let m = expand(&plan("rate = 700"));
+        assert_eq!((m.points.len(), m.steps.len()), (1, 2));
+        assert_eq!(m.points[0].label(&m.axes), "all");
+        assert_eq!(m.points[0].rate, Some(700.0));
+    }
+}

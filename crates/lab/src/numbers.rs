@@ -1,0 +1,171 @@
+//! The numbers of one step, taken from its records as they happen: everything vegeta's report
+//! has, latency of successful requests beside all requests (so failing fast never looks like
+//! answering fast), and whether the generator kept its schedule.
+
+use hdrhistogram::Histogram;
+use results::{Consumer, Entry, Metrics, RunHeader};
+use serde::Serialize;
+
+/// A step counts as generator-limited when more than this share of its sends left late: the
+/// generator (not the system under test) could not keep the schedule.
+pub const LATE_SHARE_LIMIT: f64 = 0.01;
+
+/// Takes a step's records after its warm-up.
+pub struct StepConsumer {
+    warmup_us: u64,
+    pub counted: Metrics,
+    /// Latency of successful requests only.
+    pub ok_latency: Histogram<u64>,
+    /// Records sent during the warm-up (kept in the file, not counted).
+    pub warmup_requests: u64,
+}
+
+impl StepConsumer {
+    pub fn new(warmup: std::time::Duration) -> StepConsumer {
+        StepConsumer {
+            warmup_us: warmup.as_micros() as u64,
+            counted: Metrics::new(),
+            ok_latency: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static bounds"),
+            warmup_requests: 0,
+        }
+    }
+
+    /// The step's numbers; `asked_rate` is the open model's rate (None for a closed model).
+    pub fn numbers(&self, asked_rate: Option<f64>) -> Numbers {
+        Numbers::of(&self.counted, &self.ok_latency, asked_rate)
+    }
+}
+
+impl Consumer for StepConsumer {
+    fn start(&mut self, header: &RunHeader) -> std::io::Result<()> {
+        self.counted.start(header)
+    }
+
+    fn record(&mut self, e: &Entry<'_>) -> std::io::Result<()> {
+        if e.record.scheduled_us < self.warmup_us {
+            self.warmup_requests += 1;
+            return Ok(());
+        }
+        if e.error.is_none() && e.record.is_success() {
+            self.ok_latency.saturating_record(e.record.latency_us.max(1));
+        }
+        self.counted.record(e)
+    }
+
+    fn end(&mut self, complete: bool) -> std::io::Result<()> {
+        self.counted.end(complete)
+    }
+}
+
+/// Latency percentiles in milliseconds.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Latencies {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl Latencies {
+    fn of(h: &Histogram<u64>) -> Latencies {
+        if h.is_empty() {
+            return Latencies::default();
+        }
+        let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
+        Latencies {
+            mean: h.mean() / 1000.0,
+            p50: q(0.5),
+            p90: q(0.9),
+            p95: q(0.95),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: h.max() as f64 / 1000.0,
+        }
+    }
+}
+
+/// What a step measured.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Numbers {
+    pub requests: u64,
+    pub successes: u64,
+    /// Successes / requests, 0..1.
+    pub success: f64,
+    /// Requests per second sent (vegeta's rate).
+    pub rate: f64,
+    /// Successful responses per second (vegeta's throughput).
+    pub throughput: f64,
+    /// The open model's asked rate.
+    pub asked_rate: Option<f64>,
+    /// All requests, failures included.
+    pub latency: Latencies,
+    /// Successful requests only.
+    pub ok_latency: Latencies,
+    pub ttfb_p50: f64,
+    pub lag_p99: f64,
+    pub late_sends: u64,
+    pub connections: u64,
+    pub bytes_in: u64,
+    pub errors: Vec<(String, u64)>,
+    pub status: Vec<(u16, u64)>,
+    /// The generator fell behind its schedule: the step says nothing about the target.
+    pub generator_limited: bool,
+}
+
+impl Numbers {
+    pub fn of(m: &Metrics, ok: &Histogram<u64>, asked_rate: Option<f64>) -> Numbers {
+        let late_share = if m.requests == 0 { 0.0 } else { m.late_sends as f64 / m.requests as f64 };
+        Numbers {
+            requests: m.requests,
+            successes: m.successes,
+            success: m.success_ratio(),
+            rate: m.rate(),
+            throughput: m.throughput(),
+            asked_rate,
+            latency: Latencies::of(&m.latency),
+            ok_latency: Latencies::of(ok),
+            ttfb_p50: m.ttfb.value_at_quantile(0.5) as f64 / 1000.0,
+            lag_p99: m.lag.value_at_quantile(0.99) as f64 / 1000.0,
+            late_sends: m.late_sends,
+            connections: m.connections,
+            bytes_in: m.bytes_in,
+            errors: m.errors.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            status: m.status.iter().map(|(k, v)| (*k, *v)).collect(),
+            generator_limited: asked_rate.is_some() && late_share > LATE_SHARE_LIMIT,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::Record;
+
+    #[test]
+    fn warmup_is_not_counted_and_failures_stay_out_of_success_latency() {
+        let mut c = StepConsumer::new(std::time::Duration::from_secs(1));
+        c.start(&RunHeader { start_unix_ns: 1, ..Default::default() }).unwrap();
+        let rec = |at_ms: u64, lat_ms: u64, status: u16, lag_ms: u64| Record {
+            scheduled_us: at_ms * 1000,
+            latency_us: lat_ms * 1000,
+            status,
+            lag_us: lag_ms * 1000,
+            ..Default::default()
+        };
+        for r in [rec(500, 900, 200, 0), rec(1000, 100, 200, 0), rec(1500, 2, 0, 0), rec(1600, 120, 200, 10)] {
+            let error = (r.status == 0).then_some("connect: connection refused");
+            c.record(&Entry { record: &r, target: None, error }).unwrap();
+        }
+        let n = c.numbers(Some(3.0));
+        assert_eq!((n.requests, n.successes, c.warmup_requests), (3, 2, 1));
+        // The failure answered in 2 ms: all-request p50 is pulled down, success p50 is not.
+        assert!(n.latency.p50 < 101.0 && n.ok_latency.p50 >= 99.0, "{n:?}");
+        assert!((n.ok_latency.max - 120.0).abs() < 0.2);
+        // One late send of three: the generator fell behind.
+        assert!(n.generator_limited);
+        assert!(!c.numbers(None).generator_limited, "a closed model has no schedule to fall behind");
+    }
+}

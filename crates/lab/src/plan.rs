@@ -1,0 +1,685 @@
+//! The plan file (TOML): what to run, against what, and what counts as holding. Parsing checks
+//! every value (durations, rates, protocols, SLO clauses, names that refer to each other) and
+//! says where a bad one is: `plan.toml:12: load.rate: bad rate "fast" ...`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use attack::Protocol;
+use serde::Deserialize;
+
+use crate::verdict::{Clause, Metric};
+
+/// A parsed, checked plan. Paths in it are resolved against the plan file's directory.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub name: String,
+    pub question: String,
+    pub origin: Option<OriginSpec>,
+    pub targets: Vec<TargetSpec>,
+    pub load: LoadSpec,
+    pub variants: Vec<Variant>,
+    pub slo: Vec<Clause>,
+    pub capacity: Option<CapacitySpec>,
+    pub hypotheses: Vec<Hypothesis>,
+}
+
+/// An origin simulator the lab embeds for the run (the upstream of the systems under test).
+#[derive(Clone, Debug)]
+pub struct OriginSpec {
+    /// Where it listens (a port the targets' configurations name); `127.0.0.1:0` when not given.
+    pub listen: Option<String>,
+    pub recipe: Option<PathBuf>,
+}
+
+/// A system under test.
+#[derive(Clone, Debug)]
+pub struct TargetSpec {
+    pub name: String,
+    pub kind: TargetKind,
+    /// Path requested on an embedded simulator (`/` by default); part of `url` otherwise.
+    pub path: String,
+    /// A Prometheus endpoint scraped every second, and the series charted.
+    pub metrics: Option<String>,
+    pub series: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum TargetKind {
+    /// Something already running at `url` (optionally a process to sample).
+    Running { url: String, pid: Option<u32> },
+    /// A command the lab starts before the steps, waits for, samples and stops after them.
+    Command { url: String, start: Vec<String>, ready: Option<String>, dir: PathBuf },
+    /// An origin simulator the lab embeds with this recipe, as the system under test.
+    Simulator { recipe: PathBuf },
+}
+
+/// The load of every step; a field given as a list is an axis.
+#[derive(Clone, Debug)]
+pub struct LoadSpec {
+    /// Open model when non-empty.
+    pub rate: Vec<f64>,
+    /// Closed model (without rate): connections sending back to back.
+    pub connections: Vec<usize>,
+    pub protocol: Vec<Protocol>,
+    pub requests_per_conn: Vec<Option<u64>>,
+    pub streams: Vec<usize>,
+    pub duration: Duration,
+    /// Sent but not counted, at the start of each step.
+    pub warmup: Duration,
+    pub repeats: u32,
+    /// Quiet time between steps, for connections to drain.
+    pub pause: Duration,
+    pub method: String,
+    pub headers: Vec<String>,
+    pub body: Option<Vec<u8>>,
+    pub timeout: Duration,
+    pub max_workers: Option<usize>,
+}
+
+/// A named set of settings: another recipe for the embedded origin, other request settings.
+#[derive(Clone, Debug, Default)]
+pub struct Variant {
+    pub name: String,
+    pub recipe: Option<PathBuf>,
+    pub method: Option<String>,
+    pub headers: Vec<String>,
+    pub body: Option<Vec<u8>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CapacitySpec {
+    pub start: f64,
+    pub max: f64,
+    /// Relative width at which the bisection stops (0.05 = 5%).
+    pub precision: f64,
+    pub probe: Duration,
+}
+
+/// A claim about two targets (or two variants) on one metric.
+#[derive(Clone, Debug)]
+pub struct Hypothesis {
+    pub claim: String,
+    pub metric: Metric,
+    /// The one claimed better: lower (or higher) than `than`.
+    pub subject: String,
+    pub than: String,
+    pub lower: bool,
+}
+
+/// A bad plan: where and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct PlanError {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+// ---- the file as written ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    question: String,
+    origin: Option<RawOrigin>,
+    #[serde(default)]
+    targets: toml::map::Map<String, toml::Value>,
+    load: Option<RawLoad>,
+    #[serde(default)]
+    variants: Vec<RawVariant>,
+    #[serde(default)]
+    slo: toml::map::Map<String, toml::Value>,
+    capacity: Option<RawCapacity>,
+    #[serde(default)]
+    hypotheses: Vec<RawHypothesis>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOrigin {
+    listen: Option<String>,
+    recipe: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    url: Option<String>,
+    origin: Option<String>,
+    path: Option<String>,
+    start: Option<Vec<String>>,
+    ready: Option<String>,
+    pid: Option<u32>,
+    dir: Option<String>,
+    metrics: Option<String>,
+    #[serde(default)]
+    series: Vec<String>,
+}
+
+/// One value or a list of them.
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> OneOrMany<T> {
+    fn into_vec(self) -> Vec<T> {
+        match self {
+            OneOrMany::One(v) => vec![v],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// A number or a string with units (`700`, `"700/s"`, `"42/m"`).
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum NumOrText {
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLoad {
+    rate: Option<OneOrMany<NumOrText>>,
+    connections: Option<OneOrMany<i64>>,
+    protocol: Option<OneOrMany<String>>,
+    requests_per_conn: Option<OneOrMany<i64>>,
+    streams: Option<OneOrMany<i64>>,
+    duration: Option<String>,
+    warmup: Option<String>,
+    repeats: Option<i64>,
+    pause: Option<String>,
+    method: Option<String>,
+    #[serde(default)]
+    headers: Vec<String>,
+    body: Option<String>,
+    body_file: Option<String>,
+    timeout: Option<String>,
+    max_workers: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: String,
+    recipe: Option<String>,
+    method: Option<String>,
+    #[serde(default)]
+    headers: Vec<String>,
+    body: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCapacity {
+    start: Option<NumOrText>,
+    max: Option<NumOrText>,
+    precision: Option<String>,
+    probe: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHypothesis {
+    claim: String,
+    metric: String,
+    lower: Option<String>,
+    higher: Option<String>,
+    than: String,
+}
+
+/// Default length of a step, and of a capacity probe.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(30);
+/// Default quiet time between steps.
+pub const DEFAULT_PAUSE: Duration = Duration::from_secs(2);
+
+/// Reads and checks the plan at `path`.
+pub fn load(path: &Path) -> Result<Plan, PlanError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+        file: path.display().to_string(),
+        line: 0,
+        message: e.to_string(),
+    })?;
+    let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    parse(&text, &path.display().to_string(), &dir)
+}
+
+/// Parses plan text; `file` names it in errors, `dir` resolves relative paths.
+pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanError> {
+    let doc = Doc { text, file };
+    let raw: RawPlan = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(0, |s| doc.line_at(s.start));
+        let field = e.span().and_then(|s| doc.field_at(s.start));
+        let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        let message = match field {
+            Some(f) if !message.contains(&f) => format!("{f}: {message}"),
+            _ => message,
+        };
+        PlanError { file: file.to_owned(), line, message }
+    })?;
+    doc.check(raw, dir)
+}
+
+/// The plan's text, to point errors at lines.
+struct Doc<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Doc<'_> {
+    fn line_at(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())].matches('\n').count() + 1
+    }
+
+    /// `table.key` of the `key = value` line at `offset`.
+    fn field_at(&self, offset: usize) -> Option<String> {
+        let start = self.text[..offset.min(self.text.len())].rfind('\n').map_or(0, |i| i + 1);
+        let line = self.text[start..].lines().next()?;
+        let key = line.split_once('=')?.0.trim();
+        let table = self.text[..start].lines().rev().find_map(|l| {
+            l.trim().strip_prefix('[').map(|t| t.trim_start_matches('[').trim_end_matches(']').to_owned())
+        });
+        Some(match table {
+            Some(t) => format!("{t}.{key}"),
+            None => key.to_owned(),
+        })
+    }
+
+    /// The line where `field` (`load.rate`, `targets.c5`, `slo.p99`) is written, else 0.
+    fn line_of(&self, field: &str) -> usize {
+        let (table, key) = field.rsplit_once('.').unwrap_or(("", field));
+        let mut in_table = table.is_empty();
+        for (i, line) in self.text.lines().enumerate() {
+            let l = line.trim();
+            if let Some(t) = l.strip_prefix('[') {
+                let t = t.trim_start_matches('[').trim_end_matches(']').trim();
+                if t == field {
+                    return i + 1;
+                }
+                in_table = t == table;
+                continue;
+            }
+            if in_table && l.split_once('=').is_some_and(|(k, _)| k.trim().trim_matches('"') == key) {
+                return i + 1;
+            }
+        }
+        0
+    }
+
+    fn err(&self, field: &str, message: impl std::fmt::Display) -> PlanError {
+        PlanError { file: self.file.to_owned(), line: self.line_of(field), message: format!("{field}: {message}") }
+    }
+
+    fn duration(&self, field: &str, v: Option<&String>, default: Duration) -> Result<Duration, PlanError> {
+        match v {
+            None => Ok(default),
+            Some(s) => results::duration::parse(s).map_err(|e| self.err(field, e)),
+        }
+    }
+
+    fn positive(&self, field: &str, v: i64, max: i64) -> Result<u64, PlanError> {
+        if v < 1 || v > max {
+            return Err(self.err(field, format!("{v} is out of range (1 to {max})")));
+        }
+        Ok(v as u64)
+    }
+
+    fn rate(&self, field: &str, v: &NumOrText) -> Result<f64, PlanError> {
+        let r = match v {
+            NumOrText::Int(n) => *n as f64,
+            NumOrText::Float(f) => *f,
+            NumOrText::Text(t) => t.parse::<attack::Rate>().map_err(|e| self.err(field, e))?.0,
+        };
+        if !(r.is_finite() && r > 0.0 && r <= attack::MAX_RATE) {
+            return Err(self.err(field, format!("{r} is out of range (above 0, at most {})", attack::MAX_RATE)));
+        }
+        Ok(r)
+    }
+
+    fn check(&self, raw: RawPlan, dir: &Path) -> Result<Plan, PlanError> {
+        let path = |p: &str| dir.join(p);
+        let origin = raw.origin.map(|o| OriginSpec { listen: o.listen, recipe: o.recipe.as_deref().map(path) });
+        if raw.targets.is_empty() {
+            return Err(PlanError {
+                file: self.file.into(),
+                line: 0,
+                message: "no [targets.NAME] table: a plan needs a system to test".into(),
+            });
+        }
+        let mut targets = Vec::new();
+        for (name, value) in raw.targets {
+            let field = format!("targets.{name}");
+            let t: RawTarget = value.try_into().map_err(|e: toml::de::Error| self.err(&field, e.message().trim()))?;
+            let kind = match (t.url, t.origin, t.start) {
+                (Some(url), None, None) => TargetKind::Running { url, pid: t.pid },
+                (Some(url), None, Some(start)) => {
+                    if start.is_empty() {
+                        return Err(self.err(&format!("{field}.start"), "an empty command"));
+                    }
+                    let dir = t.dir.as_deref().map_or_else(|| dir.to_path_buf(), path);
+                    TargetKind::Command { url, start, ready: t.ready, dir }
+                }
+                (None, Some(recipe), None) => TargetKind::Simulator { recipe: path(&recipe) },
+                (None, None, _) => {
+                    return Err(
+                        self.err(&field, "give url (a running system) or origin (a recipe for an embedded simulator)")
+                    )
+                }
+                _ => return Err(self.err(&field, "url and origin exclude each other; start needs url")),
+            };
+            if let TargetKind::Running { url, .. } | TargetKind::Command { url, .. } = &kind {
+                attack::parse_url(url).map_err(|e| self.err(&format!("{field}.url"), e))?;
+            }
+            targets.push(TargetSpec {
+                name,
+                kind,
+                path: t.path.unwrap_or_else(|| "/".into()),
+                metrics: t.metrics,
+                series: t.series,
+            });
+        }
+        let load = self.load(raw.load.unwrap_or_else(empty_load), dir)?;
+        let mut variants = Vec::new();
+        for (i, v) in raw.variants.into_iter().enumerate() {
+            if variants.iter().any(|o: &Variant| o.name == v.name) || v.name.is_empty() {
+                return Err(PlanError {
+                    file: self.file.into(),
+                    line: self.nth_table_line("[[variants]]", i),
+                    message: format!("variants: name {:?} is empty or used twice", v.name),
+                });
+            }
+            variants.push(Variant {
+                name: v.name,
+                recipe: v.recipe.as_deref().map(path),
+                method: v.method,
+                headers: v.headers,
+                body: v.body.map(String::into_bytes),
+            });
+        }
+        let mut slo = Vec::new();
+        for (key, value) in raw.slo {
+            let field = format!("slo.{key}");
+            let text = match value {
+                toml::Value::String(s) => s,
+                other => return Err(self.err(&field, format!("{other} is not a clause like \"< 1s\" or \">= 99.9%\""))),
+            };
+            slo.push(Clause::parse(&key, &text).map_err(|e| self.err(&field, e))?);
+        }
+        let capacity = raw.capacity.map(|c| self.capacity(c)).transpose()?;
+        let names: Vec<&str> =
+            targets.iter().map(|t| t.name.as_str()).chain(variants.iter().map(|v| v.name.as_str())).collect();
+        let mut hypotheses = Vec::new();
+        for (i, h) in raw.hypotheses.into_iter().enumerate() {
+            let line = self.nth_table_line("[[hypotheses]]", i);
+            let bad =
+                |message: String| PlanError { file: self.file.into(), line, message: format!("hypotheses: {message}") };
+            let metric = Metric::parse(&h.metric).map_err(|e| bad(format!("metric: {e}")))?;
+            let (subject, lower) = match (h.lower, h.higher) {
+                (Some(s), None) => (s, true),
+                (None, Some(s)) => (s, false),
+                _ => return Err(bad("give one of lower = NAME or higher = NAME".into())),
+            };
+            for n in [&subject, &h.than] {
+                if !names.contains(&n.as_str()) {
+                    return Err(bad(format!("{n:?} is not a target or a variant (known: {})", names.join(", "))));
+                }
+            }
+            hypotheses.push(Hypothesis { claim: h.claim, metric, subject, than: h.than, lower });
+        }
+        Ok(Plan { name: raw.name, question: raw.question, origin, targets, load, variants, slo, capacity, hypotheses })
+    }
+
+    /// The line of the `n`th `[[table]]` header.
+    fn nth_table_line(&self, header: &str, n: usize) -> usize {
+        self.text.lines().enumerate().filter(|(_, l)| l.trim().starts_with(header)).nth(n).map_or(0, |(i, _)| i + 1)
+    }
+
+    fn load(&self, l: RawLoad, dir: &Path) -> Result<LoadSpec, PlanError> {
+        let rate = l.rate.map(OneOrMany::into_vec).unwrap_or_default();
+        let rate = rate.iter().map(|r| self.rate("load.rate", r)).collect::<Result<Vec<_>, _>>()?;
+        let counts = |field: &str, v: Option<OneOrMany<i64>>, max: i64| -> Result<Vec<u64>, PlanError> {
+            v.map(OneOrMany::into_vec).unwrap_or_default().into_iter().map(|n| self.positive(field, n, max)).collect()
+        };
+        let connections: Vec<usize> =
+            counts("load.connections", l.connections, 1_000_000)?.into_iter().map(|n| n as usize).collect();
+        if rate.is_empty() && connections.is_empty() {
+            return Err(self.err("load", "give rate (open model) or connections (closed model)"));
+        }
+        let protocol = l
+            .protocol
+            .map(OneOrMany::into_vec)
+            .unwrap_or_else(|| vec!["http1".into()])
+            .iter()
+            .map(|p| match p.as_str() {
+                "http1" | "http/1.1" => Ok(Protocol::Http1),
+                "h2c" => Ok(Protocol::H2c),
+                "http2" | "h2" => Ok(Protocol::Http2),
+                other => Err(self.err("load.protocol", format!("unknown protocol {other:?} (http1, h2c or http2)"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let rpc = counts("load.requests_per_conn", l.requests_per_conn, i64::MAX)?;
+        let requests_per_conn = if rpc.is_empty() { vec![None] } else { rpc.into_iter().map(Some).collect() };
+        let streams = counts("load.streams", l.streams, 100_000)?;
+        let streams = if streams.is_empty() { vec![1] } else { streams.into_iter().map(|n| n as usize).collect() };
+        let body = match (l.body, l.body_file) {
+            (Some(b), None) => Some(b.into_bytes()),
+            (None, Some(f)) => {
+                Some(std::fs::read(dir.join(&f)).map_err(|e| self.err("load.body_file", format!("{f}: {e}")))?)
+            }
+            (None, None) => None,
+            _ => return Err(self.err("load.body", "body and body_file exclude each other")),
+        };
+        for h in &l.headers {
+            attack::parse_header(h).map_err(|e| self.err("load.headers", e))?;
+        }
+        let duration = self.duration("load.duration", l.duration.as_ref(), DEFAULT_DURATION)?;
+        if duration.is_zero() {
+            return Err(self.err("load.duration", "must be longer than 0"));
+        }
+        let timeout = self.duration("load.timeout", l.timeout.as_ref(), attack::DEFAULT_TIMEOUT)?;
+        if timeout.is_zero() {
+            return Err(self.err("load.timeout", "must be longer than 0"));
+        }
+        Ok(LoadSpec {
+            rate,
+            connections,
+            protocol,
+            requests_per_conn,
+            streams,
+            duration,
+            warmup: self.duration("load.warmup", l.warmup.as_ref(), Duration::ZERO)?,
+            repeats: l.repeats.map(|r| self.positive("load.repeats", r, 100)).transpose()?.unwrap_or(1) as u32,
+            pause: self.duration("load.pause", l.pause.as_ref(), DEFAULT_PAUSE)?,
+            method: l.method.unwrap_or_else(|| "GET".into()),
+            headers: l.headers,
+            body,
+            timeout,
+            max_workers: l
+                .max_workers
+                .map(|m| self.positive("load.max_workers", m, 1_000_000))
+                .transpose()?
+                .map(|m| m as usize),
+        })
+    }
+
+    fn capacity(&self, c: RawCapacity) -> Result<CapacitySpec, PlanError> {
+        let start = c.start.map(|s| self.rate("capacity.start", &s)).transpose()?.unwrap_or(100.0);
+        let max = c.max.map(|s| self.rate("capacity.max", &s)).transpose()?.unwrap_or(100_000.0);
+        if max <= start {
+            return Err(self.err("capacity.max", format!("{max} is not above start ({start})")));
+        }
+        let precision = match c.precision {
+            None => 0.05,
+            Some(p) => parse_percent(&p)
+                .filter(|p| *p > 0.0 && *p < 1.0)
+                .ok_or_else(|| self.err("capacity.precision", format!("{p:?} is not a percentage like \"5%\"")))?,
+        };
+        let probe = self.duration("capacity.probe", c.probe.as_ref(), DEFAULT_DURATION)?;
+        if probe.is_zero() {
+            return Err(self.err("capacity.probe", "must be longer than 0"));
+        }
+        Ok(CapacitySpec { start, max, precision, probe })
+    }
+}
+
+fn empty_load() -> RawLoad {
+    RawLoad {
+        rate: None,
+        connections: None,
+        protocol: None,
+        requests_per_conn: None,
+        streams: None,
+        duration: None,
+        warmup: None,
+        repeats: None,
+        pause: None,
+        method: None,
+        headers: Vec::new(),
+        body: None,
+        body_file: None,
+        timeout: None,
+        max_workers: None,
+    }
+}
+
+/// `"5%"` as 0.05, `"0.05"` as 0.05.
+pub fn parse_percent(s: &str) -> Option<f64> {
+    let s = s.trim();
+    match s.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
+        None => s.parse().ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = r#"
+name = "c6g vs c5"
+question = "Does c6g hold more load than c5?"
+
+[origin]
+recipe = "recipes/200kb-100ms.json"
+
+[targets.c5]
+url = "http://127.0.0.1:7080/foobar"
+start = ["nginx", "-p", ".", "-c", "c5.conf"]
+ready = "http://127.0.0.1:7080/health"
+metrics = "http://127.0.0.1:7080/metrics"
+series = ["pool_busy_workers"]
+
+[targets.c6g]
+origin = "recipes/fast.json"
+path = "/foobar"
+
+[load]
+rate = [400, "800/s", 1000]
+duration = "60s"
+warmup = "5s"
+repeats = 3
+protocol = ["http1", "h2c"]
+headers = ["replayed-traffic: true"]
+
+[[variants]]
+name = "gzip 300kb"
+recipe = "recipes/300kb-gzip.json"
+
+[slo]
+success = ">= 99.9%"
+p99 = "< 1s"
+
+[capacity]
+start = 100
+max = 50000
+precision = "5%"
+probe = "30s"
+
+[[hypotheses]]
+claim = "c6g answers faster than c5"
+metric = "p99"
+lower = "c6g"
+than = "c5"
+"#;
+
+    #[test]
+    fn a_full_plan_parses() {
+        let p = parse(FULL, "plan.toml", Path::new("/plans")).unwrap();
+        assert_eq!(p.name, "c6g vs c5");
+        assert_eq!(p.targets.len(), 2);
+        assert_eq!(p.targets[0].name, "c5", "targets keep the file's order");
+        assert!(matches!(&p.targets[0].kind, TargetKind::Command { start, .. } if start[0] == "nginx"));
+        assert!(
+            matches!(&p.targets[1].kind, TargetKind::Simulator { recipe } if recipe == Path::new("/plans/recipes/fast.json"))
+        );
+        assert_eq!(p.load.rate, vec![400.0, 800.0, 1000.0]);
+        assert_eq!(p.load.protocol, vec![Protocol::Http1, Protocol::H2c]);
+        assert_eq!(
+            (p.load.duration, p.load.warmup, p.load.repeats),
+            (Duration::from_secs(60), Duration::from_secs(5), 3)
+        );
+        assert_eq!(p.slo.len(), 2);
+        let c = p.capacity.unwrap();
+        assert_eq!((c.start, c.max, c.precision, c.probe), (100.0, 50000.0, 0.05, Duration::from_secs(30)));
+        assert_eq!(p.hypotheses[0].subject, "c6g");
+        assert!(p.hypotheses[0].lower);
+        assert_eq!(p.variants[0].recipe.as_deref(), Some(Path::new("/plans/recipes/300kb-gzip.json")));
+    }
+
+    /// Each bad plan fails with the file, the line and the field in one line.
+    #[test]
+    fn rejections_name_file_line_and_field() {
+        let base = "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 10\n";
+        for (text, line, want) in [
+            (
+                "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = \"fast\"\n",
+                4,
+                "load.rate: bad rate \"fast\"",
+            ),
+            (
+                "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 10\nduration = \"10\"\n",
+                5,
+                "load.duration: bad duration \"10\": missing unit",
+            ),
+            (
+                "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 10\nprotocol = \"spdy\"\n",
+                5,
+                "load.protocol: unknown protocol \"spdy\"",
+            ),
+            ("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 10\nratee = 5\n", 5, "unknown field `ratee`"),
+            (
+                "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nconnections = 0\n",
+                4,
+                "load.connections: 0 is out of range",
+            ),
+            ("[targets.a]\nurl = \"http://127.0.0.1:99999/\"\n[load]\nrate = 1\n", 2, "targets.a.url: bad URL"),
+            ("[targets.a]\nport = 3\n", 1, "targets.a: unknown field `port`"),
+            ("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n", 0, "load: give rate (open model) or connections"),
+            (&format!("{base}[slo]\np99 = \"1s\"\n"), 6, "slo.p99: \"1s\": expected a comparison"),
+            (&format!("{base}[slo]\np42 = \"< 1s\"\n"), 6, "slo.p42: unknown metric"),
+            (
+                &format!("{base}[[hypotheses]]\nclaim = \"x\"\nmetric = \"p99\"\nlower = \"b\"\nthan = \"a\"\n"),
+                5,
+                "\"b\" is not a target or a variant",
+            ),
+            (&format!("{base}[capacity]\nstart = 100\nmax = 50\n"), 7, "capacity.max: 50 is not above start"),
+            ("name = [1\n", 2, "invalid array; expected `]`"),
+            ("", 0, "no [targets.NAME] table"),
+        ] {
+            let e = parse(text, "plan.toml", Path::new(".")).unwrap_err();
+            let s = e.to_string();
+            assert!(s.starts_with(&format!("plan.toml:{line}: ")), "{text:?}: {s}");
+            assert!(s.contains(want), "{text:?}: {s}");
+            assert_eq!(s.lines().count(), 1, "{s}");
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Verdicts: SLO clauses per step (`p99 < 1s`, `success >= 99.9%`), and hypotheses over repeats
+//! (supported, rejected or inconclusive, with the effect and its interval).
+
+use serde::Serialize;
+
+use crate::numbers::Numbers;
+use crate::stats::Comparison;
+
+/// What a clause or a hypothesis looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    P50,
+    P90,
+    P95,
+    P99,
+    P999,
+    Max,
+    Mean,
+    /// Share of successful requests (0..1).
+    Success,
+    /// Share of failed requests (0..1).
+    Errors,
+    /// Requests per second sent.
+    Rps,
+    /// Successful responses per second.
+    Throughput,
+}
+
+impl Metric {
+    pub fn parse(s: &str) -> Result<Metric, String> {
+        Ok(match s {
+            "p50" => Metric::P50,
+            "p90" => Metric::P90,
+            "p95" => Metric::P95,
+            "p99" => Metric::P99,
+            "p999" | "p99.9" => Metric::P999,
+            "max" => Metric::Max,
+            "mean" => Metric::Mean,
+            "success" => Metric::Success,
+            "errors" => Metric::Errors,
+            "rps" | "rate" => Metric::Rps,
+            "throughput" => Metric::Throughput,
+            _ => {
+                return Err(format!(
+                    "unknown metric {s:?} (p50, p90, p95, p99, p999, max, mean, success, errors, rps, throughput)"
+                ))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::P50 => "p50",
+            Metric::P90 => "p90",
+            Metric::P95 => "p95",
+            Metric::P99 => "p99",
+            Metric::P999 => "p999",
+            Metric::Max => "max",
+            Metric::Mean => "mean",
+            Metric::Success => "success",
+            Metric::Errors => "errors",
+            Metric::Rps => "rps",
+            Metric::Throughput => "throughput",
+        }
+    }
+
+    pub fn is_latency(self) -> bool {
+        matches!(
+            self,
+            Metric::P50 | Metric::P90 | Metric::P95 | Metric::P99 | Metric::P999 | Metric::Max | Metric::Mean
+        )
+    }
+
+    /// The metric's value in a step: latencies in ms (of all requests), shares 0..1, rates /s.
+    pub fn of(self, n: &Numbers) -> f64 {
+        let l = &n.latency;
+        match self {
+            Metric::P50 => l.p50,
+            Metric::P90 => l.p90,
+            Metric::P95 => l.p95,
+            Metric::P99 => l.p99,
+            Metric::P999 => l.p999,
+            Metric::Max => l.max,
+            Metric::Mean => l.mean,
+            Metric::Success => n.success,
+            Metric::Errors => 1.0 - n.success,
+            Metric::Rps => n.rate,
+            Metric::Throughput => n.throughput,
+        }
+    }
+
+    /// A value of this metric as people write it (`250.0ms`, `99.90%`, `1200.0/s`).
+    pub fn show(self, v: f64) -> String {
+        match self {
+            _ if self.is_latency() => show_ms(v),
+            Metric::Success | Metric::Errors => format!("{:.2}%", v * 100.0),
+            _ => format!("{v:.1}/s"),
+        }
+    }
+}
+
+/// Milliseconds as a short duration: `850µs`, `107.3ms`, `1.204s`.
+pub fn show_ms(ms: f64) -> String {
+    if ms < 1.0 {
+        format!("{:.0}µs", ms * 1000.0)
+    } else if ms < 1000.0 {
+        format!("{ms:.1}ms")
+    } else {
+        format!("{:.3}s", ms / 1000.0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Op {
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = ">=")]
+    Ge,
+}
+
+impl Op {
+    fn text(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        }
+    }
+
+    fn holds(self, v: f64, limit: f64) -> bool {
+        match self {
+            Op::Lt => v < limit,
+            Op::Le => v <= limit,
+            Op::Gt => v > limit,
+            Op::Ge => v >= limit,
+        }
+    }
+}
+
+/// One SLO clause: `metric op limit` (limit in the metric's unit: ms, 0..1, /s).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Clause {
+    pub metric: Metric,
+    pub op: Op,
+    pub limit: f64,
+}
+
+impl Clause {
+    /// `key` is the metric, `text` the condition: `"< 1s"`, `">= 99.9%"`, `"> 1000"`.
+    pub fn parse(key: &str, text: &str) -> Result<Clause, String> {
+        let metric = Metric::parse(key)?;
+        let t = text.trim();
+        let (op, rest) = [("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)]
+            .iter()
+            .find_map(|(p, op)| t.strip_prefix(p).map(|r| (*op, r.trim())))
+            .ok_or_else(|| format!("{text:?}: expected a comparison like \"< 1s\" or \">= 99.9%\""))?;
+        let limit = if metric.is_latency() {
+            results::duration::parse(rest)?.as_secs_f64() * 1000.0
+        } else if matches!(metric, Metric::Success | Metric::Errors) {
+            crate::plan::parse_percent(rest)
+                .filter(|p| (0.0..=1.0).contains(p))
+                .ok_or_else(|| format!("{rest:?} is not a percentage like \"99.9%\""))?
+        } else {
+            rest.trim_end_matches("/s").trim().parse::<f64>().map_err(|_| format!("{rest:?} is not a rate"))?
+        };
+        Ok(Clause { metric, op, limit })
+    }
+
+    /// `p99 < 1.000s`, as the report names it.
+    pub fn text(&self) -> String {
+        format!("{} {} {}", self.metric.name(), self.op.text(), self.metric.show(self.limit))
+    }
+
+    pub fn holds(&self, n: &Numbers) -> bool {
+        self.op.holds(self.metric.of(n), self.limit)
+    }
+
+    /// Every clause that `n` breaks, in the plan's order.
+    pub fn broken<'a>(clauses: &'a [Clause], n: &Numbers) -> Vec<&'a Clause> {
+        clauses.iter().filter(|c| !c.holds(n)).collect()
+    }
+}
+
+/// A step's SLO verdict.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum SloVerdict {
+    /// No SLO in the plan.
+    None,
+    Pass,
+    /// The clauses it broke, with the values measured.
+    Fail {
+        broken: Vec<String>,
+    },
+    /// The generator fell behind: the step does not count against the target.
+    GeneratorLimited,
+}
+
+impl SloVerdict {
+    /// The verdict of a step over its repeats' numbers (every repeat must hold).
+    pub fn of(clauses: &[Clause], repeats: &[&Numbers]) -> SloVerdict {
+        if clauses.is_empty() {
+            return SloVerdict::None;
+        }
+        if repeats.iter().any(|n| n.generator_limited) {
+            return SloVerdict::GeneratorLimited;
+        }
+        let mut broken = Vec::new();
+        for c in clauses {
+            if let Some(worst) = repeats.iter().find(|n| !c.holds(n)) {
+                broken.push(format!("{} (measured {})", c.text(), c.metric.show(c.metric.of(worst))));
+            }
+        }
+        if broken.is_empty() {
+            SloVerdict::Pass
+        } else {
+            SloVerdict::Fail { broken }
+        }
+    }
+
+    pub fn failed(&self) -> bool {
+        matches!(self, SloVerdict::Fail { .. })
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            SloVerdict::None => "-".into(),
+            SloVerdict::Pass => "pass".into(),
+            SloVerdict::Fail { broken } => format!("FAIL: {}", broken.join("; ")),
+            SloVerdict::GeneratorLimited => "generator-limited (not counted)".into(),
+        }
+    }
+}
+
+/// A hypothesis's verdict at one load point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finding {
+    Supported,
+    Rejected,
+    Inconclusive,
+}
+
+impl Finding {
+    /// From the comparison subject / other: supported when significant in the claimed direction,
+    /// rejected when significant the other way.
+    pub fn of(c: &Comparison, lower: bool) -> Finding {
+        if !c.significant {
+            return Finding::Inconclusive;
+        }
+        if (c.ratio < 1.0) == lower {
+            Finding::Supported
+        } else {
+            Finding::Rejected
+        }
+    }
+
+    /// Over several load points: supported when supported somewhere and rejected nowhere.
+    pub fn overall(points: &[Finding]) -> Finding {
+        if points.contains(&Finding::Rejected) {
+            Finding::Rejected
+        } else if points.contains(&Finding::Supported) {
+            Finding::Supported
+        } else {
+            Finding::Inconclusive
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Finding::Supported => "supported",
+            Finding::Rejected => "rejected",
+            Finding::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::numbers::Latencies;
+
+    fn numbers(p99_ms: f64, success: f64, limited: bool) -> Numbers {
+        Numbers {
+            success,
+            latency: Latencies { p99: p99_ms, ..Default::default() },
+            generator_limited: limited,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn clauses_parse_in_their_units() {
+        assert_eq!(Clause::parse("p99", "< 1s").unwrap(), Clause { metric: Metric::P99, op: Op::Lt, limit: 1000.0 });
+        assert!((Clause::parse("success", ">= 99.9%").unwrap().limit - 0.999).abs() < 1e-12);
+        assert_eq!(Clause::parse("rps", "> 1000/s").unwrap().limit, 1000.0);
+        for (k, v) in [("p99", "1s"), ("p99", "< 10"), ("success", ">= 120%"), ("p42", "< 1s"), ("rps", "> fast")] {
+            assert!(Clause::parse(k, v).is_err(), "{k} {v}");
+        }
+    }
+
+    #[test]
+    fn slo_verdicts_name_the_broken_clause_and_spare_generator_limited_steps() {
+        let slo = [Clause::parse("p99", "< 500ms").unwrap(), Clause::parse("success", ">= 99%").unwrap()];
+        let ok = numbers(120.0, 1.0, false);
+        let slow = numbers(800.0, 1.0, false);
+        assert_eq!(SloVerdict::of(&slo, &[&ok, &ok]), SloVerdict::Pass);
+        let v = SloVerdict::of(&slo, &[&ok, &slow]);
+        assert_eq!(v, SloVerdict::Fail { broken: vec!["p99 < 500.0ms (measured 800.0ms)".into()] });
+        assert!(v.failed());
+        assert_eq!(SloVerdict::of(&slo, &[&numbers(800.0, 0.5, true)]), SloVerdict::GeneratorLimited);
+        assert_eq!(SloVerdict::of(&[], &[&slow]), SloVerdict::None);
+    }
+
+    #[test]
+    fn findings() {
+        let faster = Comparison { ratio: 0.8, ci: Some((0.7, 0.9)), p: Some(0.01), significant: true };
+        let same = Comparison { ratio: 0.98, ci: Some((0.9, 1.1)), p: Some(0.6), significant: false };
+        assert_eq!(Finding::of(&faster, true), Finding::Supported);
+        assert_eq!(Finding::of(&faster, false), Finding::Rejected);
+        assert_eq!(Finding::of(&same, true), Finding::Inconclusive);
+        use Finding::*;
+        assert_eq!(Finding::overall(&[Supported, Inconclusive]), Supported);
+        assert_eq!(Finding::overall(&[Supported, Rejected]), Rejected);
+        assert_eq!(Finding::overall(&[Inconclusive]), Inconclusive);
+    }
+}
