@@ -66,7 +66,23 @@ pub struct Stage {
     pub status: u16,
     pub latency: Latency,
     pub fault: Option<Fault>,
+    /// A service with a knee: at most `concurrency` requests served at once.
+    pub capacity: Option<Capacity>,
 }
+
+/// `"concurrency": 64` requests of the route are served at once (each taking the stage's
+/// latency); up to `"queue": 1000` more wait; beyond that `"overflow_status": 503` at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    pub concurrency: u32,
+    pub queue: u32,
+    pub overflow_status: u16,
+}
+
+/// A capacity's queue when the recipe gives none.
+pub const DEFAULT_QUEUE: u32 = 1000;
+/// The answer past the queue when the recipe gives none.
+pub const DEFAULT_OVERFLOW_STATUS: u16 = 503;
 
 /// Built-in answers that need no payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,7 +144,8 @@ pub fn parse_upload(text: &[u8]) -> Result<Vec<Recipe>, RecipeError> {
 }
 
 const RECIPE_KEYS: &[&str] = &["route", "stages", "origin", "body", "random_content", "headers", "handler"];
-const STAGE_KEYS: &[&str] = &["at", "status", "latency", "fault", "bandwidth", "probability"];
+const STAGE_KEYS: &[&str] =
+    &["at", "status", "latency", "fault", "bandwidth", "probability", "concurrency", "queue", "overflow_status"];
 
 fn err(path: &str, msg: impl std::fmt::Display) -> RecipeError {
     RecipeError(format!("{path}: {msg}"))
@@ -297,7 +314,28 @@ fn parse_stage(v: &Value, path: &str) -> Result<Stage, RecipeError> {
     if field(obj, "probability").is_some() && kind.is_none() {
         return Err(err(&format!("{path}.probability"), "only a fault takes a probability"));
     }
-    Ok(Stage { at, status, latency, fault: kind.map(|kind| Fault { kind, probability }) })
+    let count = |key: &str, range: std::ops::RangeInclusive<u64>| -> Result<Option<u64>, RecipeError> {
+        match field(obj, key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(v) if range.contains(&v) => Ok(Some(v)),
+                _ => Err(err(&format!("{path}.{key}"), format!("{n} is outside {}..{}", range.start(), range.end()))),
+            },
+            Some(other) => Err(err(&format!("{path}.{key}"), format!("expected a number, found {other}"))),
+        }
+    };
+    let concurrency = count("concurrency", 1..=1_000_000)?;
+    let queue = count("queue", 0..=10_000_000)?;
+    let overflow_status = count("overflow_status", 100..=599)?;
+    if concurrency.is_none() && (queue.is_some() || overflow_status.is_some()) {
+        return Err(err(&format!("{path}.concurrency"), "queue and overflow_status need a concurrency"));
+    }
+    let capacity = concurrency.map(|c| Capacity {
+        concurrency: c as u32,
+        queue: queue.map_or(DEFAULT_QUEUE, |q| q as u32),
+        overflow_status: overflow_status.map_or(DEFAULT_OVERFLOW_STATUS, |s| s as u16),
+    });
+    Ok(Stage { at, status, latency, fault: kind.map(|kind| Fault { kind, probability }), capacity })
 }
 
 /// `0`, `"0"`, `"<int>ms"` or `"<int>s"`, in milliseconds.

@@ -206,9 +206,29 @@ async fn handle(
 /// the connection, since the request's future is then dropped too).
 async fn simulate(req: Request<Incoming>, route: &Route, ctl: &ConnCtl, count: impl Fn(Outcome)) -> Response<Body> {
     let path = req.uri().path().to_owned();
-    let Some(stage) = route.stage(Instant::now()) else {
+    let Some(index) = route.stage_index(Instant::now()) else {
         count(Outcome::Status(406));
         return respond(route, 406, route.error_body(406, &path), false);
+    };
+    let stage = &route.recipe.stages[index];
+    // A stage with a capacity: hold one of its permits while serving; wait in its queue, or
+    // overflow at once when the queue is full.
+    let _permit = match &route.gates[index] {
+        None => None,
+        Some(gate) => match gate.permits.try_acquire() {
+            Ok(p) => Some(p),
+            Err(_) => {
+                if gate.waiting.fetch_add(1, Ordering::AcqRel) >= gate.capacity.queue {
+                    gate.waiting.fetch_sub(1, Ordering::AcqRel);
+                    let status = gate.capacity.overflow_status;
+                    count(Outcome::Status(status));
+                    return respond(route, status, route.error_body(status, &path), false);
+                }
+                // The waiting count drops however the wait ends (a client gone drops this future).
+                let _waiting = Waiting(&gate.waiting);
+                gate.permits.acquire().await.ok()
+            }
+        },
     };
     let latency = stage.latency.draw();
     if !latency.is_zero() {
@@ -242,6 +262,15 @@ async fn simulate(req: Request<Incoming>, route: &Route, ctl: &ConnCtl, count: i
     let (body, json) = payload_body(req, route, status, &path).await;
     count(Outcome::Status(status));
     respond(route, status, body, json)
+}
+
+/// Leaves a capacity's queue when dropped.
+struct Waiting<'a>(&'a std::sync::atomic::AtomicU32);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// The body for `status` (the payload or handler output for 200) and whether it is JSON.

@@ -140,13 +140,27 @@ pub struct Route {
     /// Error bodies for the stage statuses, 404 and 304, gzipped when the recipe says so.
     error_bodies: HashMap<u16, Bytes>,
     pub counts: Arc<StatusCounts>,
+    /// Per stage, the gate of a stage with a capacity.
+    pub gates: Vec<Option<Gate>>,
+}
+
+/// A stage's capacity at run time: permits for the requests being served, and a count of those
+/// waiting for one.
+pub struct Gate {
+    pub capacity: crate::recipe::Capacity,
+    pub permits: tokio::sync::Semaphore,
+    pub waiting: std::sync::atomic::AtomicU32,
 }
 
 impl Route {
     /// The stage in force `now`: the last one that has started.
     pub fn stage(&self, now: Instant) -> Option<&Stage> {
+        self.stage_index(now).map(|i| &self.recipe.stages[i])
+    }
+
+    pub fn stage_index(&self, now: Instant) -> Option<usize> {
         let elapsed = now.saturating_duration_since(self.loaded_at);
-        self.recipe.stages.iter().rev().find(|s| s.at <= elapsed)
+        self.recipe.stages.iter().rposition(|s| s.at <= elapsed)
     }
 
     /// `(status, latency)` as `routes_status` shows them (406 before the first stage starts).
@@ -277,7 +291,8 @@ impl Simulation {
             headers.append(name, value);
         }
         let mut error_bodies = HashMap::new();
-        for status in recipe.stages.iter().map(|s| s.status).chain([404, 304]) {
+        let overflow = recipe.stages.iter().filter_map(|s| s.capacity.map(|c| c.overflow_status));
+        for status in recipe.stages.iter().map(|s| s.status).chain(overflow).chain([404, 304]) {
             if status == 304 {
                 // A 304 has no body to gzip.
                 error_bodies.insert(status, Bytes::new());
@@ -295,6 +310,17 @@ impl Simulation {
             loaded_at: Instant::now(),
             error_bodies,
             counts: self.counters.for_route(&recipe.route),
+            gates: recipe
+                .stages
+                .iter()
+                .map(|s| {
+                    s.capacity.map(|capacity| Gate {
+                        capacity,
+                        permits: tokio::sync::Semaphore::new(capacity.concurrency as usize),
+                        waiting: std::sync::atomic::AtomicU32::new(0),
+                    })
+                })
+                .collect(),
             recipe,
         }))
     }

@@ -307,6 +307,45 @@ async fn two_hundred_slow_requests_are_served_concurrently() {
     assert!(t.elapsed() < Duration::from_millis(900), "{:?}", t.elapsed());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capacity_serves_some_queues_some_and_overflows_the_rest() {
+    let o = Arc::new(start().await);
+    let recipe = json!({"route": "/svc", "body": "ok", "stages": [
+        {"at": 0, "status": 200, "latency": "300ms", "concurrency": 2, "queue": 2, "overflow_status": 429}]});
+    assert_eq!(post_recipe(&o, &recipe).await.status, 201);
+    let t = Instant::now();
+    let tasks: Vec<_> = (0..7)
+        .map(|_| {
+            let o = Arc::clone(&o);
+            tokio::spawn(async move {
+                let r = get(&o, "/svc").await;
+                (r.status, t.elapsed())
+            })
+        })
+        .collect();
+    let mut got = Vec::new();
+    for task in tasks {
+        got.push(task.await.unwrap());
+    }
+    got.sort_by_key(|(_, at)| *at);
+    let ms = |d: Duration| d.as_millis();
+    // Three overflow at once, two are served in the first 300 ms, two wait for them.
+    let overflow: Vec<_> = got.iter().filter(|(s, _)| *s == 429).collect();
+    assert_eq!(overflow.len(), 3, "{got:?}");
+    assert!(overflow.iter().all(|(_, at)| ms(*at) < 250), "{got:?}");
+    let served: Vec<u128> = got.iter().filter(|(s, _)| *s == 200).map(|(_, at)| ms(*at)).collect();
+    assert_eq!(served.len(), 4, "{got:?}");
+    assert!(served[..2].iter().all(|&m| (300..550).contains(&m)), "{got:?}");
+    assert!(served[2..].iter().all(|&m| (600..900).contains(&m)), "{got:?}");
+    // The gate is free again afterwards.
+    assert_eq!(get(&o, "/svc").await.status, 200);
+    // A queue without a concurrency is refused.
+    let bad = json!({"route": "/x", "body": "", "stages": [{"at": 0, "status": 200, "queue": 5}]});
+    let r = post_recipe(&o, &bad).await;
+    assert_eq!(r.status, 400);
+    assert!(r.text().contains("stages[0].concurrency"), "{}", r.text());
+}
+
 #[tokio::test]
 async fn handlers_echo_fibonacci_empty() {
     let o = start().await;
