@@ -1,11 +1,23 @@
 //! Experiments from a plan, driven in-process through the `attack`, `origin` and `report`
-//! libraries: `plan` (parse, check), `matrix` (axes to steps), `numbers` (what a step measured),
-//! `stats` (pure: medians, intervals, Welch's test), `verdict` (SLO clauses, hypotheses), and
-//! `demo`, a rate ladder against an embedded origin simulator.
+//! libraries.
+//!
+//! `plan` (parse, check), `matrix` (axes to steps), `step` (one attack and its numbers:
+//! `numbers`), `systems` (embedded simulators, started commands), `sample` (/proc, Prometheus),
+//! `experiment` (the whole run), `stats` (pure: medians, intervals, Welch's test), `verdict` (SLO
+//! clauses, hypothesis findings), `outcome` (cells, ceilings, hypotheses from the steps),
+//! `capacity` (the search for a ceiling), `render` (report.md, lab.json), and `demo`, a rate
+//! ladder against an embedded origin simulator.
 
+pub mod capacity;
 pub mod demo;
+pub mod experiment;
 pub mod matrix;
 pub mod numbers;
+pub mod outcome;
 pub mod plan;
+pub mod render;
+pub mod sample;
 pub mod stats;
+pub mod step;
+pub mod systems;
 pub mod verdict;

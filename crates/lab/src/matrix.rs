@@ -140,7 +140,9 @@ pub fn expand(plan: &Plan) -> Matrix {
     let conns: Vec<Option<usize>> =
         if l.connections.is_empty() { vec![None] } else { l.connections.iter().copied().map(Some).collect() };
     let mut points = Vec::new();
-    for variant in &variants {
+    // A plan with only a capacity search has no fixed steps.
+    let fixed = open || !l.connections.is_empty();
+    for variant in variants.iter().filter(|_| fixed) {
         for &protocol in &l.protocol {
             for &requests_per_conn in &l.requests_per_conn {
                 for &streams in &l.streams {

@@ -387,7 +387,7 @@ impl Doc<'_> {
                 series: t.series,
             });
         }
-        let load = self.load(raw.load.unwrap_or_else(empty_load), dir)?;
+        let load = self.load(raw.load.unwrap_or_else(empty_load), dir, raw.capacity.is_some())?;
         let mut variants = Vec::new();
         for (i, v) in raw.variants.into_iter().enumerate() {
             if variants.iter().any(|o: &Variant| o.name == v.name) || v.name.is_empty() {
@@ -443,7 +443,7 @@ impl Doc<'_> {
         self.text.lines().enumerate().filter(|(_, l)| l.trim().starts_with(header)).nth(n).map_or(0, |(i, _)| i + 1)
     }
 
-    fn load(&self, l: RawLoad, dir: &Path) -> Result<LoadSpec, PlanError> {
+    fn load(&self, l: RawLoad, dir: &Path, searching: bool) -> Result<LoadSpec, PlanError> {
         let rate = l.rate.map(OneOrMany::into_vec).unwrap_or_default();
         let rate = rate.iter().map(|r| self.rate("load.rate", r)).collect::<Result<Vec<_>, _>>()?;
         let counts = |field: &str, v: Option<OneOrMany<i64>>, max: i64| -> Result<Vec<u64>, PlanError> {
@@ -451,8 +451,10 @@ impl Doc<'_> {
         };
         let connections: Vec<usize> =
             counts("load.connections", l.connections, 1_000_000)?.into_iter().map(|n| n as usize).collect();
-        if rate.is_empty() && connections.is_empty() {
-            return Err(self.err("load", "give rate (open model) or connections (closed model)"));
+        if rate.is_empty() && connections.is_empty() && !searching {
+            return Err(
+                self.err("load", "give rate (open model) or connections (closed model), or a [capacity] search")
+            );
         }
         let protocol = l
             .protocol

@@ -32,6 +32,9 @@ pub enum Command {
     Origin(OriginArgs),
     /// A short lab: a rate ladder against an embedded origin simulator, with reports.
     Demo(DemoArgs),
+    /// Experiments from a plan file: ladders, sweeps, A/B with repeats, capacity search, verdicts.
+    #[command(subcommand)]
+    Lab(LabCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout.
@@ -136,6 +139,55 @@ fn encode_formats() -> Choice<EncodeFormat> {
             _ => Err(format!("unknown format {s:?} (expected llr, json, vegeta-json or csv)")),
         },
     }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LabCommand {
+    /// Run a plan (TOML) and write report.md, lab.json, steps/ and samples/ to --out.
+    /// Exit 0 when every SLO held, 3 when one failed, 2 for a bad plan, 1 when a target would
+    /// not start.
+    Run(LabRunArgs),
+    /// Search the highest rate a URL holds an SLO at (exponential, then bisection).
+    Capacity(LabCapacityArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LabRunArgs {
+    /// The plan file.
+    pub plan: PathBuf,
+    /// Output directory (default: lab-NAME of the plan file).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Shorten every step (2 s) and probe, for a quick check of a plan.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LabCapacityArgs {
+    /// The URL to search.
+    pub url: String,
+    /// SLO clauses, comma-separated: p99<500ms,success>=99.9%
+    #[arg(long)]
+    pub slo: String,
+    /// First rate probed.
+    #[arg(long, default_value = "100")]
+    pub start: String,
+    /// Highest rate probed.
+    #[arg(long, default_value = "50000")]
+    pub max: String,
+    /// Stop when the bounds are this close (e.g. 5%).
+    #[arg(long, default_value = "5%")]
+    pub precision: String,
+    /// Length of each probe.
+    #[arg(long, default_value = "10s", value_parser = positive_duration)]
+    pub probe: Duration,
+    /// Protocol: http1, h2c or http2.
+    #[arg(long, default_value = "http1")]
+    pub protocol: String,
+    /// Output directory.
+    #[arg(long, default_value = "lab-capacity")]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Debug)]

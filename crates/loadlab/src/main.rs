@@ -1,10 +1,12 @@
 //! The `loadlab` binary: parses arguments, builds the runtime, calls the libraries, and maps
-//! failures to exit codes (0 ok, 1 runtime failure, 2 bad usage or input). No logic of its own.
+//! failures to exit codes (0 ok, 1 runtime failure, 2 bad usage or input, 3 a failed verdict).
+//! No logic of its own.
 
 mod attack_cmd;
 mod cli;
 mod demo_cmd;
 mod encode_cmd;
+mod lab_cmd;
 mod origin_cmd;
 mod plot_cmd;
 mod progress;
@@ -25,6 +27,18 @@ impl std::fmt::Display for BadInput {
 }
 
 impl std::error::Error for BadInput {}
+
+/// A run that went through but whose verdict is a failure (an SLO broken): exit 3.
+#[derive(Debug)]
+pub struct VerdictFailed(pub String);
+
+impl std::fmt::Display for VerdictFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for VerdictFailed {}
 
 /// Shorthand for a bad-input error.
 pub fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -70,6 +84,7 @@ fn main() -> ExitCode {
         cli::Command::Origin(o) => origin_cmd::run(o),
         cli::Command::Plot(p) => plot_cmd::run(p),
         cli::Command::Demo(d) => demo_cmd::run(d),
+        cli::Command::Lab(l) => lab_cmd::run(l),
         cli::Command::Completions(c) => {
             let mut cmd = <cli::Cli as clap::CommandFactory>::command();
             clap_complete::generate(c.shell, &mut cmd, "loadlab", &mut std::io::stdout());
@@ -90,6 +105,8 @@ fn main() -> ExitCode {
             eprintln!("loadlab: {e:#}");
             if e.downcast_ref::<BadInput>().is_some() {
                 ExitCode::from(2)
+            } else if e.downcast_ref::<VerdictFailed>().is_some() {
+                ExitCode::from(3)
             } else {
                 ExitCode::from(1)
             }

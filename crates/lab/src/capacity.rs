@@ -1,0 +1,373 @@
+//! Capacity search: the highest rate a target holds its SLO at. Rates grow exponentially from
+//! `start` until a probe breaks the SLO (or `max` holds), then bisect between the last holding
+//! and the first breaking rate until they are within `precision` of each other; the answer is
+//! confirmed by probing it again. A probe that is clearly failing stops early, and a probe the
+//! generator could not keep up with ends the search (beyond it the generator, not the target,
+//! is measured).
+
+use std::future::Future;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::experiment::{Event, LabError};
+use crate::numbers::{Numbers, StepConsumer};
+use crate::plan::{CapacitySpec, Plan};
+use crate::verdict::{Clause, Metric};
+
+/// Bisection steps at most (each halves the interval): far beyond any useful precision.
+const MAX_BISECTIONS: usize = 20;
+/// How many lower rates a failed confirmation tries.
+const CONFIRM_TRIES: usize = 3;
+
+/// One probe's outcome.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Probe {
+    pub rate: f64,
+    pub holds: bool,
+    /// The clauses it broke (with values), or why it says nothing.
+    pub broke: Vec<String>,
+    /// Stopped before its end because it was clearly failing.
+    pub stopped_early: bool,
+    pub generator_limited: bool,
+    pub p99_ms: f64,
+    pub success: f64,
+}
+
+/// The search's answer.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CapacityResult {
+    pub target: String,
+    /// The highest rate that held the SLO (and held again when confirmed).
+    pub holds_up_to: Option<f64>,
+    /// The lowest rate that broke it.
+    pub breaks_at: Option<f64>,
+    /// What broke at `breaks_at`.
+    pub broke: Vec<String>,
+    /// `max` held: the target's capacity is beyond the search.
+    pub beyond_max: bool,
+    /// The generator could not send this rate: nothing above it was measured.
+    pub generator_limited_at: Option<f64>,
+    pub confirmed: bool,
+    pub probes: Vec<Probe>,
+}
+
+/// The search over any probe (a real attack, or a model in tests).
+pub async fn search<F, Fut>(spec: &CapacitySpec, target: &str, mut probe: F) -> CapacityResult
+where
+    F: FnMut(f64) -> Fut,
+    Fut: Future<Output = Probe>,
+{
+    let mut result = CapacityResult {
+        target: target.to_owned(),
+        holds_up_to: None,
+        breaks_at: None,
+        broke: Vec::new(),
+        beyond_max: false,
+        generator_limited_at: None,
+        confirmed: false,
+        probes: Vec::new(),
+    };
+    let record = |p: Probe, r: &mut CapacityResult| -> Option<bool> {
+        let outcome = if p.generator_limited { None } else { Some(p.holds) };
+        if p.generator_limited {
+            r.generator_limited_at = Some(p.rate);
+        } else if !p.holds && r.breaks_at.is_none_or(|b| p.rate < b) {
+            r.breaks_at = Some(p.rate);
+            r.broke = p.broke.clone();
+        }
+        r.probes.push(p);
+        outcome
+    };
+    // Exponential growth.
+    let mut rate = spec.start;
+    loop {
+        match record(probe(rate).await, &mut result) {
+            None => return result,
+            Some(true) => {
+                result.holds_up_to = Some(rate);
+                if rate >= spec.max {
+                    result.beyond_max = true;
+                    result.confirmed = true;
+                    return result;
+                }
+                rate = (rate * 2.0).min(spec.max);
+            }
+            Some(false) => break,
+        }
+    }
+    // Bisection between the last holding rate (or nothing) and the first breaking one.
+    let mut hi = rate;
+    let mut lo = result.holds_up_to.unwrap_or(0.0);
+    for _ in 0..MAX_BISECTIONS {
+        if lo > 0.0 && (hi - lo) / lo <= spec.precision {
+            break;
+        }
+        if lo == 0.0 && hi <= spec.start * spec.precision {
+            break;
+        }
+        let mid = if lo == 0.0 { hi / 2.0 } else { (lo + hi) / 2.0 };
+        match record(probe(mid).await, &mut result) {
+            None => break,
+            Some(true) => {
+                lo = mid;
+                result.holds_up_to = Some(mid);
+            }
+            Some(false) => hi = mid,
+        }
+    }
+    // Confirm the boundary: the highest holding rate must hold again.
+    let mut candidate = result.holds_up_to;
+    for _ in 0..CONFIRM_TRIES {
+        let Some(c) = candidate else { break };
+        match record(probe(c).await, &mut result) {
+            Some(true) => {
+                result.confirmed = true;
+                break;
+            }
+            Some(false) => {
+                // Noise at the boundary: step down by the precision and try again.
+                let lower = c * (1.0 - spec.precision);
+                result.holds_up_to = Some(lower);
+                candidate = Some(lower);
+            }
+            None => break,
+        }
+    }
+    if !result.confirmed {
+        result.holds_up_to = result.holds_up_to.filter(|_| false);
+    }
+    result
+}
+
+/// Shortened for `--quick`: 2-second probes, 10% precision.
+pub fn quick(spec: &CapacitySpec) -> CapacitySpec {
+    CapacitySpec { probe: spec.probe.min(Duration::from_secs(2)), precision: spec.precision.max(0.10), ..spec.clone() }
+}
+
+/// Searches a target at `url` with real probes (open model, the plan's load settings).
+pub async fn search_target(
+    name: &str,
+    url: &str,
+    plan: &Plan,
+    spec: &CapacitySpec,
+    dir: &Path,
+    stop: &CancellationToken,
+    events: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<CapacityResult, LabError> {
+    let clauses = &plan.slo;
+    let mut n = 0;
+    let mut failure = None;
+    let result = search(spec, name, |rate| {
+        n += 1;
+        let id = format!("capacity--{}--{n}", crate::matrix::slug(name));
+        let file = dir.join(format!("{id}.llr"));
+        let point = crate::matrix::Point {
+            variant: None,
+            rate: Some(rate),
+            connections: None,
+            protocol: plan.load.protocol[0],
+            requests_per_conn: plan.load.requests_per_conn[0],
+            streams: 1,
+        };
+        let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe);
+        let stop = stop.clone();
+        async move {
+            let probe = match config {
+                Ok(c) => run_probe(&id, c, clauses, &file, spec.probe, rate, stop).await,
+                Err(e) => Err(e),
+            };
+            match probe {
+                Ok(p) => p,
+                Err(e) => {
+                    // A probe that cannot run ends the search as generator-limited.
+                    Probe {
+                        rate,
+                        holds: false,
+                        broke: vec![e],
+                        stopped_early: false,
+                        generator_limited: true,
+                        p99_ms: 0.0,
+                        success: 0.0,
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    for p in &result.probes {
+        if p.generator_limited && p.broke.iter().any(|b| b.starts_with("cannot")) {
+            failure = Some(p.broke.join("; "));
+        }
+        events(Event::Probe { target: name, rate: p.rate, holds: p.holds });
+    }
+    if let Some(f) = failure {
+        return Err(LabError::Step(crate::step::StepError { step: format!("capacity {name}"), message: f }));
+    }
+    Ok(result)
+}
+
+async fn run_probe(
+    id: &str,
+    config: attack::AttackConfig,
+    clauses: &[Clause],
+    file: &Path,
+    length: Duration,
+    rate: f64,
+    stop: CancellationToken,
+) -> Result<Probe, String> {
+    let f = std::fs::File::create(file).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let early = CancellationToken::new();
+    let watch = EarlyStop {
+        clauses: clauses.to_vec(),
+        stats: StepConsumer::new(Duration::ZERO),
+        started: Instant::now(),
+        length,
+        stop: early.clone(),
+        stopped: false,
+    };
+    let cancel = early.clone();
+    let outer = stop.clone();
+    let relay = tokio::spawn(async move {
+        outer.cancelled().await;
+        cancel.cancel();
+    });
+    let summary = attack::run(config, (results::LlrWriter::new(std::io::BufWriter::new(f)), watch), early).await;
+    relay.abort();
+    let summary = summary.map_err(|e| format!("cannot run {id}: {e}"))?;
+    let watch = summary.consumer.1;
+    let numbers = watch.stats.numbers(Some(rate));
+    let broke: Vec<String> = clauses
+        .iter()
+        .filter(|c| !c.holds(&numbers))
+        .map(|c| format!("{} (measured {})", c.text(), c.metric.show(c.metric.of(&numbers))))
+        .collect();
+    Ok(Probe {
+        rate,
+        holds: broke.is_empty() && !watch.stopped,
+        broke,
+        stopped_early: watch.stopped,
+        generator_limited: numbers.generator_limited && !watch.stopped,
+        p99_ms: numbers.latency.p99,
+        success: numbers.success,
+    })
+}
+
+/// Watches a probe and stops it once it clearly fails: after a quarter of its length, a clause
+/// missed by far (success 10 points under, a latency 3 times over).
+struct EarlyStop {
+    clauses: Vec<Clause>,
+    stats: StepConsumer,
+    started: Instant,
+    length: Duration,
+    stop: CancellationToken,
+    stopped: bool,
+}
+
+impl EarlyStop {
+    fn clearly_failing(&self, n: &Numbers) -> bool {
+        self.clauses.iter().any(|c| {
+            let v = c.metric.of(n);
+            match c.metric {
+                Metric::Success => v < c.limit - 0.10,
+                Metric::Errors => v > c.limit + 0.10,
+                m if m.is_latency() => v > c.limit * 3.0,
+                _ => false,
+            }
+        })
+    }
+}
+
+impl results::Consumer for EarlyStop {
+    fn start(&mut self, h: &results::RunHeader) -> std::io::Result<()> {
+        self.stats.start(h)
+    }
+    fn record(&mut self, e: &results::Entry<'_>) -> std::io::Result<()> {
+        self.stats.record(e)
+    }
+    fn end(&mut self, complete: bool) -> std::io::Result<()> {
+        self.stats.end(complete)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.stopped && self.started.elapsed() >= self.length / 4 && self.stats.counted.requests > 0 {
+            let n = self.stats.numbers(None);
+            if self.clearly_failing(&n) {
+                self.stopped = true;
+                self.stop.cancel();
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> CapacitySpec {
+        CapacitySpec { start: 100.0, max: 50_000.0, precision: 0.05, probe: Duration::from_secs(1) }
+    }
+
+    /// A service that holds up to `knee` per second.
+    fn model(knee: f64) -> impl FnMut(f64) -> std::future::Ready<Probe> {
+        move |rate| {
+            let holds = rate <= knee;
+            std::future::ready(Probe {
+                rate,
+                holds,
+                broke: if holds { vec![] } else { vec!["p99 < 100.0ms (measured 900.0ms)".into()] },
+                stopped_early: false,
+                generator_limited: false,
+                p99_ms: if holds { 10.0 } else { 900.0 },
+                success: 1.0,
+            })
+        }
+    }
+
+    fn block<T>(f: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    }
+
+    #[test]
+    fn finds_the_knee_within_the_precision_and_confirms_it() {
+        for knee in [5_000.0, 333.0, 12_345.0] {
+            let r = block(search(&spec(), "svc", model(knee)));
+            let (lo, hi) = (r.holds_up_to.unwrap(), r.breaks_at.unwrap());
+            assert!(lo <= knee && hi > knee, "{knee}: {r:?}");
+            assert!((hi - lo) / lo <= 0.05, "{knee}: {lo}..{hi}");
+            assert!(r.confirmed);
+            assert_eq!(r.broke, vec!["p99 < 100.0ms (measured 900.0ms)".to_owned()]);
+            // Exponential then bisection: a handful of probes, not a sweep.
+            assert!(r.probes.len() < 20, "{}", r.probes.len());
+        }
+    }
+
+    #[test]
+    fn max_holding_and_nothing_holding() {
+        let r = block(search(&spec(), "svc", model(1e9)));
+        assert!(r.beyond_max && r.holds_up_to == Some(50_000.0) && r.breaks_at.is_none());
+        let r = block(search(&spec(), "svc", model(1.0)));
+        assert_eq!(r.holds_up_to, None);
+        assert!(r.breaks_at.unwrap() <= 100.0);
+    }
+
+    #[test]
+    fn a_generator_limited_probe_ends_the_search() {
+        let r = block(search(&spec(), "svc", |rate| {
+            std::future::ready(Probe {
+                rate,
+                holds: true,
+                broke: vec![],
+                stopped_early: false,
+                generator_limited: rate > 1000.0,
+                p99_ms: 1.0,
+                success: 1.0,
+            })
+        }));
+        assert_eq!(r.generator_limited_at, Some(1600.0));
+        assert_eq!(r.holds_up_to, Some(800.0));
+        assert_eq!(r.breaks_at, None);
+    }
+}

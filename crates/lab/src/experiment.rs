@@ -1,0 +1,308 @@
+//! Runs a plan: brings up the embedded origin and the targets, samples them, runs every step in
+//! order with a pause between them, takes everything down again (also on failure), and works out
+//! the findings.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use report::chart::RunSeries;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::capacity::{self, CapacityResult};
+use crate::matrix::{self, Matrix};
+use crate::numbers::Numbers;
+use crate::outcome::{self, Findings, StepResult};
+use crate::plan::{LoadSpec, Plan, TargetKind};
+use crate::sample::{self, Sampler, Samples, Source};
+use crate::step;
+use crate::systems::{self, Embedded, StartError, Started};
+
+/// How a lab runs.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub out: PathBuf,
+    /// Shorten every duration (for CI): steps of at most [`QUICK_STEP`].
+    pub quick: bool,
+    pub stop: CancellationToken,
+}
+
+/// A step's length under `--quick`.
+pub const QUICK_STEP: Duration = Duration::from_secs(2);
+
+/// What the lab tells whoever displays its progress.
+pub enum Event<'a> {
+    Started { index: usize, of: usize, id: &'a str },
+    Finished { index: usize, of: usize, id: &'a str, numbers: &'a Numbers },
+    Probe { target: &'a str, rate: f64, holds: bool },
+}
+
+/// Why a lab could not run: a target that would not start (exit 1), or an I/O failure.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("{0}")]
+    Start(#[from] StartError),
+    #[error("{0}")]
+    Step(#[from] step::StepError),
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+/// A target as it ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetRun {
+    pub name: String,
+    pub url: String,
+    /// What it was: a running system, a started command, an embedded simulator.
+    pub kind: &'static str,
+    pub sampled: bool,
+}
+
+/// Everything a lab did and found.
+#[derive(Debug, Serialize)]
+pub struct Lab {
+    pub name: String,
+    pub question: String,
+    pub started_unix_s: u64,
+    pub wall_s: f64,
+    pub quick: bool,
+    /// The load as run (after `--quick`).
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub repeats: u32,
+    pub targets: Vec<TargetRun>,
+    pub matrix: Matrix,
+    pub steps: Vec<StepResult>,
+    pub findings: Findings,
+    pub capacity: Vec<CapacityResult>,
+    #[serde(skip)]
+    pub samples: Samples,
+    /// Chart series of each step's first repeat, by step index.
+    #[serde(skip)]
+    pub series: Vec<(usize, RunSeries)>,
+    #[serde(skip)]
+    pub plan: Plan,
+}
+
+/// The plan's load as this run uses it.
+fn effective_load(plan: &Plan, quick: bool) -> LoadSpec {
+    let mut load = plan.load.clone();
+    if quick {
+        load.duration = load.duration.min(QUICK_STEP);
+        load.warmup = load.warmup.min(Duration::from_millis(500));
+        load.pause = load.pause.min(Duration::from_millis(200));
+        load.repeats = load.repeats.min(3);
+    }
+    load
+}
+
+pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'_>) + Send)) -> Result<Lab, LabError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| LabError::Io { path, source }
+    };
+    let steps_dir = opts.out.join("steps");
+    let samples_dir = opts.out.join("samples");
+    for d in [&opts.out, &steps_dir, &samples_dir] {
+        std::fs::create_dir_all(d).map_err(io(d))?;
+    }
+    let started = Instant::now();
+    let started_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let mut plan_run = plan.clone();
+    plan_run.load = effective_load(plan, opts.quick);
+    let plan = &plan_run;
+    let matrix = matrix::expand(plan);
+    let mut up = Up::default();
+    let result = async {
+        up.bring_up(plan, &samples_dir).await?;
+        let sampler = Sampler::start(up.sources.clone(), started);
+        let steps = run_steps(plan, &matrix, &up, opts, &steps_dir, started, events).await;
+        let capacity = match (&steps, &plan.capacity) {
+            (Ok(_), Some(spec)) => {
+                let spec = if opts.quick { capacity::quick(spec) } else { spec.clone() };
+                let mut found = Vec::new();
+                for t in &up.targets {
+                    found.push(
+                        capacity::search_target(&t.name, &t.url, plan, &spec, &steps_dir, &opts.stop, events).await?,
+                    );
+                }
+                found
+            }
+            _ => Vec::new(),
+        };
+        let samples = sampler.finish();
+        Ok::<_, LabError>((steps?, capacity, samples))
+    }
+    .await;
+    let targets = up.targets.clone();
+    up.take_down().await;
+    let ((mut steps, series), capacity, samples) = result?;
+    sample::write_csv(&samples, &samples_dir).map_err(io(&samples_dir))?;
+    for s in &mut steps {
+        let name = &plan.targets[s.target].name;
+        if let Some(rows) = samples.get(name) {
+            (s.target_cpu_pct, s.target_rss_mb) = sample::window(rows, s.started_s, s.ended_s);
+        }
+        if let Some(rows) = samples.get("generator") {
+            s.generator_cpu_pct = sample::window(rows, s.started_s, s.ended_s).0;
+        }
+    }
+    let findings = outcome::find(plan, &matrix, &steps);
+    Ok(Lab {
+        name: plan.name.clone(),
+        question: plan.question.clone(),
+        started_unix_s,
+        wall_s: started.elapsed().as_secs_f64(),
+        quick: opts.quick,
+        duration_s: plan.load.duration.as_secs_f64(),
+        warmup_s: plan.load.warmup.as_secs_f64(),
+        repeats: plan.load.repeats,
+        targets,
+        matrix,
+        steps,
+        findings,
+        capacity,
+        samples,
+        series,
+        plan: plan.clone(),
+    })
+}
+
+type StepsAndSeries = (Vec<StepResult>, Vec<(usize, RunSeries)>);
+
+async fn run_steps(
+    plan: &Plan,
+    matrix: &Matrix,
+    up: &Up,
+    opts: &RunOptions,
+    dir: &Path,
+    started: Instant,
+    events: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<StepsAndSeries, LabError> {
+    let load = &plan.load;
+    let mut results = Vec::new();
+    let mut series = Vec::new();
+    let mut variant_loaded: Option<&str> = None;
+    for (i, s) in matrix.steps.iter().enumerate() {
+        if opts.stop.is_cancelled() {
+            break;
+        }
+        let point = &matrix.points[s.point];
+        let variant = point.variant.as_deref().and_then(|v| plan.variants.iter().find(|x| x.name == v));
+        if let Some(v) = variant.filter(|v| variant_loaded != Some(v.name.as_str())) {
+            if let Some(recipe) = &v.recipe {
+                up.load_variant(recipe).await?;
+            }
+            variant_loaded = Some(&v.name);
+        }
+        let target = &up.targets[s.target];
+        events(Event::Started { index: i, of: matrix.steps.len(), id: &s.id });
+        let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration)
+            .map_err(|message| step::StepError { step: s.id.clone(), message })?;
+        let file = dir.join(format!("{}.llr", s.id));
+        let from = started.elapsed().as_secs_f64();
+        let ran = step::run(&s.id, config, load, &file, s.repeat == 0, opts.stop.clone()).await?;
+        let to = started.elapsed().as_secs_f64();
+        events(Event::Finished { index: i, of: matrix.steps.len(), id: &s.id, numbers: &ran.numbers });
+        if let Some(r) = ran.series {
+            series.push((results.len(), r));
+        }
+        results.push(StepResult {
+            id: s.id.clone(),
+            target: s.target,
+            point: s.point,
+            repeat: s.repeat,
+            file: format!("steps/{}.llr", s.id),
+            numbers: ran.numbers,
+            warmup_requests: ran.warmup_requests,
+            started_s: from + load.warmup.as_secs_f64(),
+            ended_s: to,
+            target_cpu_pct: None,
+            target_rss_mb: None,
+            generator_cpu_pct: None,
+            text: ran.text,
+        });
+        if i + 1 < matrix.steps.len() {
+            tokio::time::sleep(load.pause).await;
+        }
+    }
+    Ok((results, series))
+}
+
+/// What the lab brought up, to take down.
+#[derive(Default)]
+struct Up {
+    origin: Option<Embedded>,
+    simulators: Vec<Embedded>,
+    started: Vec<Started>,
+    targets: Vec<TargetRun>,
+    sources: Vec<Source>,
+}
+
+impl Up {
+    async fn bring_up(&mut self, plan: &Plan, samples: &Path) -> Result<(), StartError> {
+        if let Some(o) = &plan.origin {
+            self.origin = Some(Embedded::start(o.listen.as_deref(), o.recipe.as_deref()).await?);
+        }
+        for t in &plan.targets {
+            let (url, kind, pid) = match &t.kind {
+                TargetKind::Running { url, pid } => (url.clone(), "running", *pid),
+                TargetKind::Command { url, start, ready, dir } => {
+                    let s = Started::start(
+                        &t.name,
+                        start,
+                        dir,
+                        &systems::log_path(samples, &t.name),
+                        url,
+                        ready.as_deref(),
+                    )
+                    .await?;
+                    let pid = s.pid();
+                    self.started.push(s);
+                    (url.clone(), "started", Some(pid))
+                }
+                TargetKind::Simulator { recipe } => {
+                    let e = Embedded::start(None, Some(recipe)).await?;
+                    let url = format!("http://{}{}", e.addr, t.path);
+                    self.simulators.push(e);
+                    (url, "simulator", None)
+                }
+            };
+            if pid.is_some() || t.metrics.is_some() {
+                self.sources.push(Source {
+                    name: t.name.clone(),
+                    pid,
+                    metrics: t.metrics.clone(),
+                    series: t.series.clone(),
+                });
+            }
+            self.targets.push(TargetRun { name: t.name.clone(), url, kind, sampled: pid.is_some() });
+        }
+        Ok(())
+    }
+
+    /// A variant's recipe goes to the embedded origin, else to every embedded simulator target.
+    async fn load_variant(&self, recipe: &Path) -> Result<(), StartError> {
+        match &self.origin {
+            Some(o) => systems::load_recipe(&o.sim, recipe).await,
+            None => {
+                for s in &self.simulators {
+                    systems::load_recipe(&s.sim, recipe).await?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    async fn take_down(mut self) {
+        for s in &mut self.started {
+            s.stop();
+        }
+        for s in self.simulators.drain(..) {
+            s.stop().await;
+        }
+        if let Some(o) = self.origin.take() {
+            o.stop().await;
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! `report.md`: the write-up a person would have made by hand: the question, the set-up, what was
+//! found in a paragraph of numbers, tables pivoted on the swept axis, the charts, the verdicts,
+//! and vegeta's report of every step.
+
+use std::fmt::Write as _;
+
+use crate::experiment::Lab;
+use crate::matrix::protocol_text;
+use crate::outcome::Cell;
+use crate::stats::Summary;
+use crate::verdict::{show_ms, Metric, SloVerdict};
+
+/// Renders the report; `charts` are the chart images written beside it (title, relative path).
+pub fn render(lab: &Lab, charts: &[(String, String)]) -> String {
+    let mut md = String::new();
+    let title = if lab.name.is_empty() { "Lab report" } else { &lab.name };
+    let _ = writeln!(md, "# {title}\n");
+    if !lab.question.is_empty() {
+        let _ = writeln!(md, "> {}\n", lab.question);
+    }
+    setup(&mut md, lab);
+    summary(&mut md, lab);
+    tables(&mut md, lab);
+    if !lab.findings.hypotheses.is_empty() {
+        hypotheses(&mut md, lab);
+    }
+    if !lab.findings.ceilings.is_empty() || !lab.capacity.is_empty() {
+        ceilings(&mut md, lab);
+    }
+    if !charts.is_empty() {
+        let _ = writeln!(md, "## Charts\n");
+        for (t, path) in charts {
+            let _ = writeln!(md, "![{t}]({path})\n");
+        }
+    }
+    steps(&mut md, lab);
+    md
+}
+
+fn setup(md: &mut String, lab: &Lab) {
+    let _ = writeln!(md, "## Set-up\n");
+    let _ = writeln!(md, "| target | URL | system |\n|---|---|---|");
+    for t in &lab.targets {
+        let kind = match t.kind {
+            "started" => "started by the lab (sampled)",
+            "simulator" => "origin simulator embedded by the lab",
+            _ if t.sampled => "running (sampled)",
+            _ => "running",
+        };
+        let _ = writeln!(md, "| {} | `{}` | {kind} |", t.name, t.url);
+    }
+    let l = &lab.plan.load;
+    let model = if l.rate.is_empty() {
+        format!("closed model, connections {}", join(&l.connections))
+    } else {
+        format!("open model, rate {} req/s", join(&l.rate))
+    };
+    let protocols: Vec<&str> = l.protocol.iter().map(|p| protocol_text(*p)).collect();
+    let _ = writeln!(
+        md,
+        "\nLoad: {model}; protocol {}; {} a step after {} of warm-up (sent, not counted); {} repeat{}, interleaved; {} {}.",
+        protocols.join(", "),
+        secs(lab.duration_s),
+        secs(lab.warmup_s),
+        lab.repeats,
+        if lab.repeats == 1 { "" } else { "s" },
+        l.method,
+        if l.headers.is_empty() { "without extra headers".to_owned() } else { format!("with `{}`", l.headers.join("`, `")) },
+    );
+    if !lab.plan.variants.is_empty() {
+        let names: Vec<&str> = lab.plan.variants.iter().map(|v| v.name.as_str()).collect();
+        let _ = writeln!(md, "Variants: {}.", names.join(", "));
+    }
+    if !lab.plan.slo.is_empty() {
+        let clauses: Vec<String> = lab.plan.slo.iter().map(|c| format!("`{}`", c.text())).collect();
+        let _ = writeln!(md, "SLO, per step: {}.", clauses.join(", "));
+    }
+    if lab.quick {
+        let _ =
+            writeln!(md, "\n*Run with `--quick`: durations shortened; the numbers show the method, not the systems.*");
+    }
+    let _ = writeln!(md, "\n{} steps in {}.\n", lab.steps.len(), secs(lab.wall_s));
+}
+
+fn summary(md: &mut String, lab: &Lab) {
+    let _ = writeln!(md, "## Summary\n");
+    let f = &lab.findings;
+    let mut lines = Vec::new();
+    if !lab.plan.slo.is_empty() {
+        let held = f.cells.iter().filter(|c| c.slo == SloVerdict::Pass).count();
+        let failed = f.cells.iter().filter(|c| c.slo.failed()).count();
+        let limited = f.cells.iter().filter(|c| c.slo == SloVerdict::GeneratorLimited).count();
+        let mut s = format!("The SLO held in {held} of {} target and load combinations", f.cells.len());
+        if failed > 0 {
+            s += &format!(" and failed in {failed}");
+        }
+        if limited > 0 {
+            s += &format!("; {limited} were generator-limited and are not counted against their target");
+        }
+        lines.push(s + ".");
+    }
+    for c in &f.ceilings {
+        lines.push(match (c.holds_up_to, c.breaks_at) {
+            (Some(h), Some(b)) => {
+                format!("{} held the SLO up to {h} req/s and broke it at {b} req/s ({}).", c.target, c.broke.join("; "))
+            }
+            (Some(h), None) => format!("{} held the SLO at every rate tried, up to {h} req/s.", c.target),
+            (None, Some(b)) => format!("{} broke the SLO already at {b} req/s ({}).", c.target, c.broke.join("; ")),
+            (None, None) => format!("{}: no step counted (generator-limited).", c.target),
+        });
+    }
+    for c in &lab.capacity {
+        lines.push(capacity_sentence(c));
+    }
+    for h in &f.hypotheses {
+        let pts = h.points.iter().filter(|p| p.finding == h.finding).count();
+        let effect = h
+            .points
+            .iter()
+            .find(|p| p.finding == h.finding)
+            .map(|p| {
+                format!(
+                    " (e.g. {}: {} {} vs {}, ratio {})",
+                    p.point,
+                    h.metric.name(),
+                    h.metric.show(p.subject),
+                    h.metric.show(p.other),
+                    ratio_text(p.comparison.ratio, p.comparison.ci)
+                )
+            })
+            .unwrap_or_default();
+        lines.push(format!(
+            "\"{}\": **{}** at {pts} of {} load points{effect}.",
+            h.claim,
+            h.finding.label(),
+            h.points.len()
+        ));
+    }
+    if lines.is_empty() {
+        // Without SLO or hypotheses: the highest throughput and the lowest p99 per target.
+        for (t, target) in lab.targets.iter().enumerate() {
+            let best = f
+                .cells
+                .iter()
+                .filter(|c| c.target == t)
+                .max_by(|a, b| med(a, "throughput").total_cmp(&med(b, "throughput")));
+            if let Some(c) = best {
+                lines.push(format!(
+                    "{} reached {:.1} successful responses per second at best ({}), p99 {}.",
+                    target.name,
+                    med(c, "throughput"),
+                    lab.matrix.points[c.point].label(&lab.matrix.axes),
+                    show_ms(med(c, "p99"))
+                ));
+            }
+        }
+    }
+    let _ = writeln!(md, "{}\n", lines.join(" "));
+}
+
+fn capacity_sentence(c: &crate::capacity::CapacityResult) -> String {
+    let mut s = match (c.holds_up_to, c.breaks_at) {
+        _ if c.beyond_max => format!(
+            "Capacity of {}: beyond the search's maximum ({} req/s held).",
+            c.target,
+            c.holds_up_to.unwrap_or(0.0)
+        ),
+        (Some(h), Some(b)) => {
+            format!("Capacity of {}: holds {h:.0} req/s, breaks at {b:.0} req/s ({}).", c.target, c.broke.join("; "))
+        }
+        (None, Some(b)) => {
+            format!("Capacity of {}: no rate held; {b:.0} req/s broke ({}).", c.target, c.broke.join("; "))
+        }
+        (h, None) => {
+            format!("Capacity of {}: {} held.", c.target, h.map_or("nothing".into(), |h| format!("{h:.0} req/s")))
+        }
+    };
+    if let Some(g) = c.generator_limited_at {
+        s += &format!(" The generator could not send {g:.0} req/s: the search stopped there.");
+    }
+    if !c.confirmed && c.breaks_at.is_some() {
+        s += " The boundary did not confirm (noisy).";
+    }
+    s
+}
+
+fn med(c: &Cell, metric: &str) -> f64 {
+    c.metrics.get(metric).map_or(f64::NAN, |s| s.median)
+}
+
+/// `107.3ms [105.1, 109.6]`: the median and the 95% interval of the mean.
+fn cell_text(metric: Metric, s: &Summary) -> String {
+    match s.ci {
+        Some((lo, hi)) if s.n > 1 => {
+            format!("{} [{}, {}]", metric.show(s.median), trim(metric.show(lo)), trim(metric.show(hi)))
+        }
+        _ => metric.show(s.median),
+    }
+}
+
+fn trim(s: String) -> String {
+    s.replace("/s", "")
+}
+
+fn tables(md: &mut String, lab: &Lab) {
+    let _ = writeln!(md, "## Results\n");
+    let repeats =
+        if lab.repeats > 1 { format!(" Medians over {} repeats, [95% interval].", lab.repeats) } else { String::new() };
+    let _ = writeln!(md, "Latency is measured from each request's scheduled time; \"ok p99\" counts successful requests only, so a target failing fast never looks faster.{repeats}\n");
+    let axes = &lab.matrix.axes;
+    let _ = writeln!(md, "| load | target | req/s | ok/s | success | p50 | p99 | ok p99 | max | SLO |\n|---|---|---|---|---|---|---|---|---|---|");
+    for c in &lab.findings.cells {
+        let m = |name: &str, metric: Metric| c.metrics.get(name).map_or("-".into(), |s| cell_text(metric, s));
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            lab.matrix.points[c.point].label(axes),
+            lab.targets[c.target].name,
+            m("rps", Metric::Rps),
+            m("throughput", Metric::Throughput),
+            m("success", Metric::Success),
+            m("p50", Metric::P50),
+            m("p99", Metric::P99),
+            cell_text(Metric::P99, &c.ok_p99),
+            m("max", Metric::Max),
+            c.slo.label().replace('|', "/"),
+        );
+    }
+    // Pivot: one row per load point, one column per target, for throughput and p99.
+    if lab.targets.len() > 1 {
+        for (metric, name) in [(Metric::Throughput, "throughput"), (Metric::P99, "p99")] {
+            let _ = writeln!(
+                md,
+                "\n{} by load point:\n",
+                if name == "p99" { "p99 latency" } else { "Successful responses per second" }
+            );
+            let head: Vec<&str> = lab.targets.iter().map(|t| t.name.as_str()).collect();
+            let _ = writeln!(md, "| load | {} |\n|---|{}", head.join(" | "), "---|".repeat(head.len()));
+            for (p, point) in lab.matrix.points.iter().enumerate() {
+                let row: Vec<String> = (0..lab.targets.len())
+                    .map(|t| {
+                        lab.findings
+                            .cells
+                            .iter()
+                            .find(|c| c.target == t && c.point == p)
+                            .and_then(|c| c.metrics.get(name))
+                            .map_or("-".into(), |s| cell_text(metric, s))
+                    })
+                    .collect();
+                let _ = writeln!(md, "| {} | {} |", point.label(axes), row.join(" | "));
+            }
+        }
+    }
+    let sampled = lab.steps.iter().any(|s| s.target_cpu_pct.is_some());
+    if sampled {
+        let _ = writeln!(md, "\nProcesses sampled each second (mean CPU % of one core over the step, peak RSS):\n");
+        let _ = writeln!(md, "| step | target CPU | target RSS | generator CPU |\n|---|---|---|---|");
+        for s in &lab.steps {
+            let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}%"));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                s.id,
+                pct(s.target_cpu_pct),
+                s.target_rss_mb.map_or("-".into(), |v| format!("{v:.0} MiB")),
+                pct(s.generator_cpu_pct)
+            );
+        }
+    }
+    let _ = writeln!(md);
+}
+
+fn ratio_text(r: f64, ci: Option<(f64, f64)>) -> String {
+    match ci {
+        Some((lo, hi)) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
+        None => format!("{r:.3}"),
+    }
+}
+
+fn hypotheses(md: &mut String, lab: &Lab) {
+    let _ = writeln!(md, "## Hypotheses\n");
+    let _ = writeln!(md, "Each load point compares the repeats with Welch's t-test on logarithms: the ratio of geometric means with its 95% interval. An interval spanning 1 is no significant difference.\n");
+    for h in &lab.findings.hypotheses {
+        let dir = if h.lower { "lower" } else { "higher" };
+        let _ = writeln!(
+            md,
+            "### {}\n\n**{}**: {} of {} {dir} than {}.\n",
+            h.claim,
+            h.finding.label(),
+            h.metric.name(),
+            h.subject,
+            h.than
+        );
+        let _ = writeln!(
+            md,
+            "| load | {} | {} | ratio [95%] | p | finding |\n|---|---|---|---|---|---|",
+            h.subject, h.than
+        );
+        for p in &h.points {
+            let verdict = if p.comparison.significant {
+                p.finding.label().to_owned()
+            } else {
+                "~ no significant difference".into()
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {verdict} |",
+                p.point,
+                h.metric.show(p.subject),
+                h.metric.show(p.other),
+                ratio_text(p.comparison.ratio, p.comparison.ci),
+                p.comparison.p.map_or("-".into(), |p| format!("{p:.3}")),
+            );
+        }
+        let _ = writeln!(md);
+    }
+}
+
+fn ceilings(md: &mut String, lab: &Lab) {
+    let _ = writeln!(md, "## Ceilings\n");
+    if !lab.findings.ceilings.is_empty() {
+        let _ = writeln!(md, "| target | holds up to | breaks at | broken |\n|---|---|---|---|");
+        for c in &lab.findings.ceilings {
+            let r = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v} req/s"));
+            let _ =
+                writeln!(md, "| {} | {} | {} | {} |", c.target, r(c.holds_up_to), r(c.breaks_at), c.broke.join("; "));
+        }
+        let _ = writeln!(md);
+    }
+    for c in &lab.capacity {
+        let _ = writeln!(
+            md,
+            "{}\n\n| probe | rate | holds | p99 | success | note |\n|---|---|---|---|---|---|",
+            capacity_sentence(c)
+        );
+        for (i, p) in c.probes.iter().enumerate() {
+            let note = if p.generator_limited {
+                "generator-limited".to_owned()
+            } else if p.stopped_early {
+                format!("stopped early: {}", p.broke.join("; "))
+            } else {
+                p.broke.join("; ")
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {:.0} | {} | {} | {:.2}% | {note} |",
+                i + 1,
+                p.rate,
+                if p.holds { "yes" } else { "no" },
+                show_ms(p.p99_ms),
+                p.success * 100.0
+            );
+        }
+        let _ = writeln!(md);
+    }
+}
+
+fn steps(md: &mut String, lab: &Lab) {
+    let _ = writeln!(md, "## Steps\n");
+    let _ =
+        writeln!(md, "Each step's results file is kept (`loadlab report FILE`, `loadlab plot FILE -o chart.html`).\n");
+    for s in &lab.steps {
+        let limited = if s.numbers.generator_limited { " (generator-limited: not counted)" } else { "" };
+        let _ = writeln!(
+            md,
+            "### {}{limited}\n\n`{}`, {} warm-up requests not counted.\n\n```\n{}```\n",
+            s.id, s.file, s.warmup_requests, s.text
+        );
+    }
+}
+
+fn join<T: std::fmt::Display>(v: &[T]) -> String {
+    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+fn secs(s: f64) -> String {
+    if s >= 60.0 {
+        format!("{:.0}m{:02.0}s", (s / 60.0).floor(), s % 60.0)
+    } else {
+        format!("{s:.1}s")
+    }
+}

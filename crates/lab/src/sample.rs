@@ -1,0 +1,252 @@
+//! Sampling every second while a lab runs: CPU % (a process and all its descendants) and RSS of
+//! each sampled process from /proc, of the generator itself, and the series scraped from a
+//! target's Prometheus endpoint (example 000's pool workers). Samples are kept (one row a second
+//! per source: small) and written to `samples/NAME.csv`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// How often sources are sampled.
+pub const EVERY: Duration = Duration::from_secs(1);
+
+/// What to sample.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// Names the CSV file and the charts.
+    pub name: String,
+    pub pid: Option<u32>,
+    /// Prometheus endpoint and the series to keep (summed over their labels).
+    pub metrics: Option<String>,
+    pub series: Vec<String>,
+}
+
+/// One sample.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    /// Seconds since the lab started.
+    pub t: f64,
+    /// CPU of the process tree over the last interval, % of one core.
+    pub cpu_pct: Option<f64>,
+    pub rss_mb: Option<f64>,
+    /// Scraped series, by name.
+    pub series: BTreeMap<String, f64>,
+}
+
+/// Every source's rows, by source name.
+pub type Samples = BTreeMap<String, Vec<Row>>;
+
+/// The running sampler thread.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    rows: Arc<Mutex<Samples>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sampler {
+    /// Starts sampling `sources` (and the generator, as `generator`) every second; times count
+    /// from `origin`.
+    pub fn start(sources: Vec<Source>, origin: Instant) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let rows = Arc::new(Mutex::new(Samples::new()));
+        let (s, r) = (Arc::clone(&stop), Arc::clone(&rows));
+        let mut sources = sources;
+        sources.push(Source {
+            name: "generator".into(),
+            pid: Some(std::process::id()),
+            metrics: None,
+            series: Vec::new(),
+        });
+        let thread =
+            std::thread::Builder::new().name("loadlab-sampler".into()).spawn(move || run(sources, origin, &s, &r)).ok();
+        Sampler { stop, rows, thread }
+    }
+
+    /// The rows so far.
+    pub fn snapshot(&self) -> Samples {
+        self.rows.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Stops the thread and returns every row.
+    pub fn finish(mut self) -> Samples {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+        self.snapshot()
+    }
+}
+
+fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Samples>) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+    let mut last: BTreeMap<String, (Instant, u64)> = BTreeMap::new();
+    let mut next = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        for s in &sources {
+            let now = Instant::now();
+            let mut row = Row {
+                t: now.duration_since(origin).as_secs_f64(),
+                cpu_pct: None,
+                rss_mb: None,
+                series: BTreeMap::new(),
+            };
+            if let Some(pid) = s.pid {
+                if let Some((ticks, rss)) = tree_usage(pid) {
+                    row.rss_mb = Some(rss as f64 / (1 << 20) as f64);
+                    if let Some((t0, ticks0)) = last.get(&s.name) {
+                        let secs = now.duration_since(*t0).as_secs_f64().max(1e-3);
+                        let used = ticks.saturating_sub(*ticks0) as f64 / procfs::ticks_per_second() as f64;
+                        row.cpu_pct = Some(100.0 * used / secs);
+                    }
+                    last.insert(s.name.clone(), (now, ticks));
+                }
+            }
+            if let (Some(url), Ok(rt)) = (&s.metrics, &rt) {
+                if let Ok(Ok(f)) = rt.block_on(async {
+                    let opts = attack::ClientOptions { timeout: Duration::from_millis(800), ..Default::default() };
+                    tokio::time::timeout(Duration::from_secs(1), attack::fetch(url, &[], opts)).await
+                }) {
+                    row.series = scrape(&String::from_utf8_lossy(&f.body), &s.series);
+                }
+            }
+            rows.lock().unwrap_or_else(|e| e.into_inner()).entry(s.name.clone()).or_default().push(row);
+        }
+        next += EVERY;
+        let now = Instant::now();
+        if next <= now {
+            next = now + EVERY;
+        }
+        std::thread::park_timeout(next - now);
+    }
+}
+
+/// CPU ticks (user + system) of `pid` and every live descendant, plus what its reaped children
+/// used; and the tree's resident memory in bytes.
+fn tree_usage(pid: u32) -> Option<(u64, u64)> {
+    let page = procfs::page_size();
+    let root = procfs::process::Process::new(pid as i32).ok()?.stat().ok()?;
+    let mut ticks = root.utime + root.stime + (root.cutime + root.cstime).max(0) as u64;
+    let mut rss = root.rss * page;
+    // Children by parent, to walk the tree below `pid`.
+    let mut children: BTreeMap<i32, Vec<procfs::process::Stat>> = BTreeMap::new();
+    if let Ok(all) = procfs::process::all_processes() {
+        for p in all.flatten() {
+            if let Ok(st) = p.stat() {
+                children.entry(st.ppid).or_default().push(st);
+            }
+        }
+    }
+    let mut stack = vec![pid as i32];
+    while let Some(p) = stack.pop() {
+        for c in children.remove(&p).unwrap_or_default() {
+            ticks += c.utime + c.stime;
+            rss += c.rss * page;
+            stack.push(c.pid);
+        }
+    }
+    Some((ticks, rss))
+}
+
+/// The sum of each wanted series' samples (over all label sets) in Prometheus text exposition.
+pub fn scrape(text: &str, wanted: &[String]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let name_end = line.find(['{', ' ']).unwrap_or(line.len());
+        let name = &line[..name_end];
+        if !wanted.iter().any(|w| w == name) {
+            continue;
+        }
+        // The value follows the labels (which may hold spaces inside quotes).
+        let rest = match line[name_end..].strip_prefix('{') {
+            Some(r) => r.rsplit_once('}').map_or("", |(_, v)| v),
+            None => &line[name_end..],
+        };
+        if let Some(v) = rest.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()) {
+            *out.entry(name.to_owned()).or_insert(0.0) += v;
+        }
+    }
+    out
+}
+
+/// Writes each source's rows as `dir/NAME.csv` (t, cpu_pct, rss_mb, then the series).
+pub fn write_csv(samples: &Samples, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (name, rows) in samples {
+        let series: Vec<&String> =
+            rows.iter().flat_map(|r| r.series.keys()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let mut f =
+            std::io::BufWriter::new(std::fs::File::create(dir.join(format!("{}.csv", crate::matrix::slug(name))))?);
+        write!(f, "t_s,cpu_pct,rss_mb")?;
+        for s in &series {
+            write!(f, ",{s}")?;
+        }
+        writeln!(f)?;
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
+        for r in rows {
+            write!(f, "{:.3},{},{}", r.t, opt(r.cpu_pct), opt(r.rss_mb))?;
+            for s in &series {
+                write!(f, ",{}", opt(r.series.get(*s).copied()))?;
+            }
+            writeln!(f)?;
+        }
+        f.flush()?;
+    }
+    Ok(())
+}
+
+/// Mean CPU % and peak RSS of `rows` between `from` and `to` seconds.
+pub fn window(rows: &[Row], from: f64, to: f64) -> (Option<f64>, Option<f64>) {
+    let inside: Vec<&Row> = rows.iter().filter(|r| r.t >= from && r.t <= to + 0.5).collect();
+    let cpu: Vec<f64> = inside.iter().filter_map(|r| r.cpu_pct).collect();
+    let mean = (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64);
+    let rss = inside.iter().filter_map(|r| r.rss_mb).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    (mean, rss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scrape_sums_series_over_labels() {
+        let text = "# HELP pool_busy_workers busy\n# TYPE pool_busy_workers gauge\n\
+                    pool_busy_workers{pool=\"a b\"} 3\npool_busy_workers{pool=\"c\"} 4.5\n\
+                    pool_busy_workers_total 99\nother 1\nplain 7 1700000000\n";
+        let got = scrape(text, &["pool_busy_workers".into(), "plain".into(), "missing".into()]);
+        assert_eq!(got.get("pool_busy_workers"), Some(&7.5));
+        assert_eq!(got.get("plain"), Some(&7.0));
+        assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn a_busy_child_shows_in_its_parents_cpu() {
+        // A shell whose child spins for a second: the parent's tree uses about a core.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "timeout 3 sh -c 'while :; do :; done'; true"])
+            .spawn()
+            .unwrap();
+        let sampler = Sampler::start(
+            vec![Source { name: "spinner".into(), pid: Some(child.id()), metrics: None, series: vec![] }],
+            Instant::now(),
+        );
+        std::thread::sleep(Duration::from_millis(2600));
+        let samples = sampler.finish();
+        let _ = child.kill();
+        let _ = child.wait();
+        let rows = &samples["spinner"];
+        let busiest = rows.iter().filter_map(|r| r.cpu_pct).fold(0.0, f64::max);
+        assert!(busiest > 50.0, "{rows:?}");
+        assert!(rows.iter().all(|r| r.rss_mb.is_some_and(|m| m > 0.0)), "{rows:?}");
+        assert!(samples["generator"].iter().any(|r| r.rss_mb.is_some()));
+    }
+}

@@ -1,0 +1,108 @@
+//! One step: one attack on the attack library, in-process, its records going at once to the
+//! step's results file, its numbers and its chart data (no file is read back).
+
+use std::io::BufWriter;
+use std::path::Path;
+
+use attack::{AttackConfig, ClientOptions, Model, Schedule, Target, TargetDefaults, TargetFormat};
+use report::chart::{ChartBuilder, RunSeries};
+use results::LlrWriter;
+use tokio_util::sync::CancellationToken;
+
+use crate::matrix::Point;
+use crate::numbers::{Numbers, StepConsumer};
+use crate::plan::{LoadSpec, Variant};
+
+/// What a step left.
+pub struct StepRun {
+    pub numbers: Numbers,
+    pub warmup_requests: u64,
+    /// The run's chart series (latency over time, per second, HDR curve).
+    pub series: Option<RunSeries>,
+    /// vegeta's text report of the counted requests.
+    pub text: String,
+    pub interrupted: bool,
+}
+
+/// Why a step could not run (a bad setting, an unwritable file): a failed request is never this.
+#[derive(Debug, thiserror::Error)]
+#[error("step {step}: {message}")]
+pub struct StepError {
+    pub step: String,
+    pub message: String,
+}
+
+/// The attack of a step at `url`.
+pub fn config(
+    name: &str,
+    url: &str,
+    point: &Point,
+    load: &LoadSpec,
+    variant: Option<&Variant>,
+    length: std::time::Duration,
+) -> Result<AttackConfig, String> {
+    let mut defaults = TargetDefaults::default();
+    let headers = load.headers.iter().chain(variant.map(|v| v.headers.iter()).into_iter().flatten());
+    for h in headers {
+        defaults.headers.push(attack::parse_header(h)?);
+    }
+    defaults.body = variant.and_then(|v| v.body.clone()).or_else(|| load.body.clone()).map(bytes::Bytes::from);
+    let method = variant.and_then(|v| v.method.clone()).unwrap_or_else(|| load.method.clone());
+    let targets: Vec<Target> = attack::parse_targets(&format!("{method} {url}\n"), TargetFormat::Http, name, &defaults)
+        .map_err(|e| e.to_string())?;
+    let model = match (point.rate, point.connections) {
+        (Some(rate), _) => Model::Open { schedule: Schedule::constant(rate, length) },
+        (None, Some(connections)) => {
+            Model::Closed { connections, streams: point.streams, requests: None, duration: Some(length) }
+        }
+        (None, None) => return Err("a step needs a rate or connections".into()),
+    };
+    let mut c = AttackConfig::new(targets, model);
+    c.name = name.to_owned();
+    c.client = ClientOptions { protocol: point.protocol, timeout: load.timeout, ..Default::default() };
+    c.max_workers = load.max_workers;
+    c.requests_per_conn = point.requests_per_conn;
+    if point.rate.is_some() {
+        c.h2_connections = point.connections.unwrap_or(1);
+    }
+    let mut settings = serde_json::Map::new();
+    settings.insert("point".into(), serde_json::to_value(point).unwrap_or_default());
+    settings.insert("warmup_s".into(), load.warmup.as_secs_f64().into());
+    c.settings = settings;
+    Ok(c)
+}
+
+/// Runs the step: the attack for `load.warmup + length`, the warm-up sent but not counted.
+pub async fn run(
+    id: &str,
+    config: AttackConfig,
+    load: &LoadSpec,
+    file: &Path,
+    charts: bool,
+    stop: CancellationToken,
+) -> Result<StepRun, StepError> {
+    let bad = |message: String| StepError { step: id.to_owned(), message };
+    let asked_rate = match &config.model {
+        Model::Open { schedule } => Some(schedule.total_hits() as f64 / schedule.duration().as_secs_f64().max(1e-9)),
+        Model::Closed { .. } => None,
+    };
+    let f = std::fs::File::create(file).map_err(|e| bad(format!("{}: {e}", file.display())))?;
+    let mut builder = ChartBuilder::new(id);
+    builder.source(id);
+    let consumer = (
+        LlrWriter::new(BufWriter::with_capacity(1 << 16, f)),
+        StepConsumer::new(load.warmup),
+        charts.then_some(builder),
+    );
+    let summary = attack::run(config, consumer, stop).await.map_err(|e| bad(e.to_string()))?;
+    let (_, stats, builder) = summary.consumer;
+    let mut text = Vec::new();
+    report::write_text(&stats.counted, &mut text).map_err(|e| bad(e.to_string()))?;
+    Ok(StepRun {
+        text: String::from_utf8_lossy(&text).into_owned(),
+        numbers: stats.numbers(asked_rate),
+        warmup_requests: stats.warmup_requests,
+        series: builder.and_then(|b| b.finish().runs.into_iter().next()),
+        interrupted: summary.interrupted,
+    })
+}

@@ -1,0 +1,158 @@
+//! The systems a lab runs against: origin simulators it embeds, and commands it starts, waits
+//! for, and stops (the whole process group, so nothing is left behind).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+/// How long a started command may take to become ready.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a stopped command may take to exit after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Why a system could not be brought up.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartError(pub String);
+
+/// An origin simulator served in-process.
+pub struct Embedded {
+    pub sim: Arc<origin::Simulation>,
+    pub addr: std::net::SocketAddr,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Embedded {
+    /// Serves a simulator on `listen` (`127.0.0.1:0` when none) with `recipe` loaded.
+    pub async fn start(listen: Option<&str>, recipe: Option<&Path>) -> Result<Embedded, StartError> {
+        let sim = origin::Simulation::new().await;
+        if let Some(path) = recipe {
+            load_recipe(&sim, path).await?;
+        }
+        let addr: std::net::SocketAddr = match listen {
+            None => ([127, 0, 0, 1], 0).into(),
+            Some(l) => l.parse().map_err(|_| StartError(format!("origin listen {l:?}: expected IP:PORT")))?,
+        };
+        let listener = origin::bind(addr).map_err(|e| StartError(format!("origin listen {addr}: {e}")))?;
+        let addr = listener.local_addr().map_err(|e| StartError(e.to_string()))?;
+        let stop = CancellationToken::new();
+        let admin = origin::AdminPolicy { token: None, enabled: true, loopback_only: true };
+        let task = tokio::spawn(origin::serve(listener, Arc::clone(&sim), admin, None, stop.clone().cancelled_owned()));
+        Ok(Embedded { sim, addr, stop, task })
+    }
+
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// Replaces the simulator's recipes with the file's (the default route stays underneath).
+pub async fn load_recipe(sim: &origin::Simulation, path: &Path) -> Result<(), StartError> {
+    let text = std::fs::read(path).map_err(|e| StartError(format!("{}: {e}", path.display())))?;
+    sim.restart().await;
+    sim.upload(&text).await.map_err(|e| StartError(format!("{}: {e}", path.display())))
+}
+
+/// A command under test, in its own process group.
+pub struct Started {
+    pub name: String,
+    child: Child,
+}
+
+impl Started {
+    /// Starts `argv` in `dir`, its output appended to `log`, and waits until `ready` answers 2xx
+    /// (or, without `ready`, until `url`'s port accepts connections).
+    pub async fn start(
+        name: &str,
+        argv: &[String],
+        dir: &Path,
+        log: &Path,
+        url: &str,
+        ready: Option<&str>,
+    ) -> Result<Started, StartError> {
+        use std::os::unix::process::CommandExt;
+        let bad = |m: String| StartError(format!("target {name}: {m}"));
+        let out = std::fs::File::create(log).map_err(|e| bad(format!("{}: {e}", log.display())))?;
+        let err = out.try_clone().map_err(|e| bad(e.to_string()))?;
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| bad(format!("cannot start {:?}: {e}", argv[0])))?;
+        let mut started = Started { name: name.to_owned(), child };
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = started.child.try_wait() {
+                return Err(bad(format!("{:?} exited ({status}) before it was ready; see {}", argv[0], log.display())));
+            }
+            if is_ready(url, ready).await {
+                return Ok(started);
+            }
+            if Instant::now() >= deadline {
+                started.stop();
+                return Err(bad(format!("not ready after {READY_TIMEOUT:?}; see {}", log.display())));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGTERM to the process group, SIGKILL after a grace period; waits for the child.
+    pub fn stop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
+        let group = Pid::from_raw(self.child.id() as i32);
+        let _ = killpg(group, Signal::SIGTERM);
+        let deadline = Instant::now() + STOP_GRACE;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                // The leader is gone; make sure the rest of its group is too.
+                let _ = killpg(group, Signal::SIGKILL);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = killpg(group, Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.stop();
+        }
+    }
+}
+
+async fn is_ready(url: &str, ready: Option<&str>) -> bool {
+    let opts = attack::ClientOptions { timeout: Duration::from_secs(1), redirects: None, ..Default::default() };
+    match ready {
+        Some(r) => attack::fetch(r, &[], opts).await.is_ok_and(|f| (200..300).contains(&f.status)),
+        None => {
+            let Ok(uri) = attack::parse_url(url) else { return false };
+            let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+            let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
+            tokio::time::timeout(Duration::from_secs(1), tokio::net::TcpStream::connect((host.as_str(), port)))
+                .await
+                .is_ok_and(|c| c.is_ok())
+        }
+    }
+}
+
+/// Where a command's output goes: `samples/NAME.log`.
+pub fn log_path(samples: &Path, name: &str) -> PathBuf {
+    samples.join(format!("{}.log", crate::matrix::slug(name)))
+}
