@@ -1,0 +1,149 @@
+//! Labs end to end over loopback: plans with embedded origin simulators, run in-process.
+
+use std::path::{Path, PathBuf};
+
+use lab::experiment::{Event, RunOptions};
+use lab::verdict::Finding;
+use tokio_util::sync::CancellationToken;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loadlab-lab-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+async fn run(plan: &Path, out: &Path) -> lab::experiment::Lab {
+    let plan = lab::plan::load(plan).unwrap();
+    let opts = RunOptions { out: out.to_path_buf(), quick: false, stop: CancellationToken::new() };
+    let mut events = |_: Event<'_>| {};
+    lab::experiment::run(&plan, &opts, &mut events).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_origins_the_faster_is_named_with_a_significant_difference() {
+    let d = dir("ab");
+    write(&d, "fast.json", r#"{"route": "/*", "body": "hi", "stages": [{"at": 0, "status": 200, "latency": "5ms"}]}"#);
+    write(&d, "slow.json", r#"{"route": "/*", "body": "hi", "stages": [{"at": 0, "status": 200, "latency": "25ms"}]}"#);
+    write(
+        &d,
+        "plan.toml",
+        r#"
+name = "fast vs slow"
+question = "Which origin answers faster?"
+[targets.slow]
+origin = "slow.json"
+[targets.fast]
+origin = "fast.json"
+[load]
+rate = 100
+duration = "1500ms"
+warmup = "200ms"
+repeats = 3
+pause = "100ms"
+[slo]
+p99 = "< 500ms"
+success = ">= 99%"
+[[hypotheses]]
+claim = "fast answers faster than slow"
+metric = "p50"
+lower = "fast"
+than = "slow"
+[[hypotheses]]
+claim = "slow answers faster than fast"
+metric = "p50"
+lower = "slow"
+than = "fast"
+"#,
+    );
+    let out = d.join("out");
+    let lab = run(&d.join("plan.toml"), &out).await;
+    assert_eq!(lab.steps.len(), 6);
+    assert!(
+        lab.steps.iter().all(|s| s.numbers.requests == 150 && s.numbers.success == 1.0),
+        "{:?}",
+        lab.steps[0].numbers
+    );
+    // The warm-up was sent but not counted.
+    assert!(lab.steps.iter().all(|s| s.warmup_requests == 20));
+    let h = &lab.findings.hypotheses[0];
+    assert_eq!(h.finding, Finding::Supported, "{h:?}");
+    let c = &h.points[0].comparison;
+    assert!(c.significant && c.ratio > 0.1 && c.ratio < 0.4, "{c:?}");
+    assert_eq!(lab.findings.hypotheses[1].finding, Finding::Rejected);
+    assert!(!lab.findings.slo_failed);
+    // Every step's results file is kept and holds the warm-up too.
+    for s in &lab.steps {
+        let f = std::fs::File::open(out.join(&s.file)).unwrap();
+        let mut m = results::Metrics::new();
+        results::feed(&mut results::Reader::new(std::io::BufReader::new(f), &s.file), &mut m).unwrap();
+        assert_eq!(m.requests, 170);
+    }
+    // The report: every section, parsed as Markdown.
+    let files = lab::render::write(&lab, &out).unwrap();
+    let md = std::fs::read_to_string(&files[0]).unwrap();
+    let headings: Vec<String> = {
+        use pulldown_cmark::{Event as E, HeadingLevel, Parser, Tag, TagEnd};
+        let mut hs = Vec::new();
+        let mut current: Option<String> = None;
+        for e in Parser::new(&md) {
+            match e {
+                E::Start(Tag::Heading { level: HeadingLevel::H2, .. }) => current = Some(String::new()),
+                E::Text(t) => {
+                    if let Some(c) = current.as_mut() {
+                        c.push_str(&t)
+                    }
+                }
+                E::End(TagEnd::Heading(HeadingLevel::H2)) => hs.extend(current.take()),
+                _ => {}
+            }
+        }
+        hs
+    };
+    for want in ["Set-up", "Summary", "Results", "Hypotheses", "Steps"] {
+        assert!(headings.iter().any(|h| h == want), "{want} missing from {headings:?}");
+    }
+    assert!(md.contains("\"fast answers faster than slow\": **supported**"), "{md}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&files[1]).unwrap()).unwrap();
+    assert_eq!(json["findings"]["hypotheses"][0]["finding"], "supported");
+    assert_eq!(json["steps"].as_array().unwrap().len(), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capacity_search_finds_the_knee_of_a_limited_origin() {
+    // 50 requests at once, 10 ms each: about 5,000 per second, then a queue, then 503s.
+    let d = dir("capacity");
+    write(
+        &d,
+        "svc.json",
+        r#"{"route": "/*", "body": "ok", "stages": [{"at": 0, "status": 200, "latency": "10ms", "concurrency": 50, "queue": 2000}]}"#,
+    );
+    write(
+        &d,
+        "plan.toml",
+        r#"
+[targets.svc]
+origin = "svc.json"
+[slo]
+p99 = "< 40ms"
+success = ">= 99%"
+[capacity]
+start = 1000
+max = 20000
+precision = "10%"
+probe = "2s"
+"#,
+    );
+    let lab = run(&d.join("plan.toml"), &d.join("out")).await;
+    assert!(lab.steps.is_empty());
+    let c = &lab.capacity[0];
+    let (lo, hi) = (c.holds_up_to.expect("a rate held"), c.breaks_at.expect("a rate broke"));
+    assert!(c.generator_limited_at.is_none(), "{c:?}");
+    assert!((4000.0..=5300.0).contains(&lo), "{c:?}");
+    assert!(hi > lo && hi <= 5800.0 && (hi - lo) / lo <= 0.1 + 1e-9, "{c:?}");
+    assert!(c.confirmed, "{c:?}");
+}
