@@ -57,16 +57,16 @@ pub fn status_color(code: u16, shade: usize) -> &'static str {
     set[shade % 3]
 }
 
-const WIDTH: f64 = 960.0;
-const HEIGHT: f64 = 340.0;
-const LEFT: f64 = 70.0;
+pub(super) const WIDTH: f64 = 960.0;
+pub(super) const HEIGHT: f64 = 340.0;
+pub(super) const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 84.0;
 
 /// Axis scales.
 #[derive(Clone, Copy)]
-enum Scale {
+pub(super) enum Scale {
     Linear(f64, f64),
     Log(f64, f64),
     /// Percentiles 0..100 drawn as log10(1 / (1 - p)).
@@ -150,27 +150,27 @@ fn nice_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
     out
 }
 
-struct Frame {
-    x: Scale,
-    y: Scale,
-    top: f64,
+pub(super) struct Frame {
+    pub(super) x: Scale,
+    pub(super) y: Scale,
+    pub(super) top: f64,
 }
 
 impl Frame {
-    fn px(&self, v: f64) -> f64 {
+    pub(super) fn px(&self, v: f64) -> f64 {
         LEFT + self.x.frac(v).clamp(0.0, 1.0) * (WIDTH - LEFT - RIGHT)
     }
-    fn py(&self, v: f64) -> f64 {
+    pub(super) fn py(&self, v: f64) -> f64 {
         self.top + TOP + (1.0 - self.y.frac(v).clamp(0.0, 1.0)) * (HEIGHT - TOP - BOTTOM)
     }
 }
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Axes, grid, labels and title of one chart.
-fn frame(out: &mut String, f: &Frame, title: &str, xlabel: &str, ylabel: &str) {
+pub(super) fn frame(out: &mut String, f: &Frame, title: &str, xlabel: &str, ylabel: &str) {
     let (x0, x1) = (LEFT, WIDTH - RIGHT);
     let (y0, y1) = (f.top + TOP, f.top + HEIGHT - BOTTOM);
     let _ = writeln!(out, r#"<text x="{}" y="{}" class="title">{}</text>"#, LEFT, f.top + 24.0, esc(title));
@@ -203,7 +203,7 @@ fn frame(out: &mut String, f: &Frame, title: &str, xlabel: &str, ylabel: &str) {
 }
 
 /// A legend row under a chart: (colour, label, dashed).
-fn legend(out: &mut String, top: f64, items: &[(String, String, bool)]) {
+pub(super) fn legend(out: &mut String, top: f64, items: &[(String, String, bool)]) {
     let mut x = LEFT;
     let mut y = top + HEIGHT - 30.0;
     for (color, label, dashed) in items {
@@ -227,7 +227,7 @@ fn legend(out: &mut String, top: f64, items: &[(String, String, bool)]) {
     }
 }
 
-fn polyline(out: &mut String, f: &Frame, pts: impl Iterator<Item = (f64, f64)>, color: &str, width: f64, dashed: bool) {
+pub(super) fn polyline(out: &mut String, f: &Frame, pts: impl Iterator<Item = (f64, f64)>, color: &str, width: f64, dashed: bool) {
     let mut d = String::new();
     for (x, y) in pts {
         let _ = write!(d, "{:.1},{:.1} ", f.px(x), f.py(y));
@@ -380,21 +380,26 @@ fn hdr_chart(out: &mut String, d: &ChartData, top: f64) {
     legend(out, top, &items);
 }
 
+/// The opening of an SVG document of `height` with its styles, and the title when given.
+pub(super) fn document(out: &mut String, title: &str, height: f64) {
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="12">"#
+    );
+    *out += "<style>.title{font-size:15px;font-weight:bold}.ytick{text-anchor:end}.xtick,.xlabel{text-anchor:middle}.ylabel{text-anchor:middle}.grid{stroke:#e3e3e3;stroke-width:1}.plot{fill:none;stroke:#888}.legend{font-size:12px}</style>\n";
+    let _ = writeln!(out, r#"<rect width="{WIDTH}" height="{height}" fill="white"/>"#);
+    if !title.is_empty() {
+        let _ = writeln!(out, r#"<text x="{}" y="26" class="title" font-size="18">{}</text>"#, LEFT, esc(title));
+    }
+}
+
 /// The SVG document with the chosen charts stacked.
 pub fn render_svg(d: &ChartData, chart: Chart) -> String {
     let charts = chart.list();
     let title_h = if d.title.is_empty() { 0.0 } else { 36.0 };
     let height = title_h + HEIGHT * charts.len() as f64;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="12">"#
-    );
-    out += "<style>.title{font-size:15px;font-weight:bold}.ytick{text-anchor:end}.xtick,.xlabel{text-anchor:middle}.ylabel{text-anchor:middle}.grid{stroke:#e3e3e3;stroke-width:1}.plot{fill:none;stroke:#888}.legend{font-size:12px}</style>\n";
-    let _ = writeln!(out, r#"<rect width="{WIDTH}" height="{height}" fill="white"/>"#);
-    if !d.title.is_empty() {
-        let _ = writeln!(out, r#"<text x="{}" y="26" class="title" font-size="18">{}</text>"#, LEFT, esc(&d.title));
-    }
+    document(&mut out, &d.title, height);
     for (i, c) in charts.iter().enumerate() {
         let top = title_h + HEIGHT * i as f64;
         match c {
