@@ -108,7 +108,7 @@ than = "fast"
         assert!(headings.iter().any(|h| h == want), "{want} missing from {headings:?}");
     }
     assert!(md.contains("\"fast answers faster than slow\": **supported**"), "{md}");
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&files[1]).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&files[2]).unwrap()).unwrap();
     assert_eq!(json["findings"]["hypotheses"][0]["finding"], "supported");
     assert_eq!(json["steps"].as_array().unwrap().len(), 6);
 }

@@ -73,6 +73,33 @@ p99 = "< 5ms"
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("FAIL: p99 < 5"), "{md}");
     assert!(md.contains("started by the lab"), "{md}");
+    // Latency over time, and CPU, memory and the scraped series beside it.
+    assert!(md.contains("(charts/latency.png)") && md.contains("(charts/resources.png)"), "{md}");
+    for png in ["latency", "resources"] {
+        let bytes = std::fs::read(out.join(format!("charts/{png}.png"))).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{png}: {} bytes", bytes.len());
+    }
+    // report.html renders in a browser with every chart drawn and no script error.
+    let url = format!("file://{}", out.join("report.html").display());
+    let dom = chromium(&["--virtual-time-budget=8000", "--dump-dom", &url], &d.join("profile"));
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    assert!(dom.contains("data-runs-drawn=\"4\""), "interactive charts not drawn: {}", &dom[..dom.len().min(600)]);
+    assert!(!dom.contains("data-errors=\""), "script errors: {dom}");
+    assert_eq!(dom.matches("<figure class=\"chart\"><svg").count(), 2, "inline charts");
+}
+
+fn chromium(args: &[&str], profile: &Path) -> Output {
+    let bin = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .expect("Chromium is needed for this test (scripts/test-all installs Debian's chromium)");
+    Command::new(bin)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync", "--window-size=1200,1800"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 #[test]

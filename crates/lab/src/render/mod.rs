@@ -1,16 +1,50 @@
-//! A lab's outputs in its directory: `report.md`, `lab.json` (every number, for scripts).
+//! A lab's outputs in its directory: `report.md` with its charts as PNG (`charts/`),
+//! `report.html` (the same, self-contained, with interactive charts), and `lab.json` (every
+//! number, for scripts).
 
+pub mod charts;
+pub mod html;
 pub mod markdown;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use report::chart::{render_html, render_png, Chart, ChartData};
 
 use crate::experiment::Lab;
 
-/// Writes the lab's reports into `dir`; returns the files written.
-pub fn write(lab: &Lab, dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+/// Writes the lab's reports into `dir`; returns the files written (report.md, report.html,
+/// lab.json).
+pub fn write(lab: &Lab, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let json = dir.join("lab.json");
     std::fs::write(&json, serde_json::to_vec_pretty(lab).map_err(std::io::Error::other)?)?;
+    let figures = charts::figures(lab);
+    let chart_dir = dir.join("charts");
+    let _ = std::fs::remove_dir_all(&chart_dir);
+    std::fs::create_dir_all(&chart_dir)?;
+    let mut images = Vec::new();
+    for f in &figures {
+        let png = render_png(&f.svg, 1.5).map_err(std::io::Error::other)?;
+        std::fs::write(chart_dir.join(format!("{}.png", f.stem)), png)?;
+        images.push((f.title.clone(), format!("charts/{}.png", f.stem)));
+    }
+    let md_text = markdown::render(lab, &images);
     let md = dir.join("report.md");
-    std::fs::write(&md, markdown::render(lab, &[]))?;
-    Ok(vec![md, json])
+    std::fs::write(&md, &md_text)?;
+    let runs = ChartData {
+        title: lab.name.clone(),
+        runs: lab
+            .series
+            .iter()
+            .map(|(i, r)| {
+                let mut r = r.clone();
+                r.name = lab.steps[*i].id.clone();
+                r
+            })
+            .collect(),
+    };
+    let interactive = (!runs.runs.is_empty()).then(|| render_html(&runs, Chart::All));
+    let title = if lab.name.is_empty() { "Lab report" } else { &lab.name };
+    let page = dir.join("report.html");
+    std::fs::write(&page, html::render(title, &md_text, &figures, interactive.as_deref()))?;
+    Ok(vec![md, page, json])
 }

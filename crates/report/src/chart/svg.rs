@@ -227,7 +227,14 @@ pub(super) fn legend(out: &mut String, top: f64, items: &[(String, String, bool)
     }
 }
 
-pub(super) fn polyline(out: &mut String, f: &Frame, pts: impl Iterator<Item = (f64, f64)>, color: &str, width: f64, dashed: bool) {
+pub(super) fn polyline(
+    out: &mut String,
+    f: &Frame,
+    pts: impl Iterator<Item = (f64, f64)>,
+    color: &str,
+    width: f64,
+    dashed: bool,
+) {
     let mut d = String::new();
     for (x, y) in pts {
         let _ = write!(d, "{:.1},{:.1} ", f.px(x), f.py(y));

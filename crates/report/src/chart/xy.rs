@@ -16,6 +16,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Drawn dashed (a second measure of the same thing, e.g. success-only latency).
     pub dashed: bool,
+    /// Palette index, so lines of one subject share a colour; `None` takes the series' index.
+    pub color: Option<usize>,
 }
 
 /// One chart.
@@ -30,7 +32,9 @@ pub struct XyChart {
 }
 
 fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
-    values.filter(|v| v.is_finite()).fold(None, |b, v| Some(b.map_or((v, v), |(lo, hi): (f64, f64)| (lo.min(v), hi.max(v)))))
+    values
+        .filter(|v| v.is_finite())
+        .fold(None, |b, v| Some(b.map_or((v, v), |(lo, hi): (f64, f64)| (lo.min(v), hi.max(v)))))
 }
 
 fn draw(out: &mut String, c: &XyChart, top: f64) {
@@ -49,9 +53,10 @@ fn draw(out: &mut String, c: &XyChart, top: f64) {
     frame(out, &f, &c.title, &c.x_label, &c.y_label);
     let mut items = Vec::new();
     for (i, s) in c.series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+        let index = s.color.unwrap_or(i);
+        let color = PALETTE[index % PALETTE.len()];
         // Past the palette, lines repeat a colour: dash them so they stay apart.
-        let dashed = s.dashed || i >= PALETTE.len();
+        let dashed = s.dashed || index >= PALETTE.len();
         polyline(out, &f, s.points.iter().copied(), color, 2.0, dashed);
         let _ = writeln!(out, r#"<g fill="{color}">"#);
         for (px, py) in &s.points {
@@ -90,7 +95,12 @@ mod tests {
             y_label: "latency (ms)".into(),
             log_y: true,
             series: (0..10)
-                .map(|i| Series { name: format!("t{i}"), points: vec![(100.0, 10.0 + i as f64), (200.0, 20.0 * (i + 1) as f64)], dashed: false })
+                .map(|i| Series {
+                    name: format!("t{i}"),
+                    points: vec![(100.0, 10.0 + i as f64), (200.0, 20.0 * (i + 1) as f64)],
+                    dashed: false,
+                    color: None,
+                })
                 .collect(),
         };
         let svg = render_xy_svg("lab", &[chart]);

@@ -1,0 +1,84 @@
+//! `report.html`: the Markdown report as one self-contained page: the charts inline as SVG, and
+//! the runs' interactive time charts (zoomable) embedded. No network, no other file.
+
+use pulldown_cmark::{html, Event, Options, Parser, Tag};
+
+use super::charts::Figure;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// `md` rendered, each chart image (`charts/STEM.png`) replaced by its SVG; `interactive` is a
+/// whole page of the runs' charts (or none).
+pub fn render(title: &str, md: &str, figures: &[Figure], interactive: Option<&str>) -> String {
+    let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| match &e {
+        Event::Start(Tag::Image { dest_url, .. }) => {
+            match figures.iter().find(|f| dest_url.as_ref() == format!("charts/{}.png", f.stem)) {
+                Some(f) => Event::Html(format!("<figure class=\"chart\">{}", f.svg).into()),
+                None => e,
+            }
+        }
+        _ => e,
+    });
+    // An inlined figure's alt text would follow the SVG: drop text inside replaced images.
+    let mut body = String::new();
+    let mut skipping = false;
+    let filtered = events.filter_map(|e| match e {
+        Event::Html(ref h) if h.starts_with("<figure class=\"chart\">") => {
+            skipping = true;
+            Some(e)
+        }
+        Event::End(pulldown_cmark::TagEnd::Image) if skipping => {
+            skipping = false;
+            Some(Event::Html("</figure>".into()))
+        }
+        _ if skipping => None,
+        _ => Some(e),
+    });
+    html::push_html(&mut body, filtered);
+    let interactive = interactive.map_or(String::new(), |page| {
+        format!(
+            "<h2>Interactive charts</h2>\n<p>Every step's first run; drag across a time chart to zoom.</p>\n<iframe class=\"runs\" srcdoc=\"{}\"></iframe>\n",
+            esc(page)
+        )
+    });
+    format!(
+        r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 16px auto; max-width: 1100px; color: #222; line-height: 1.4; }}
+table {{ border-collapse: collapse; font-size: 13px; margin: 8px 0; }} th, td {{ border: 1px solid #ddd; padding: 3px 6px; text-align: left; }}
+th {{ background: #f4f4f4; }} pre {{ background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }}
+blockquote {{ color: #444; border-left: 4px solid #ccc; margin-left: 0; padding-left: 12px; }}
+figure.chart {{ margin: 8px 0; }} figure.chart svg {{ width: 100%; height: auto; }}
+iframe.runs {{ width: 100%; height: 1500px; border: 1px solid #eee; }}
+</style>
+</head>
+<body>
+<script>
+// Script errors and the embedded charts' state on the page's body, for whoever checks it.
+window.addEventListener("error", e => document.body.setAttribute("data-errors", String(e.message)));
+</script>
+{body}{interactive}<script>
+const runs = document.querySelector("iframe.runs");
+if (runs) {{
+  const mark = () => {{
+    const b = runs.contentDocument && runs.contentDocument.body;
+    if (!b) return;
+    if (b.dataset.drawn) document.body.setAttribute("data-runs-drawn", b.dataset.drawn);
+    if (b.dataset.errors) document.body.setAttribute("data-errors", b.dataset.errors);
+  }};
+  runs.addEventListener("load", () => setTimeout(mark, 200));
+}}
+</script>
+</body>
+</html>
+"#,
+        title = esc(title),
+    )
+}
