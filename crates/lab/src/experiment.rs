@@ -40,9 +40,9 @@ pub enum Event<'a> {
 /// Why a lab could not run: a target that would not start (exit 1), or an I/O failure.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
-    #[error("{0}")]
+    #[error(transparent)]
     Start(#[from] StartError),
-    #[error("{0}")]
+    #[error(transparent)]
     Step(#[from] step::StepError),
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
@@ -250,7 +250,7 @@ impl Up {
                 TargetKind::Command { url, start, ready, dir } => {
                     let s = Started::start(
                         &t.name,
-                        start,
+                        &systems::expand_argv(start),
                         dir,
                         &systems::log_path(samples, &t.name),
                         url,

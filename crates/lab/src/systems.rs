@@ -152,6 +152,13 @@ async fn is_ready(url: &str, ready: Option<&str>) -> bool {
     }
 }
 
+/// A command's words with `{loadlab}` replaced by this program's path, so a plan can start
+/// loadlab's own origin simulator wherever loadlab is installed.
+pub fn expand_argv(argv: &[String]) -> Vec<String> {
+    let me = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "loadlab".into());
+    argv.iter().map(|a| a.replace("{loadlab}", &me)).collect()
+}
+
 /// Where a command's output goes: `samples/NAME.log`.
 pub fn log_path(samples: &Path, name: &str) -> PathBuf {
     samples.join(format!("{}.log", crate::matrix::slug(name)))

@@ -1,0 +1,79 @@
+//! Every example plan in examples/ runs with `--quick` and gives the verdict its guide promises.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Runs an example; returns its exit code and lab.json.
+fn run(name: &str) -> (i32, serde_json::Value, PathBuf) {
+    let out = std::env::temp_dir().join(format!("loadlab-example-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = Command::new(env!("CARGO_BIN_EXE_loadlab"))
+        .args(["lab", "run", "--quick", "--out"])
+        .arg(&out)
+        .arg(examples().join(name).join("plan.toml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let json = std::fs::read(out.join("lab.json")).unwrap_or_else(|e| panic!("{name}: no lab.json ({e}): {err}"));
+    for f in ["report.md", "report.html"] {
+        assert!(out.join(f).exists(), "{name}: no {f}");
+    }
+    (o.status.code().unwrap_or(-1), serde_json::from_slice(&json).unwrap(), out)
+}
+
+fn cell<'a>(lab: &'a serde_json::Value, target: &str, rate: Option<f64>) -> &'a serde_json::Value {
+    let t = lab["targets"].as_array().unwrap().iter().position(|t| t["name"] == target).unwrap();
+    lab["findings"]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["target"] == t
+                && rate.is_none_or(|r| lab["matrix"]["points"][c["point"].as_u64().unwrap() as usize]["rate"] == r)
+        })
+        .unwrap()
+}
+
+#[test]
+fn every_example_plan_runs_quick_with_its_verdict() {
+    // 000: the old client's pool cannot hold 700 req/s of 1 s requests; the new one can.
+    let (code, lab, out) = run("000-client-swap");
+    assert_eq!(code, 3, "{lab}");
+    assert_eq!(cell(&lab, "machinegun", None)["slo"]["verdict"], "fail");
+    assert_eq!(cell(&lab, "finch", None)["slo"]["verdict"], "pass");
+    assert!(out.join("charts/resources.png").exists() && out.join("samples/finch.csv").exists());
+    let csv = std::fs::read_to_string(out.join("samples/finch.csv")).unwrap();
+    assert!(csv.starts_with("t_s,cpu_pct,rss_mb,loadlab_origin_in_flight"), "{csv}");
+
+    // 001: three repeats, a ratio with its interval.
+    let (code, lab, _) = run("001-ab-repeats");
+    assert_eq!(code, 0);
+    let h = &lab["findings"]["hypotheses"][0];
+    assert_eq!(h["points"][0]["comparison"]["ci"].as_array().map(Vec::len), Some(2), "{h}");
+    assert_eq!(lab["steps"].as_array().unwrap().len(), 6);
+
+    // 002: c5's ceiling is below 1,100 req/s, c6g holds 1,000.
+    let (code, lab, out) = run("002-instance-ladder");
+    assert_eq!(code, 3, "{}", lab["findings"]);
+    let ceilings = lab["findings"]["ceilings"].as_array().unwrap();
+    let c5 = ceilings.iter().find(|c| c["target"] == "c5").unwrap();
+    assert!(c5["breaks_at"].as_f64().is_some_and(|b| b >= 1100.0), "{c5}");
+    assert_eq!(cell(&lab, "c6g", Some(1000.0))["slo"]["verdict"], "pass");
+    assert!(out.join("charts/ladder.png").exists());
+
+    // 003: 2 x 2 x 2 load points per server, a chart by connections.
+    let (code, lab, out) = run("003-concurrency-sweep");
+    assert_eq!(code, 0);
+    assert_eq!(lab["matrix"]["points"].as_array().unwrap().len(), 8);
+    assert!(out.join("charts/sweep.png").exists());
+
+    // 004: four variants on HDR curves, all holding the SLO.
+    let (code, lab, out) = run("004-payload-variants");
+    assert_eq!(code, 0, "{}", lab["findings"]);
+    assert_eq!(lab["matrix"]["points"].as_array().unwrap().len(), 4);
+    assert!(out.join("charts/variants-hdr.png").exists());
+}
