@@ -129,8 +129,13 @@ fn summary(md: &mut String, lab: &Lab) {
                 )
             })
             .unwrap_or_default();
+        let why = if h.points.iter().all(|p| p.comparison.ci.is_none()) {
+            " One run per load point gives no interval: set repeats to 3 or more to decide."
+        } else {
+            ""
+        };
         lines.push(format!(
-            "\"{}\": **{}** at {pts} of {} load points{effect}.",
+            "\"{}\": **{}** at {pts} of {} load points{effect}.{why}",
             h.claim,
             h.finding.label(),
             h.points.len()
