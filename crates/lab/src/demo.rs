@@ -1,16 +1,14 @@
-//! `loadlab demo`: an embedded origin simulator with example 002's recipe (100 ms, 200 KiB of
-//! random content, gzip), an open-model ladder against it, a vegeta-style report per step, and
-//! the results files kept for `report` and `plot`. Everything it starts stops before it returns.
+//! `loadlab demo`: a built-in plan. An embedded origin simulator with example 002's recipe
+//! (100 ms, 200 KiB of random content, gzip), an open-model ladder against it, vegeta's report
+//! per step, and the lab's reports. Everything it starts stops before it returns.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use attack::{AttackConfig, Model, Schedule, Target};
-use report::chart::ChartBuilder;
-use results::{LlrWriter, Metrics};
 use tokio_util::sync::CancellationToken;
+
+use crate::experiment::{Event, Lab, LabError, RunOptions};
 
 /// The recipe of example 002.
 pub const RECIPE: &str = r#"{
@@ -26,7 +24,7 @@ pub struct DemoOptions {
     /// Requests per second of each step.
     pub rates: Vec<f64>,
     pub step: Duration,
-    /// Where the results files go.
+    /// Where the results go.
     pub out: PathBuf,
 }
 
@@ -40,71 +38,76 @@ impl Default for DemoOptions {
     }
 }
 
-/// One step's outcome.
-pub struct Step {
-    pub rate: f64,
-    pub file: PathBuf,
-    pub metrics: Metrics,
+/// The built-in plan, as a plan file would say it.
+pub fn plan_text(opts: &DemoOptions) -> String {
+    let rates: Vec<String> = opts.rates.iter().map(|r| r.to_string()).collect();
+    format!(
+        r#"name = "demo"
+question = "How does a 100 ms origin serving 200 KiB gzipped pages answer a rate ladder?"
+[targets.demo]
+origin = "recipe.json"
+path = "/foobar"
+[load]
+rate = [{}]
+duration = "{}ms"
+pause = "500ms"
+timeout = "10s"
+[slo]
+success = ">= 99.9%"
+p99 = "< 500ms"
+"#,
+        rates.join(", "),
+        opts.step.as_millis()
+    )
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Lab(#[from] LabError),
     #[error("{0}")]
-    Attack(#[from] attack::AttackError),
+    Plan(String),
 }
 
 /// Runs the demo, writing progress and reports to `out`.
-pub async fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<Vec<Step>, DemoError> {
-    std::fs::create_dir_all(&opts.out).map_err(|e| DemoError::Io { path: opts.out.clone(), source: e })?;
-    let sim = origin::Simulation::new().await;
-    sim.upload(RECIPE.as_bytes()).await.expect("the demo recipe is valid");
-    let listener = origin::bind(([127, 0, 0, 1], 0).into())
-        .map_err(|e| DemoError::Io { path: PathBuf::from("127.0.0.1:0"), source: e })?;
-    let addr = listener.local_addr().map_err(|e| DemoError::Io { path: PathBuf::from("127.0.0.1:0"), source: e })?;
-    let stop_origin = CancellationToken::new();
-    let admin = origin::AdminPolicy { token: None, enabled: true, loopback_only: true };
-    let server =
-        tokio::spawn(origin::serve(listener, Arc::clone(&sim), admin, None, stop_origin.clone().cancelled_owned()));
-    let url = format!("http://{addr}/foobar");
-    let _ = writeln!(out, "Origin simulator on http://{addr} (100 ms, 200kb random content, gzip)");
-    let mut steps = Vec::new();
-    // The charts are built from the records as they happen, beside the results files.
-    let result = async {
-        let mut charts = ChartBuilder::new("loadlab demo: 100 ms origin, rate ladder");
-        for &rate in &opts.rates {
-            let _ = writeln!(out, "\n== {rate} req/s for {:?}: GET {url}", opts.step);
-            let file = opts.out.join(format!("step-{rate}rps.llr"));
-            let f = std::fs::File::create(&file).map_err(|e| DemoError::Io { path: file.clone(), source: e })?;
-            let target = Target::new(http::Method::GET, url.parse().expect("valid URL"));
-            let mut config =
-                AttackConfig::new(vec![target], Model::Open { schedule: Schedule::constant(rate, opts.step) });
-            config.name = format!("demo {rate} req/s");
-            config.client.timeout = Duration::from_secs(10);
-            charts.source(format!("{rate} req/s"));
-            let consumer = (LlrWriter::new(std::io::BufWriter::new(f)), charts);
-            let summary = attack::run(config, consumer, CancellationToken::new()).await?;
-            charts = summary.consumer.1;
-            let mut text = Vec::new();
-            report::write_text(&summary.metrics, &mut text)
-                .map_err(|e| DemoError::Io { path: file.clone(), source: e })?;
-            let _ = out.write_all(&text);
-            steps.push(Step { rate, file, metrics: summary.metrics });
+pub async fn run(opts: &DemoOptions, out: &mut (dyn Write + Send)) -> Result<Lab, DemoError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DemoError::Io { path, source }
+    };
+    // A fresh directory: a previous run's files would sit beside this one's.
+    for sub in ["steps", "samples", "charts"] {
+        let _ = std::fs::remove_dir_all(opts.out.join(sub));
+    }
+    std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
+    let recipe = opts.out.join("recipe.json");
+    std::fs::write(&recipe, RECIPE).map_err(io(&recipe))?;
+    let plan =
+        crate::plan::parse(&plan_text(opts), "demo plan", &opts.out).map_err(|e| DemoError::Plan(e.to_string()))?;
+    let _ = writeln!(
+        out,
+        "Origin simulator embedded (100 ms, 200kb random content, gzip); a rate ladder of {:?} for {:?} each",
+        opts.rates, opts.step
+    );
+    let run_opts = RunOptions { out: opts.out.clone(), quick: false, stop: CancellationToken::new() };
+    let mut show = |e: Event<'_>| {
+        if let Event::Started { id, .. } = e {
+            let _ = writeln!(out, "running {id} ...");
         }
-        Ok::<ChartBuilder, DemoError>(charts)
+    };
+    let lab = crate::experiment::run(&plan, &run_opts, &mut show).await?;
+    for s in &lab.steps {
+        let _ = writeln!(out, "\n== {} ({})\n{}", s.id, opts.out.join(&s.file).display(), s.text);
     }
-    .await;
-    stop_origin.cancel();
-    let _ = server.await;
-    let charts = result?;
-    let html = opts.out.join("report.html");
-    let page = report::chart::render_html(&charts.finish(), report::chart::Chart::All);
-    std::fs::write(&html, page).map_err(|e| DemoError::Io { path: html.clone(), source: e })?;
-    let _ = writeln!(out, "\nResults files (loadlab report FILE, loadlab plot FILE -o chart.svg):");
-    for s in &steps {
-        let _ = writeln!(out, "  {}", s.file.display());
+    let files = crate::render::write(&lab, &opts.out).map_err(io(&opts.out))?;
+    let _ = writeln!(out, "Results files (loadlab report FILE, loadlab plot FILE -o chart.svg):");
+    for s in &lab.steps {
+        let _ = writeln!(out, "  {}", opts.out.join(&s.file).display());
     }
-    let _ = writeln!(out, "Charts of all steps: {}", html.display());
-    Ok(steps)
+    for f in files {
+        let _ = writeln!(out, "Report: {}", f.display());
+    }
+    Ok(lab)
 }

@@ -310,9 +310,10 @@ fn demo_runs_end_to_end_and_leaves_nothing_running() {
     let text = stdout(&o);
     assert_eq!(text.matches("Requests      [total, rate, throughput]").count(), 3, "{text}");
     let html = std::fs::read_to_string(dir.join("out").join("report.html")).unwrap();
-    assert!(html.contains("demo 800 req/s (4000 requests)"), "the HTML report has every step");
+    assert!(html.contains("demo--r800-http1--1 (4000 requests)"), "the HTML report has every step");
+    assert!(std::fs::read_to_string(dir.join("out").join("report.md")).unwrap().contains("## Summary"));
     for (rate, n) in [("200", 1000), ("400", 2000), ("800", 4000)] {
-        let file = dir.join("out").join(format!("step-{rate}rps.llr"));
+        let file = dir.join("out").join(format!("steps/demo--r{rate}-http1--1.llr"));
         assert!(text.contains(&file.display().to_string()), "{text}");
         let v = report_json(&[&file]);
         assert_eq!(v["requests"], n);
