@@ -74,7 +74,16 @@ fn execute(plan: &Plan, out: &Path, quick: bool) -> anyhow::Result<()> {
             Event::Started { index, of, id } if tty => eprint!("\r\x1b[2K[{}/{of}] {id} ...", index + 1),
             Event::Started { .. } => {}
             Event::Finished { index, of, id, numbers } => {
-                let limited = if numbers.generator_limited { "  generator-limited" } else { "" };
+                let broken = lab::verdict::Clause::broken(&plan.slo, numbers);
+                let limited = if numbers.generator_limited {
+                    "  generator-limited (not counted)".to_owned()
+                } else if plan.slo.is_empty() {
+                    String::new()
+                } else if broken.is_empty() {
+                    "  SLO held".to_owned()
+                } else {
+                    format!("  SLO broken: {}", broken.iter().map(|c| c.text()).collect::<Vec<_>>().join(", "))
+                };
                 eprintln!(
                     "{}[{}/{of}] {id}: {:.1} req/s, p99 {}, success {:.2}%{limited}",
                     if tty { "\r\x1b[2K" } else { "" },
