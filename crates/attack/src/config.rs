@@ -12,6 +12,14 @@ use crate::targets::Target;
 
 /// vegeta's initial worker count.
 pub const DEFAULT_WORKERS: usize = 10;
+/// The open model's cap on requests in flight (and so on HTTP/1.1 connections) when none is
+/// given. Unbounded workers turn any stall into a connection storm (vegeta's default: 200,000
+/// connections and "too many open files" at 60,000/s against one nginx); 1,024 holds every rate
+/// one core can send against a fast server, and 1,000/s against a target taking a second.
+pub const DEFAULT_MAX_WORKERS: usize = 1024;
+/// How long after the schedule's end a late hit may still be sent; later ones are counted as
+/// not sent, so an attack ends within its duration, this grace and its timeout.
+pub const SEND_GRACE: Duration = Duration::from_secs(1);
 
 /// How load is offered.
 #[derive(Clone, Debug)]
@@ -29,7 +37,8 @@ pub struct AttackConfig {
     pub targets: Vec<Target>,
     pub model: Model,
     pub client: ClientOptions,
-    /// Open model: workers started up front, and the cap on requests in flight.
+    /// Open model: workers started up front, and the cap on requests in flight (each worker
+    /// owns at most one HTTP/1.1 connection); `None` is [`DEFAULT_MAX_WORKERS`].
     pub workers: usize,
     pub max_workers: Option<usize>,
     /// Open model over HTTP/2: connections the workers share.
@@ -54,6 +63,10 @@ pub struct Gauges {
     pub in_flight: AtomicU64,
     /// Requests sent so far.
     pub sent: AtomicU64,
+    /// Most requests in flight at once.
+    pub peak_in_flight: AtomicU64,
+    /// Scheduled requests dropped because they could not be sent by the schedule's end.
+    pub not_sent: AtomicU64,
 }
 
 impl AttackConfig {
@@ -102,6 +115,7 @@ impl AttackConfig {
 /// What an attack leaves besides what its consumers took: the run's metrics, and the consumer.
 #[derive(Debug)]
 pub struct Summary<C> {
+    /// Its metrics, the run's end (not sent, peak in flight ...) included.
     pub metrics: Metrics,
     pub consumer: C,
     /// Whether it was stopped before its schedule or count ran out.

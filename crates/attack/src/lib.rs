@@ -24,7 +24,7 @@ mod tls;
 mod worker;
 
 pub use client::{fetch, ClientOptions, Fetched, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
-pub use config::{AttackConfig, AttackError, Gauges, Model, Summary, DEFAULT_WORKERS};
+pub use config::{AttackConfig, AttackError, Gauges, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, SEND_GRACE};
 pub use run::run;
 pub use schedule::{Rate, RateSpec, Schedule, MAX_RATE};
 pub use targets::{parse_header, parse_targets, parse_url, Target, TargetDefaults, TargetError, TargetFormat};

@@ -27,7 +27,7 @@ pub(crate) async fn pace(
     runtimes: &Runtimes,
     stop: &CancellationToken,
 ) -> bool {
-    let max_workers = max_workers.unwrap_or(usize::MAX);
+    let max_workers = max_workers.unwrap_or(crate::config::DEFAULT_MAX_WORKERS);
     let n = runtimes.handles.len().min(max_workers).max(1);
     let mut pacers = Vec::new();
     for k in 0..n {

@@ -15,10 +15,10 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use results::{Consumer, RunHeader};
+use results::{Consumer, RunEnd, RunHeader};
 
 use crate::client::{Connector, Protocol};
-use crate::config::{AttackConfig, AttackError, Model, Summary};
+use crate::config::{AttackConfig, AttackError, Model, Summary, DEFAULT_MAX_WORKERS, SEND_GRACE};
 use crate::pool::pace;
 use crate::request::Prepared;
 use crate::runtimes::Runtimes;
@@ -58,6 +58,10 @@ pub async fn run<C: Consumer + Send + 'static>(
         requests_per_conn: config.requests_per_conn,
         slots: (0..slot_count).map(|_| tokio::sync::Mutex::new(None)).collect(),
         gauges: Arc::clone(&config.gauges),
+        send_deadline: match &config.model {
+            Model::Open { schedule } => Some(start + schedule.duration() + SEND_GRACE),
+            Model::Closed { .. } => None,
+        },
         sink: tx,
     });
     let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -101,7 +105,24 @@ pub async fn run<C: Consumer + Send + 'static>(
     tokio::task::spawn_blocking(move || runtimes.stop()).await.ok();
     drop(shared);
     let interrupted = interrupted || stop.is_cancelled();
-    let (metrics, consumer) = tokio::task::spawn_blocking(move || sink.finish())
+    let g = &config.gauges;
+    let end = RunEnd {
+        not_sent: g.not_sent.load(Ordering::Relaxed),
+        asked_rate: match &config.model {
+            Model::Open { schedule } => {
+                Some(schedule.total_hits() as f64 / schedule.duration().as_secs_f64().max(1e-9))
+            }
+            Model::Closed { .. } => None,
+        },
+        peak_in_flight: g.peak_in_flight.load(Ordering::Relaxed),
+        in_flight_cap: match &config.model {
+            Model::Open { .. } => Some(config.max_workers.unwrap_or(DEFAULT_MAX_WORKERS) as u64),
+            Model::Closed { connections, streams, .. } => Some((connections * streams) as u64),
+        },
+        interrupted,
+        complete: true,
+    };
+    let (metrics, consumer) = tokio::task::spawn_blocking(move || sink.finish(end))
         .await
         .map_err(|e| AttackError::Io(std::io::Error::other(e)))??;
     Ok(Summary { metrics, consumer, interrupted })

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use results::{Consumer, Entry, Metrics, RunHeader};
+use results::{Consumer, Entry, Metrics, RunEnd, RunHeader};
 use tokio_util::sync::CancellationToken;
 
 /// How often the sink thread takes the queue.
@@ -28,6 +28,8 @@ pub struct Outcome {
 pub struct SinkQueue {
     records: Mutex<Vec<Outcome>>,
     closed: AtomicBool,
+    /// The run's end, handed over with `closed`.
+    end: Mutex<Option<RunEnd>>,
 }
 
 impl SinkQueue {
@@ -71,9 +73,10 @@ impl<C: Consumer + Send + 'static> Sink<C> {
         Ok((Sink { thread, queue: Arc::clone(&queue) }, queue))
     }
 
-    /// Tells the thread no more records come, waits for it, and returns the run's metrics and
-    /// the consumer (its run ended).
-    pub fn finish(self) -> Finished<C> {
+    /// Tells the thread no more records come and how the run ended, waits for it, and returns
+    /// the run's metrics and the consumer (its run ended).
+    pub fn finish(self, end: RunEnd) -> Finished<C> {
+        *self.queue.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
         self.queue.closed.store(true, Ordering::Release);
         self.thread.thread().unpark();
         self.thread.join().unwrap_or_else(|_| Err(std::io::Error::other("results consumer panicked")))
@@ -121,7 +124,9 @@ fn drain<C: Consumer>(queue: &SinkQueue, mut consumer: C, header: &RunHeader, fl
         }
         std::thread::park_timeout(POLL.min(next_flush.saturating_duration_since(now)));
     }
-    consumer.end(true)?;
+    let end = queue.end.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(RunEnd::complete);
+    consumer.end(&end)?;
+    metrics.end(&end)?;
     Ok((metrics, consumer))
 }
 

@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     /// Shared HTTP/2 connections.
     pub(crate) slots: Vec<tokio::sync::Mutex<Option<SlotConn>>>,
     pub(crate) gauges: Arc<Gauges>,
+    /// Open model: hits not sent by then are not sent at all.
+    pub(crate) send_deadline: Option<Instant>,
     pub(crate) sink: Arc<SinkQueue>,
 }
 
@@ -210,9 +212,15 @@ impl Worker {
 
     pub(crate) async fn execute(&mut self, job: Job) {
         let shared = Arc::clone(&self.shared);
-        let target = (job.seq % shared.prepared.len() as u64) as usize;
         let sent_at = Instant::now();
-        shared.gauges.in_flight.fetch_add(1, Ordering::Relaxed);
+        // Too late to send: counted, never sent minutes after its time.
+        if shared.send_deadline.is_some_and(|d| sent_at > d) {
+            shared.gauges.not_sent.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let target = (job.seq % shared.prepared.len() as u64) as usize;
+        let in_flight = shared.gauges.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        shared.gauges.peak_in_flight.fetch_max(in_flight, Ordering::Relaxed);
         shared.gauges.sent.fetch_add(1, Ordering::Relaxed);
         let mut ex = Exchange::default();
         let timeout = shared.connector.options().timeout;

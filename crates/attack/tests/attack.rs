@@ -57,7 +57,7 @@ async fn attack(config: AttackConfig) -> Run {
     while let Some(item) = reader.next().unwrap() {
         match item {
             Item::Record(r) => records.push((r, reader.error_text(r.error).map(str::to_owned))),
-            Item::End => ended = true,
+            Item::End(_) => ended = true,
             Item::Run(_) => {}
         }
     }
@@ -501,4 +501,59 @@ async fn large_bodies_cross_http2_flow_control_both_ways() {
     assert!(run.records.iter().all(|(r, _)| r.bytes_in == 3 << 20 && r.bytes_out == 3 << 20));
     assert!(server.captured().iter().all(|c| c.body == t.body));
     assert_eq!(server.connections(), 1);
+}
+
+/// Per-second counts of sends (actual send time = scheduled + lag), from the run's records.
+fn sends_per_second(run: &Run) -> Vec<u64> {
+    let mut per = std::collections::BTreeMap::new();
+    for (r, _) in &run.records {
+        *per.entry((r.scheduled_us + r.lag_us) / 1_000_000).or_insert(0u64) += 1;
+    }
+    per.into_values().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_server_under_an_open_model_opens_no_connection_storm_and_the_rate_recovers() {
+    // 2,000/s for 4 s; the server answers nothing from 1 s to 2 s.
+    let b = Behaviour { freeze: Some((Duration::from_secs(1), Duration::from_secs(1))), ..Default::default() };
+    let server = TestServer::start(b).await;
+    let mut config = open(vec![target(&server.url("/"))], 2000.0, 4.0);
+    config.max_workers = Some(300);
+    let run = attack(config).await;
+    assert_eq!(run.records.len(), 8000);
+    assert_eq!(run.metrics.not_sent, 0);
+    // Connections stay under the cap: requests waited for one, their time counted.
+    assert!(server.connections() <= 300, "{} connections", server.connections());
+    assert_eq!(run.metrics.peak_in_flight, 300);
+    assert_eq!(run.metrics.in_flight_cap, Some(300));
+    // The freeze shows in the latencies measured from the schedule.
+    assert!(ms(run.metrics.latency.value_at_quantile(0.99)) >= 700.0);
+    // After the freeze the backlog drains and the asked rate is held again: the last second's
+    // requests left on time.
+    let last: Vec<&Record> = run.records.iter().map(|(r, _)| r).filter(|r| r.scheduled_us >= 3_000_000).collect();
+    assert_eq!(last.len(), 2000);
+    let late = last.iter().filter(|r| r.lag_us >= 5_000).count();
+    assert!(late < 40, "{late} late sends in the last second");
+    let per_second = sends_per_second(&run);
+    assert!(per_second.last().is_some_and(|n| (1900..=2100).contains(n)), "{per_second:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_beyond_the_server_ends_on_time_with_the_unsent_counted() {
+    // 10 workers against 50 ms answers hold 200/s; 2,000/s is asked for 1 s.
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(50), ..Default::default() }).await;
+    let mut config = open(vec![target(&server.url("/"))], 2000.0, 1.0);
+    config.max_workers = Some(10);
+    config.client.timeout = Duration::from_secs(2);
+    let started = std::time::Instant::now();
+    let run = attack(config).await;
+    let took = started.elapsed();
+    // Duration (1 s) + the send grace (1 s) + timeout (2 s), and a little drain.
+    assert!(took < Duration::from_millis(4500), "took {took:?}");
+    assert!(run.metrics.not_sent >= 1000, "not sent {}", run.metrics.not_sent);
+    assert_eq!(run.metrics.requests + run.metrics.not_sent, 2000);
+    assert!(run.metrics.requests <= 500, "{}", run.metrics.requests);
+    assert!(run.metrics.cap_reached().is_some());
+    assert_eq!(run.metrics.generator_saturated(), None, "the target, not the generator, was the limit");
+    assert_eq!(run.metrics.successes, run.metrics.requests);
 }

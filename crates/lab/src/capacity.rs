@@ -287,8 +287,8 @@ impl results::Consumer for EarlyStop {
     fn record(&mut self, e: &results::Entry<'_>) -> std::io::Result<()> {
         self.stats.record(e)
     }
-    fn end(&mut self, complete: bool) -> std::io::Result<()> {
-        self.stats.end(complete)
+    fn end(&mut self, end: &results::RunEnd) -> std::io::Result<()> {
+        self.stats.end(end)
     }
     fn flush(&mut self) -> std::io::Result<()> {
         if !self.stopped && self.started.elapsed() >= self.length / 4 && self.stats.counted.requests > 0 {

@@ -52,8 +52,8 @@ impl Consumer for StepConsumer {
         self.counted.record(e)
     }
 
-    fn end(&mut self, complete: bool) -> std::io::Result<()> {
-        self.counted.end(complete)
+    fn end(&mut self, end: &results::RunEnd) -> std::io::Result<()> {
+        self.counted.end(end)
     }
 }
 

@@ -273,12 +273,13 @@ pub struct AttackArgs {
     /// Open model: workers started up front.
     #[arg(long, default_value_t = attack::DEFAULT_WORKERS, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
     pub workers: usize,
-    /// Open model: most requests in flight at once.
+    /// Open model: most requests in flight at once, and so most HTTP/1.1 connections (default
+    /// 1024). Sends that find every worker busy wait, measured from their scheduled time.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
     pub max_workers: Option<usize>,
 
-    /// Closed model (without --rate): connections sending back to back. With --rate and
-    /// HTTP/2: the connections the workers share.
+    /// Closed model (without --rate): connections sending back to back. With --rate: over
+    /// HTTP/1.1 the most connections (as --max-workers), over HTTP/2 the connections shared.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
     pub connections: Option<usize>,
     /// Closed model over HTTP/2: requests in flight per connection.

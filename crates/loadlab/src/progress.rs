@@ -96,7 +96,7 @@ impl Consumer for Progress {
         Ok(())
     }
 
-    fn end(&mut self, _complete: bool) -> std::io::Result<()> {
+    fn end(&mut self, _: &results::RunEnd) -> std::io::Result<()> {
         self.bar.abandon();
         eprintln!();
         Ok(())

@@ -99,8 +99,8 @@ impl Consumer for EndFlag {
     fn record(&mut self, _: &results::Entry<'_>) -> std::io::Result<()> {
         Ok(())
     }
-    fn end(&mut self, complete: bool) -> std::io::Result<()> {
-        self.0.store(complete, Ordering::Relaxed);
+    fn end(&mut self, end: &results::RunEnd) -> std::io::Result<()> {
+        self.0.store(end.complete, Ordering::Relaxed);
         Ok(())
     }
 }

@@ -437,3 +437,43 @@ fn completions_and_man_page_come_from_the_cli_definition() {
     assert!(man.starts_with(".ie") || man.contains(".TH loadlab"), "{man}");
     assert!(man.contains("attack"), "{man}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_generator_recovers_and_keeps_its_connections_bounded() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("sigstop");
+    let f = dir.join("paused.llr");
+    let url = server.url("/");
+    let file = f.clone();
+    blocking(move || {
+        let mut child = loadlab()
+            .args(["attack", &url, "--rate", "1000", "--duration", "4s", "--max-workers", "200", "-o"])
+            .arg(&file)
+            .spawn()
+            .unwrap();
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        std::thread::sleep(Duration::from_millis(1000));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+        assert!(child.wait().unwrap().success());
+    })
+    .await;
+    let mut reader = results::Reader::new(std::fs::File::open(&f).unwrap(), "paused");
+    let mut records = Vec::new();
+    while let Some(item) = reader.next().unwrap() {
+        if let results::Item::Record(r) = item {
+            records.push(r);
+        }
+    }
+    // Every scheduled request was sent (the pause's backlog right after it), none was lost.
+    assert_eq!(records.len(), 4000);
+    assert!(records.iter().all(|r| r.status == 200));
+    // The pause shows as lag for the requests due in it, and the generator is back on time after.
+    let paused = records.iter().filter(|r| (1_100_000..1_900_000).contains(&r.scheduled_us)).collect::<Vec<_>>();
+    assert!(paused.iter().all(|r| r.lag_us >= 100_000), "requests due in the pause were sent after it");
+    let after = records.iter().filter(|r| r.scheduled_us >= 3_000_000).collect::<Vec<_>>();
+    let late = after.iter().filter(|r| r.lag_us >= 5_000).count();
+    assert!(late * 50 < after.len(), "{late} of {} late in the last second", after.len());
+    assert!(server.connections() <= 200, "{} connections", server.connections());
+}

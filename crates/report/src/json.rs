@@ -55,5 +55,12 @@ pub fn json_report(m: &Metrics) -> Value {
             "max": max(&m.ttfb),
         },
         "connections": m.connections,
+        "not_sent": m.not_sent,
+        "asked_rate": m.asked_rate,
+        "peak_in_flight": m.peak_in_flight,
+        "in_flight_cap": m.in_flight_cap,
+        "generator_saturated": m.generator_saturated().is_some(),
+        "interrupted": m.interrupted,
+        "incomplete_runs": m.incomplete,
     })
 }

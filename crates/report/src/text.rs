@@ -77,5 +77,30 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
         us(if ttfb.is_empty() { 0 } else { ttfb.max() })
     );
     s += &format!("Connections\t[opened]\t{}\n", m.connections);
+    // What only some runs have to say: said only then.
+    if m.not_sent > 0 {
+        let share = m.not_sent as f64 / (m.requests + m.not_sent) as f64 * 100.0;
+        s += &format!(
+            "Not Sent\t[count, share]\t{}, {share:.2}% of the scheduled requests (too late to send)\n",
+            m.not_sent
+        );
+    }
+    if let Some((sent, asked)) = m.generator_saturated() {
+        s += &format!(
+            "Generator\t[saturated]\tsent {sent:.1}/s of {asked:.1}/s asked: the generator, not the target, was the limit\n"
+        );
+    }
+    if let Some(cap) = m.cap_reached() {
+        s += &format!(
+            "In Flight\t[peak, cap]\t{}, {cap}: sends waited for a free connection (a slow target, or raise --max-workers)\n",
+            m.peak_in_flight
+        );
+    }
+    if m.interrupted {
+        s += "Stopped\t[early]\tinterrupted before the end of its schedule or count\n";
+    }
+    if m.incomplete > 0 {
+        s += &format!("Incomplete\t[runs]\t{} without their end marker (killed, or a truncated copy)\n", m.incomplete);
+    }
     out.write_all(align(&s).as_bytes())
 }

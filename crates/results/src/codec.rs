@@ -3,7 +3,7 @@
 //! ```text
 //! run    := MAGIC version:u8 header_len:u32le header_json crc32(header_json):u32le block* end?
 //! block  := 'B' len:u32le payload crc32(payload):u32le
-//! end    := 'E' 0:u32le crc32(""):u32le
+//! end    := 'E' len:u32le end_json? crc32(end_json):u32le   (empty when it says nothing more)
 //! payload:= count:varint new_errors:varint (len:varint utf8)* new_targets:varint (len:varint utf8)*
 //!            record*
 //! ```
@@ -27,7 +27,7 @@ use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind};
-use crate::record::{Record, RunHeader, FORMAT_VERSION};
+use crate::record::{Record, RunEnd, RunHeader, FORMAT_VERSION};
 use crate::varint;
 
 const MAGIC: [u8; 8] = *b"\x89LLR\r\n\x1a\n";
@@ -233,11 +233,18 @@ impl<W: Write> Writer<W> {
     }
 
     /// Flushes, marks the run as cleanly ended, and hands the sink back.
-    pub fn finish(mut self) -> io::Result<W> {
+    pub fn finish(self) -> io::Result<W> {
+        self.finish_with(&RunEnd::complete())
+    }
+
+    /// Flushes and marks the run as ended with what `end` says (not sent, interrupted ...).
+    pub fn finish_with(mut self, end: &RunEnd) -> io::Result<W> {
         self.write_block()?;
+        let payload = if end.is_plain() { Vec::new() } else { serde_json::to_vec(end).map_err(io::Error::other)? };
         self.out.write_all(&[TAG_END])?;
-        self.out.write_all(&0u32.to_le_bytes())?;
-        self.out.write_all(&crc32fast::hash(&[]).to_le_bytes())?;
+        self.out.write_all(&(payload.len() as u32).to_le_bytes())?;
+        self.out.write_all(&payload)?;
+        self.out.write_all(&crc32fast::hash(&payload).to_le_bytes())?;
         self.out.flush()?;
         Ok(self.out)
     }
@@ -250,8 +257,8 @@ pub enum Item {
     Run(Arc<RunHeader>),
     /// A record of the current run. Its `error` indexes [`Reader::error_text`].
     Record(Record),
-    /// The current run ended cleanly.
-    End,
+    /// The current run ended cleanly, saying what its end marker says.
+    End(RunEnd),
 }
 
 /// Reads runs from a byte source, block by block.
@@ -389,7 +396,14 @@ impl<R: Read> Reader<R> {
                     };
                     if tag[0] == TAG_END {
                         self.in_run = false;
-                        return Ok(Some(Item::End));
+                        let mut end: RunEnd = if payload_len == 0 {
+                            RunEnd::default()
+                        } else {
+                            // An end that cannot be read still ends the run.
+                            serde_json::from_slice(&self.block[..payload_len]).unwrap_or_default()
+                        };
+                        end.complete = true;
+                        return Ok(Some(Item::End(end)));
                     }
                     if !self.start_block(payload_len) {
                         self.damaged(start, "malformed block");
@@ -611,7 +625,7 @@ mod tests {
         let (items, warnings) = read_all(&bytes);
         assert!(warnings.is_empty());
         assert!(matches!(&items[0], Item::Run(h) if h.name == "a"));
-        assert_eq!(items.last(), Some(&Item::End));
+        assert_eq!(items.last(), Some(&Item::End(RunEnd::complete())));
         let records: Vec<Record> =
             items.iter().filter_map(|i| if let Item::Record(r) = i { Some(*r) } else { None }).collect();
         assert_eq!(records.len(), n as usize);

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::codec::{Item, Reader, Writer};
 use crate::error::{Error, ErrorKind};
-use crate::record::{Record, RunHeader};
+use crate::record::{Record, RunEnd, RunHeader};
 
 /// One request as consumers see it: the record with its texts resolved.
 #[derive(Clone, Copy, Debug)]
@@ -25,9 +25,9 @@ pub struct Entry<'a> {
 pub trait Consumer {
     fn start(&mut self, header: &RunHeader) -> io::Result<()>;
     fn record(&mut self, entry: &Entry<'_>) -> io::Result<()>;
-    /// `complete` is false when the source ended without its end marker (a killed attack, a
-    /// truncated file).
-    fn end(&mut self, complete: bool) -> io::Result<()>;
+    /// The run's end: `end.complete` is false when the source ended without its end marker (a
+    /// killed attack, a truncated file).
+    fn end(&mut self, end: &RunEnd) -> io::Result<()>;
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -43,7 +43,7 @@ pub fn feed<R: Read>(reader: &mut Reader<R>, consumer: &mut (impl Consumer + ?Si
         match item {
             Item::Run(h) => {
                 if open {
-                    consumer.end(false).map_err(io)?;
+                    consumer.end(&RunEnd::incomplete()).map_err(io)?;
                 }
                 consumer.start(&h).map_err(io)?;
                 open = true;
@@ -56,14 +56,14 @@ pub fn feed<R: Read>(reader: &mut Reader<R>, consumer: &mut (impl Consumer + ?Si
                 };
                 consumer.record(&entry).map_err(io)?;
             }
-            Item::End => {
-                consumer.end(true).map_err(io)?;
+            Item::End(end) => {
+                consumer.end(&end).map_err(io)?;
                 open = false;
             }
         }
     }
     if open {
-        consumer.end(false).map_err(io)?;
+        consumer.end(&RunEnd::incomplete()).map_err(io)?;
     }
     Ok(())
 }
@@ -78,8 +78,8 @@ macro_rules! forward_consumer {
             fn record(&mut self, entry: &Entry<'_>) -> io::Result<()> {
                 (**self).record(entry)
             }
-            fn end(&mut self, complete: bool) -> io::Result<()> {
-                (**self).end(complete)
+            fn end(&mut self, end: &RunEnd) -> io::Result<()> {
+                (**self).end(end)
             }
             fn flush(&mut self) -> io::Result<()> {
                 (**self).flush()
@@ -97,8 +97,8 @@ impl<C: Consumer> Consumer for Arc<Mutex<C>> {
     fn record(&mut self, entry: &Entry<'_>) -> io::Result<()> {
         self.lock().unwrap_or_else(|e| e.into_inner()).record(entry)
     }
-    fn end(&mut self, complete: bool) -> io::Result<()> {
-        self.lock().unwrap_or_else(|e| e.into_inner()).end(complete)
+    fn end(&mut self, end: &RunEnd) -> io::Result<()> {
+        self.lock().unwrap_or_else(|e| e.into_inner()).end(end)
     }
     fn flush(&mut self) -> io::Result<()> {
         self.lock().unwrap_or_else(|e| e.into_inner()).flush()
@@ -113,8 +113,8 @@ impl<C: Consumer> Consumer for Option<C> {
     fn record(&mut self, entry: &Entry<'_>) -> io::Result<()> {
         self.as_mut().map_or(Ok(()), |c| c.record(entry))
     }
-    fn end(&mut self, complete: bool) -> io::Result<()> {
-        self.as_mut().map_or(Ok(()), |c| c.end(complete))
+    fn end(&mut self, end: &RunEnd) -> io::Result<()> {
+        self.as_mut().map_or(Ok(()), |c| c.end(end))
     }
     fn flush(&mut self) -> io::Result<()> {
         self.as_mut().map_or(Ok(()), |c| c.flush())
@@ -129,8 +129,8 @@ impl<C: Consumer> Consumer for Vec<C> {
     fn record(&mut self, entry: &Entry<'_>) -> io::Result<()> {
         self.iter_mut().try_for_each(|c| c.record(entry))
     }
-    fn end(&mut self, complete: bool) -> io::Result<()> {
-        self.iter_mut().try_for_each(|c| c.end(complete))
+    fn end(&mut self, end: &RunEnd) -> io::Result<()> {
+        self.iter_mut().try_for_each(|c| c.end(end))
     }
     fn flush(&mut self) -> io::Result<()> {
         self.iter_mut().try_for_each(|c| c.flush())
@@ -145,7 +145,7 @@ impl Consumer for () {
     fn record(&mut self, _: &Entry<'_>) -> io::Result<()> {
         Ok(())
     }
-    fn end(&mut self, _: bool) -> io::Result<()> {
+    fn end(&mut self, _: &RunEnd) -> io::Result<()> {
         Ok(())
     }
 }
@@ -162,8 +162,8 @@ macro_rules! tuple_consumer {
                 $(self.$idx.record(entry)?;)+
                 Ok(())
             }
-            fn end(&mut self, complete: bool) -> io::Result<()> {
-                $(self.$idx.end(complete)?;)+
+            fn end(&mut self, end: &RunEnd) -> io::Result<()> {
+                $(self.$idx.end(end)?;)+
                 Ok(())
             }
             fn flush(&mut self) -> io::Result<()> {
@@ -199,7 +199,7 @@ impl<W: Write> LlrWriter<W> {
 impl<W: Write> Consumer for LlrWriter<W> {
     fn start(&mut self, header: &RunHeader) -> io::Result<()> {
         if self.writer.is_some() {
-            self.end(false)?;
+            self.end(&RunEnd::incomplete())?;
         }
         let out = self.out.take().ok_or_else(|| io::Error::other("results writer lost its output"))?;
         self.writer = Some(Writer::new(out, header)?);
@@ -216,12 +216,12 @@ impl<W: Write> Consumer for LlrWriter<W> {
         w.push(&r)
     }
 
-    /// A complete run gets its end marker; an incomplete one is flushed without it, so the copy
-    /// says what the source said.
-    fn end(&mut self, complete: bool) -> io::Result<()> {
+    /// A complete run gets its end marker (with what the end says); an incomplete one is flushed
+    /// without it, so the copy says what the source said.
+    fn end(&mut self, end: &RunEnd) -> io::Result<()> {
         if let Some(mut w) = self.writer.take() {
-            self.out = Some(if complete {
-                w.finish()?
+            self.out = Some(if end.complete {
+                w.finish_with(end)?
             } else {
                 w.flush()?;
                 w.into_inner()
@@ -253,8 +253,8 @@ mod tests {
             self.0.push(format!("{} {} {:?} {:?}", e.record.seq, e.record.status, e.target, e.error));
             Ok(())
         }
-        fn end(&mut self, complete: bool) -> io::Result<()> {
-            self.0.push(format!("end {complete}"));
+        fn end(&mut self, end: &RunEnd) -> io::Result<()> {
+            self.0.push(format!("end {}", end.complete));
             Ok(())
         }
     }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::codec::Writer;
 use crate::consumer::{Consumer, Entry};
 use crate::error::{Error, ErrorKind};
+use crate::record::RunEnd;
 use crate::record::{Record, RunHeader};
 
 /// vegeta's results are in completion order, so send times may go back by up to a request's
@@ -123,7 +124,7 @@ impl<W: Write> Consumer for JsonExporter<W> {
             &Exported { header: &self.header, record: e.record, target: e.target, error: e.error },
         )
     }
-    fn end(&mut self, _complete: bool) -> io::Result<()> {
+    fn end(&mut self, _: &RunEnd) -> io::Result<()> {
         self.out.flush()
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -151,7 +152,7 @@ impl<W: Write> Consumer for CsvExporter<W> {
     fn record(&mut self, e: &Entry<'_>) -> io::Result<()> {
         write_csv(&mut self.out, &Exported { header: &self.header, record: e.record, target: e.target, error: e.error })
     }
-    fn end(&mut self, _complete: bool) -> io::Result<()> {
+    fn end(&mut self, _: &RunEnd) -> io::Result<()> {
         self.out.flush()
     }
     fn flush(&mut self) -> io::Result<()> {

@@ -17,5 +17,5 @@ pub mod varint;
 pub use codec::{Item, Reader, Writer, BLOCK_RECORDS};
 pub use consumer::{feed, Consumer, Entry, LlrWriter};
 pub use error::{Error, ErrorKind};
-pub use metrics::{Metrics, SecondStats, LATE_SEND_US};
-pub use record::{Record, RunHeader, FORMAT_VERSION};
+pub use metrics::{Metrics, SecondStats, LATE_SEND_US, LATE_SHARE_LIMIT};
+pub use record::{Record, RunEnd, RunHeader, FORMAT_VERSION};

@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::consumer::{Consumer, Entry};
-use crate::record::{Record, RunHeader};
+use crate::record::{Record, RunEnd, RunHeader};
 
 /// A send counts as late when it left this long after its scheduled time: well above timer and
 /// scheduling noise, so it means the generator (or `--max-workers`) could not keep the schedule.
 pub const LATE_SEND_US: u64 = 5_000;
+/// A run fell behind its schedule when more than this share of its sends left late.
+pub const LATE_SHARE_LIMIT: f64 = 0.01;
 /// Histogram range: 1 us .. 1 h, 3 significant digits.
 const HIST_MAX_US: u64 = 3_600_000_000;
 /// Per-second histograms keep 2 significant digits: a 10-minute run then needs about 10 MiB.
@@ -65,7 +67,17 @@ impl Consumer for Metrics {
         Ok(())
     }
 
-    fn end(&mut self, _complete: bool) -> std::io::Result<()> {
+    fn end(&mut self, end: &RunEnd) -> std::io::Result<()> {
+        self.not_sent += end.not_sent;
+        if let Some(r) = end.asked_rate {
+            *self.asked_rate.get_or_insert(0.0) += r;
+        }
+        self.peak_in_flight = self.peak_in_flight.max(end.peak_in_flight);
+        if let Some(c) = end.in_flight_cap {
+            self.in_flight_cap = Some(self.in_flight_cap.map_or(c, |m| m.max(c)));
+        }
+        self.interrupted |= end.interrupted;
+        self.incomplete += u64::from(!end.complete);
         Ok(())
     }
 }
@@ -89,6 +101,8 @@ pub struct Metrics {
     pub errors: BTreeMap<String, u64>,
     pub late_sends: u64,
     pub connections: u64,
+    /// Latest actual send (scheduled time plus lag), ns since the Unix epoch.
+    pub latest_sent_ns: u64,
     /// Earliest and latest scheduled send, and latest end, in ns since the Unix epoch.
     pub earliest_ns: u64,
     pub latest_ns: u64,
@@ -97,6 +111,17 @@ pub struct Metrics {
     pub seconds: Option<BTreeMap<u64, SecondStats>>,
     /// Run names seen, in order.
     pub runs: Vec<String>,
+    /// Scheduled requests never sent (the generator could not send them by the schedule's end).
+    pub not_sent: u64,
+    /// The open model's asked rate, summed over runs that said it.
+    pub asked_rate: Option<f64>,
+    /// Most requests in flight at once, and the cap on them.
+    pub peak_in_flight: u64,
+    pub in_flight_cap: Option<u64>,
+    /// A run was stopped before its end (SIGINT, SIGTERM).
+    pub interrupted: bool,
+    /// Runs that ended without their end marker (killed, truncated).
+    pub incomplete: u64,
     /// Start of the run being consumed (see the `Consumer` impl), ns since the Unix epoch.
     run_start_ns: u64,
 }
@@ -117,10 +142,17 @@ impl Default for Metrics {
             late_sends: 0,
             connections: 0,
             earliest_ns: u64::MAX,
+            latest_sent_ns: 0,
             latest_ns: 0,
             end_ns: 0,
             seconds: None,
             runs: Vec::new(),
+            not_sent: 0,
+            asked_rate: None,
+            peak_in_flight: 0,
+            in_flight_cap: None,
+            interrupted: false,
+            incomplete: 0,
             run_start_ns: 0,
         }
     }
@@ -163,6 +195,7 @@ impl Metrics {
         let at = run_start_ns.saturating_add(r.scheduled_us.saturating_mul(1000));
         self.earliest_ns = self.earliest_ns.min(at);
         self.latest_ns = self.latest_ns.max(at);
+        self.latest_sent_ns = self.latest_sent_ns.max(at.saturating_add(r.lag_us.saturating_mul(1000)));
         self.end_ns = self.end_ns.max(at.saturating_add(r.latency_us.saturating_mul(1000)));
         if let Some(seconds) = &mut self.seconds {
             let s = seconds.entry(at / 1_000_000_000).or_insert_with(SecondStats::new);
@@ -194,6 +227,7 @@ impl Metrics {
         self.connections += other.connections;
         self.earliest_ns = self.earliest_ns.min(other.earliest_ns);
         self.latest_ns = self.latest_ns.max(other.latest_ns);
+        self.latest_sent_ns = self.latest_sent_ns.max(other.latest_sent_ns);
         self.end_ns = self.end_ns.max(other.end_ns);
         if let Some(theirs) = &other.seconds {
             let mine = self.seconds.get_or_insert_with(BTreeMap::new);
@@ -207,6 +241,50 @@ impl Metrics {
             }
         }
         self.runs.extend(other.runs.iter().cloned());
+        self.not_sent += other.not_sent;
+        if let Some(r) = other.asked_rate {
+            *self.asked_rate.get_or_insert(0.0) += r;
+        }
+        self.peak_in_flight = self.peak_in_flight.max(other.peak_in_flight);
+        self.in_flight_cap = self.in_flight_cap.max(other.in_flight_cap);
+        self.interrupted |= other.interrupted;
+        self.incomplete += other.incomplete;
+    }
+
+    /// Requests per second actually sent: from the first scheduled send to the last actual
+    /// one (a generator that fell behind sends more slowly than it scheduled).
+    pub fn sent_rate(&self) -> f64 {
+        let span = self.latest_sent_ns.saturating_sub(self.earliest_ns.min(self.latest_sent_ns));
+        if self.requests < 2 || span == 0 {
+            return self.rate();
+        }
+        (self.requests - 1) as f64 / (span as f64 / 1e9)
+    }
+
+    /// Share of sends that left late (the schedule was not kept), 0..1.
+    pub fn late_share(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.late_sends as f64 / self.requests as f64
+        }
+    }
+
+    /// The generator fell behind its schedule (over 1% of sends late, or requests not sent)
+    /// while its cap on requests in flight was not reached: the generator, not the target, was
+    /// the limit. Returns (rate sent, rate asked).
+    pub fn generator_saturated(&self) -> Option<(f64, f64)> {
+        let asked = self.asked_rate?;
+        let behind = self.late_share() > LATE_SHARE_LIMIT || self.not_sent > 0;
+        let capped = self.in_flight_cap.is_some_and(|c| self.peak_in_flight >= c);
+        (behind && !capped).then(|| (self.sent_rate(), asked))
+    }
+
+    /// The cap on requests in flight was reached while sends were late: the wait was for a
+    /// free connection (a slow target, or a cap too low for the rate).
+    pub fn cap_reached(&self) -> Option<u64> {
+        let cap = self.in_flight_cap?;
+        (self.peak_in_flight >= cap && (self.late_share() > LATE_SHARE_LIMIT || self.not_sent > 0)).then_some(cap)
     }
 
     /// Scheduled span of the sends (vegeta's "attack" duration), ns.

@@ -52,3 +52,47 @@ pub struct RunHeader {
     #[serde(default)]
     pub targets: Vec<String>,
 }
+
+/// What a run's end says, written with its end marker.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunEnd {
+    /// Scheduled requests the generator could not send by the schedule's end (open model): never
+    /// sent late, counted here.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_sent: u64,
+    /// The open model's asked rate, requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_rate: Option<f64>,
+    /// Most requests in flight at once, and the cap on them (`--max-workers`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub peak_in_flight: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight_cap: Option<u64>,
+    /// Stopped (SIGINT, SIGTERM) before its schedule or count ran out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// The source had its end marker (false for a killed attack or a truncated file).
+    #[serde(skip)]
+    pub complete: bool,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl RunEnd {
+    /// The end of a source that stopped without its end marker.
+    pub fn incomplete() -> RunEnd {
+        RunEnd::default()
+    }
+
+    /// A clean end that says nothing more.
+    pub fn complete() -> RunEnd {
+        RunEnd { complete: true, ..RunEnd::default() }
+    }
+
+    /// Whether there is anything to write besides the marker.
+    pub fn is_plain(&self) -> bool {
+        RunEnd { complete: false, ..self.clone() } == RunEnd::default()
+    }
+}

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use results::{Consumer, Entry, Metrics, Record, RunHeader};
+use results::{Consumer, Entry, Metrics, Record, RunEnd, RunHeader};
 use serde::Serialize;
 
 /// Latency buckets kept per run and class (ok, error); each keeps its min and max point.
@@ -222,7 +222,7 @@ impl Consumer for ChartBuilder {
         self.add(e.record, e.error);
         Ok(())
     }
-    fn end(&mut self, _complete: bool) -> std::io::Result<()> {
+    fn end(&mut self, _: &RunEnd) -> std::io::Result<()> {
         Ok(())
     }
 }
