@@ -94,6 +94,10 @@ pub struct Metrics {
     /// Scheduled send to actual send, microseconds.
     pub lag: Histogram<u64>,
     pub latency_sum_us: u128,
+    /// Exact extremes of the latency (the histogram keeps 3 significant digits: its min can be
+    /// below every real latency).
+    pub latency_min_us: u64,
+    pub latency_max_us: u64,
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub status: BTreeMap<u16, u64>,
@@ -135,6 +139,8 @@ impl Default for Metrics {
             ttfb: histogram(3),
             lag: histogram(3),
             latency_sum_us: 0,
+            latency_min_us: u64::MAX,
+            latency_max_us: 0,
             bytes_in: 0,
             bytes_out: 0,
             status: BTreeMap::new(),
@@ -180,6 +186,8 @@ impl Metrics {
         }
         self.lag.saturating_record(r.lag_us.max(1));
         self.latency_sum_us += u128::from(r.latency_us);
+        self.latency_min_us = self.latency_min_us.min(r.latency_us);
+        self.latency_max_us = self.latency_max_us.max(r.latency_us);
         self.bytes_in += r.bytes_in;
         self.bytes_out += r.bytes_out;
         *self.status.entry(r.status).or_default() += 1;
@@ -215,6 +223,8 @@ impl Metrics {
         self.ttfb.add(&other.ttfb).expect("same histogram bounds");
         self.lag.add(&other.lag).expect("same histogram bounds");
         self.latency_sum_us += other.latency_sum_us;
+        self.latency_min_us = self.latency_min_us.min(other.latency_min_us);
+        self.latency_max_us = self.latency_max_us.max(other.latency_max_us);
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
         for (k, v) in &other.status {
@@ -387,5 +397,25 @@ mod tests {
         m.add(0, &Record { lag_us: LATE_SEND_US - 1, status: 200, ..Default::default() }, None);
         assert_eq!(m.late_sends, 1);
         assert_eq!(m.connections, 1);
+    }
+}
+
+#[cfg(test)]
+mod exact_tests {
+    use super::*;
+
+    #[test]
+    fn min_and_max_are_exact_where_the_histogram_rounds() {
+        // A 1 s origin: the histogram's lowest bucket starts below every real latency.
+        let mut m = Metrics::new();
+        for lat in [1_000_248u64, 1_000_900, 1_017_333] {
+            m.add(0, &Record { latency_us: lat, status: 200, ..Default::default() }, None);
+        }
+        assert!(m.latency.min() < 1_000_248, "the histogram rounds down: {}", m.latency.min());
+        assert_eq!((m.latency_min_us, m.latency_max_us), (1_000_248, 1_017_333));
+        let mut other = Metrics::new();
+        other.add(0, &Record { latency_us: 999_000, status: 200, ..Default::default() }, None);
+        m.merge(&other);
+        assert_eq!((m.latency_min_us, m.latency_max_us), (999_000, 1_017_333));
     }
 }
