@@ -129,6 +129,11 @@ async fn signalled() {
 pub fn run(a: AttackArgs) -> anyhow::Result<()> {
     let config = config(&a)?;
     let out: Box<dyn Write + Send> = if a.output == "-" {
+        if std::io::stdout().is_terminal() {
+            return Err(bad(
+                "refusing to write binary results to a terminal: give --output FILE, or pipe into `loadlab report`",
+            ));
+        }
         Box::new(std::io::stdout())
     } else {
         Box::new(std::fs::File::create(&a.output).map_err(|e| bad(format!("--output {}: {e}", a.output)))?)

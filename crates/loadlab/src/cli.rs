@@ -41,6 +41,39 @@ pub enum Command {
     Man,
 }
 
+/// vegeta's habit of single-dash long flags (`-rate 100`, `-http2=false`, `report -type json`):
+/// a word after a single dash that names a long flag of the command becomes `--word`. Short
+/// flags (`-H`, `-o`) and negative numbers are left alone.
+pub fn vegeta_style(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let root = Cli::command();
+    let mut cmd: Option<clap::Command> = None;
+    let mut out = Vec::with_capacity(args.len());
+    for (i, a) in args.into_iter().enumerate() {
+        let Some(s) = a.to_str().map(str::to_owned) else {
+            out.push(a);
+            continue;
+        };
+        if i > 0 && cmd.is_none() && !s.starts_with('-') {
+            cmd = root.find_subcommand(&s).cloned();
+        }
+        let single = s.len() > 2
+            && s.starts_with('-')
+            && !s.starts_with("--")
+            && s[1..2].chars().all(|c| c.is_ascii_alphabetic());
+        if single {
+            let name = s[1..].split('=').next().unwrap_or_default();
+            let known = cmd.as_ref().is_some_and(|c| c.get_arguments().any(|arg| arg.get_long() == Some(name)));
+            if known {
+                out.push(format!("-{s}").into());
+                continue;
+            }
+        }
+        out.push(a);
+    }
+    out
+}
+
 /// A Go duration (`500ms`, `1.5s`, `1m30s`).
 pub fn duration(s: &str) -> Result<Duration, String> {
     results::duration::parse(s)
@@ -292,11 +325,11 @@ pub struct AttackArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub requests_per_conn: Option<u64>,
 
-    /// HTTP/2 over TLS when the server offers it by ALPN.
-    #[arg(long, conflicts_with = "h2c")]
+    /// HTTP/2 over TLS when the server offers it by ALPN (`--http2=false` as vegeta takes it).
+    #[arg(long, conflicts_with = "h2c", action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
     pub http2: bool,
     /// HTTP/2 without TLS, with prior knowledge.
-    #[arg(long)]
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
     pub h2c: bool,
     /// Request timeout, connect to last body byte.
     #[arg(long, default_value = "30s", value_parser = positive_duration)]
@@ -307,14 +340,14 @@ pub struct AttackArgs {
     /// Redirects to follow (-1 = record the redirect, follow none).
     #[arg(long, default_value_t = attack::DEFAULT_REDIRECTS as i64, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..=1000))]
     pub redirects: i64,
-    /// Reuse connections.
-    #[arg(long, default_value = "true", action = ArgAction::Set)]
+    /// Reuse connections (`--keepalive=false` for a connection per request).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true")]
     pub keepalive: bool,
     /// Connect to HOST:PORT instead of the URL's host (Host and SNI unchanged).
     #[arg(long)]
     pub connect_to: Option<String>,
     /// Accept any TLS certificate.
-    #[arg(long)]
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
     pub insecure: bool,
     /// Extra trusted root certificates (PEM; repeatable).
     #[arg(long)]
@@ -401,6 +434,63 @@ mod tests {
         assert_eq!(a.rate_steps, Some(RateSpec::Steps(vec![1.0, 2.0], Duration::from_secs(1))));
         let Command::Encode(e) = parse(&["encode", "--to", "vegeta-json"]).unwrap().command else { panic!() };
         assert_eq!(e.to, Some(EncodeFormat::Json));
+    }
+
+    #[test]
+    fn vegeta_single_dash_flags_parse_as_double_dash_ones() {
+        let args = |v: &[&str]| {
+            std::iter::once("loadlab").chain(v.iter().copied()).map(Into::into).collect::<Vec<std::ffi::OsString>>()
+        };
+        let single = args(&[
+            "attack",
+            "-rate",
+            "100",
+            "-duration=5s",
+            "-http2=false",
+            "-keepalive=false",
+            "-max-body=0",
+            "-H",
+            "a: b",
+            "-insecure",
+            "http://127.0.0.1/",
+        ]);
+        let double = args(&[
+            "attack",
+            "--rate",
+            "100",
+            "--duration=5s",
+            "--http2=false",
+            "--keepalive=false",
+            "--max-body=0",
+            "-H",
+            "a: b",
+            "--insecure",
+            "http://127.0.0.1/",
+        ]);
+        let parsed = |a: Vec<std::ffi::OsString>| match Cli::try_parse_from(vegeta_style(a)).unwrap().command {
+            Command::Attack(a) => format!("{a:?}"),
+            _ => panic!("not an attack"),
+        };
+        assert_eq!(parsed(single.clone()), parsed(double));
+        let Command::Attack(a) = Cli::try_parse_from(vegeta_style(single)).unwrap().command else { panic!() };
+        assert!(!a.http2 && !a.keepalive && a.insecure && a.max_body == 0);
+        assert_eq!(a.rate, Some(RateSpec::Constant(100.0)));
+        let Command::Attack(a) =
+            Cli::try_parse_from(vegeta_style(args(&["attack", "-http2", "-rate=1", "-duration=1s"]))).unwrap().command
+        else {
+            panic!()
+        };
+        assert!(a.http2);
+        let Command::Report(r) =
+            Cli::try_parse_from(vegeta_style(args(&["report", "-type", "json", "x.llr"]))).unwrap().command
+        else {
+            panic!()
+        };
+        assert_eq!(r.kind, ReportType::Json);
+        // Negative numbers and unknown words stay as they are.
+        let kept = vegeta_style(args(&["attack", "-max-body", "-1", "-nope"]));
+        assert_eq!(kept[3], "-1");
+        assert_eq!(kept[4], "-nope");
     }
 
     #[test]

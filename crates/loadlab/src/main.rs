@@ -85,7 +85,7 @@ fn raise_open_files_limit() {
 
 fn main() -> ExitCode {
     raise_open_files_limit();
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::Cli::try_parse_from(cli::vegeta_style(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };

@@ -477,3 +477,16 @@ async fn a_paused_generator_recovers_and_keeps_its_connections_bounded() {
     assert!(late * 50 < after.len(), "{late} of {} late in the last second", after.len());
     assert!(server.connections() <= 200, "{} connections", server.connections());
 }
+
+#[test]
+fn binary_results_are_not_written_to_a_terminal() {
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let o = loadlab()
+        .args(["attack", "http://127.0.0.1:1/", "--rate", "1", "--duration", "1s"])
+        .stdout(Stdio::from(pty.slave))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("refusing to write binary results to a terminal"), "{}", stderr(&o));
+}

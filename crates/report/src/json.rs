@@ -11,7 +11,6 @@ pub fn json_report(m: &Metrics) -> Value {
     let ns = |us: u64| us * 1000;
     let q = |h: &hdrhistogram::Histogram<u64>, p| ns(quantile_us(h, p));
     let max = |h: &hdrhistogram::Histogram<u64>| if h.is_empty() { 0 } else { ns(h.max()) };
-    let min = |h: &hdrhistogram::Histogram<u64>| if h.is_empty() { 0 } else { ns(h.min()) };
     let mean = |total: u64| if m.requests == 0 { 0.0 } else { total as f64 / m.requests as f64 };
     let (earliest, latest, end) = if m.requests == 0 { (0, 0, 0) } else { (m.earliest_ns, m.latest_ns, m.end_ns) };
     let status: serde_json::Map<String, Value> = m.status.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
