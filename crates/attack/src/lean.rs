@@ -14,6 +14,8 @@ use crate::exchange::{io_text, Exchange, Failure, FailureKind};
 use crate::request::Origin;
 
 const BUF: usize = 64 * 1024;
+/// Headers parsed on the stack; a response with more is parsed again with room for this many.
+const MAX_HEADERS: usize = 1024;
 /// A response head larger than this is refused.
 const MAX_HEAD: usize = 256 * 1024;
 
@@ -95,6 +97,11 @@ impl LeanConn {
         out.head_at = Some(Instant::now());
         out.bytes_in = 0;
         self.body(mode, max_body.unwrap_or(u64::MAX), out).await?;
+        // Bytes beyond the response: the server said more than it announced. This response
+        // stands; the connection is not trusted with another.
+        if self.start != self.end {
+            out.conn_spent = true;
+        }
         Ok(location)
     }
 
@@ -119,8 +126,23 @@ impl LeanConn {
                 match resp.parse(&self.buf[self.start..self.end]) {
                     Ok(httparse::Status::Complete(n)) => Some(self.head(n, &resp, head_request, out)),
                     Ok(httparse::Status::Partial) => None,
+                    // Rare: parse again with room for many more (on the heap, only then).
+                    Err(httparse::Error::TooManyHeaders) => {
+                        let mut many = vec![httparse::EMPTY_HEADER; MAX_HEADERS];
+                        let mut resp = httparse::Response::new(&mut many);
+                        match resp.parse(&self.buf[self.start..self.end]) {
+                            Ok(httparse::Status::Complete(n)) => Some(self.head(n, &resp, head_request, out)),
+                            Ok(httparse::Status::Partial) => None,
+                            Err(e) => return Err((Failure::new(format!("malformed response: {e}")), true)),
+                        }
+                    }
                     Err(e) => return Err((Failure::new(format!("malformed response: {e}")), true)),
                 }
+            };
+            let parsed = match parsed {
+                Some(Err(f)) => return Err((f, true)),
+                Some(Ok(p)) => Some(p),
+                None => None,
             };
             match parsed {
                 Some((n, Some(head))) => {
@@ -147,10 +169,10 @@ impl LeanConn {
         resp: &httparse::Response<'_, '_>,
         head_request: bool,
         out: &mut Exchange,
-    ) -> (usize, Option<(BodyMode, Option<String>)>) {
+    ) -> Result<(usize, Option<(BodyMode, Option<String>)>), Failure> {
         let status = resp.code.unwrap_or(0);
         if (100..200).contains(&status) && status != 101 {
-            return (n, None);
+            return Ok((n, None));
         }
         out.status = status;
         let mut length = None;
@@ -159,7 +181,15 @@ impl LeanConn {
         let mut location = None;
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
-                length = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
+                // RFC 9112 section 6.3: differing lengths make the response invalid.
+                let value = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
+                match (length, value) {
+                    (_, None) => return Err(Failure::new("malformed response: bad Content-Length")),
+                    (Some(l), Some(v)) if l != v => {
+                        return Err(Failure::new("malformed response: conflicting Content-Length headers"))
+                    }
+                    _ => length = value,
+                }
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
                 chunked = h
                     .value
@@ -177,6 +207,10 @@ impl LeanConn {
                 location = std::str::from_utf8(h.value).ok().map(str::to_owned);
             }
         }
+        // Chunked with a length: the chunks win and the connection is not reused (RFC 9112 6.3).
+        if chunked && length.is_some() {
+            close = true;
+        }
         if close {
             out.conn_spent = true;
         }
@@ -190,7 +224,7 @@ impl LeanConn {
             out.conn_spent = true;
             BodyMode::UntilClose
         };
-        (n, Some((mode, location)))
+        Ok((n, Some((mode, location))))
     }
 
     /// Takes up to `want` buffered body bytes, counting them; returns how many.

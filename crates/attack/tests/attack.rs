@@ -557,3 +557,61 @@ async fn a_rate_beyond_the_server_ends_on_time_with_the_unsent_counted() {
     assert_eq!(run.metrics.generator_saturated(), None, "the target, not the generator, was the limit");
     assert_eq!(run.metrics.successes, run.metrics.requests);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_against_rfc_9112_are_judged_as_it_says() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let many: String = (0..100).map(|i| format!("X-H{i}: {i}\r\n")).collect();
+    let many = format!("HTTP/1.1 200 OK\r\n{many}Content-Length: 2\r\n\r\nok");
+    // (response, expected status, error prefix): kept-alive connections, several requests each.
+    let cases: Vec<(Vec<u8>, u16, &str)> = vec![
+        (many.into_bytes(), 200, ""),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok".to_vec(),
+            0,
+            "malformed response: conflicting Content-Length",
+        ),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok".to_vec(), 200, ""),
+        // More bytes than announced: this response stands, the next request goes on a new connection.
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA BYTES".to_vec(), 200, ""),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
+                .to_vec(),
+            200,
+            "",
+        ),
+    ];
+    for (response, status, error) in cases {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reply = response.clone();
+        let server = tokio::spawn(async move {
+            loop {
+                let Ok((mut s, _)) = listener.accept().await else { return };
+                let reply = reply.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    while let Ok(n) = s.read(&mut buf).await {
+                        if n == 0 || s.write_all(&reply).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let mut config = closed(vec![target(&format!("http://{addr}/"))], 1, 1, 4);
+        config.client.timeout = Duration::from_secs(2);
+        let run = attack(config).await;
+        server.abort();
+        for (r, err) in &run.records {
+            let text = String::from_utf8_lossy(&response[..response.len().min(60)]).into_owned();
+            assert_eq!(r.status, status, "{text:?}: {err:?}");
+            if error.is_empty() {
+                assert_eq!(err.as_deref(), None, "{text:?}");
+                assert_eq!(r.bytes_in, 2, "{text:?}");
+            } else {
+                assert!(err.as_deref().unwrap_or_default().starts_with(error), "{text:?}: {err:?}");
+            }
+        }
+    }
+}
