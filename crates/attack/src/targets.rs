@@ -51,7 +51,7 @@ impl std::str::FromStr for TargetFormat {
         match s {
             "http" => Ok(TargetFormat::Http),
             "json" => Ok(TargetFormat::Json),
-            _ => Err(format!("unknown target format {s:?} (expected http or json)")),
+            _ => Err(format!("unknown target format {} (expected http or json)", quoted(s))),
         }
     }
 }
@@ -65,13 +65,13 @@ pub struct TargetDefaults {
 
 /// Parses a URL that must be absolute http(s).
 pub fn parse_url(s: &str) -> Result<Uri, String> {
-    let uri: Uri = s.parse().map_err(|e| format!("bad URL {s:?}: {e}"))?;
+    let uri: Uri = s.parse().map_err(|e| format!("bad URL {}: {e}", quoted(s)))?;
     match uri.scheme_str() {
         Some("http") | Some("https") => {}
-        _ => return Err(format!("bad URL {s:?}: scheme must be http or https")),
+        _ => return Err(format!("bad URL {}: scheme must be http or https", quoted(s))),
     }
     if uri.host().is_none() {
-        return Err(format!("bad URL {s:?}: no host"));
+        return Err(format!("bad URL {}: no host", quoted(s)));
     }
     // http's Uri takes any digits as a port and then reports none (so the default port
     // would be used): check the authority's text.
@@ -79,15 +79,26 @@ pub fn parse_url(s: &str) -> Result<Uri, String> {
     let host_end = authority.rfind(']').map_or(0, |i| i + 1);
     if let Some((_, port)) = authority[host_end..].rsplit_once(':') {
         if port.parse::<u16>().map_or(true, |p| p == 0) {
-            return Err(format!("bad URL {s:?}: port {port:?} is not 1 to 65535"));
+            return Err(format!("bad URL {}: port {} is not 1 to 65535", quoted(s), quoted(port)));
         }
     }
     Ok(uri)
 }
 
+/// Input quoted in a message, cut to its first 60 characters: a 10 MB line must not make a
+/// 10 MB error.
+pub fn quoted(s: &str) -> String {
+    const MAX: usize = 60;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{:?}... ({} bytes)", &s[..i], s.len()),
+        None => format!("{s:?}"),
+    }
+}
+
 /// Parses one `Name: value` header line.
 pub fn parse_header(line: &str) -> Result<(HeaderName, HeaderValue), String> {
-    let (name, value) = line.split_once(':').ok_or_else(|| format!("bad header {line:?}: expected \"Name: value\""))?;
+    let (name, value) =
+        line.split_once(':').ok_or_else(|| format!("bad header {}: expected \"Name: value\"", quoted(line)))?;
     let name =
         HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| format!("bad header name {:?}", name.trim()))?;
     let value = HeaderValue::from_str(value.trim()).map_err(|_| format!("bad header value for {name}"))?;
@@ -96,9 +107,9 @@ pub fn parse_header(line: &str) -> Result<(HeaderName, HeaderValue), String> {
 
 fn parse_method(s: &str) -> Result<Method, String> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_uppercase()) {
-        return Err(format!("bad method {s:?}"));
+        return Err(format!("bad method {}", quoted(s)));
     }
-    Method::from_bytes(s.as_bytes()).map_err(|_| format!("bad method {s:?}"))
+    Method::from_bytes(s.as_bytes()).map_err(|_| format!("bad method {}", quoted(s)))
 }
 
 /// Parses targets from `text`; `source_name` names the input in errors.
@@ -148,7 +159,7 @@ fn parse_http(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
             None => {
                 let (method, url) = line
                     .split_once(char::is_whitespace)
-                    .ok_or_else(|| err(line_no, format!("expected \"METHOD URL\", found {line:?}")))?;
+                    .ok_or_else(|| err(line_no, format!("expected \"METHOD URL\", found {}", quoted(line))))?;
                 let method = parse_method(method).map_err(|e| err(line_no, e))?;
                 let url = parse_url(url.trim()).map_err(|e| err(line_no, e))?;
                 current = Some(Target::new(method, url));
@@ -168,7 +179,10 @@ fn parse_http(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
                     let url = parse_url(url.trim()).map_err(|e| err(line_no, e))?;
                     current = Some(Target::new(method, url));
                 } else {
-                    return Err(err(line_no, format!("expected a header, @body-file or blank line, found {line:?}")));
+                    return Err(err(
+                        line_no,
+                        format!("expected a header, @body-file or blank line, found {}", quoted(line)),
+                    ));
                 }
             }
         }
@@ -326,5 +340,21 @@ mod robustness {
                 let _ = parse_targets(&text, f, "fuzz", &TargetDefaults::default());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod quoting_tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_bad_line_makes_a_short_message() {
+        let line = format!("GET http://127.0.0.1/ {}", "x".repeat(10 << 20));
+        let e = parse_targets(&format!("{line}\n"), TargetFormat::Http, "t.txt", &TargetDefaults::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 300, "{} bytes", e.len());
+        assert!(e.contains("t.txt:1") && e.contains("bytes)"), "{e}");
+        assert_eq!(quoted("GET"), "\"GET\"");
     }
 }
