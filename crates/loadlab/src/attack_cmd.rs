@@ -156,7 +156,11 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
                 Model::Closed { duration: Some(d), .. } => Extent::Time(*d),
                 Model::Closed { requests, .. } => Extent::Requests(requests.unwrap_or(0)),
             };
-            Progress::new(extent, Arc::clone(&config.gauges))
+            let cap = match &config.model {
+                Model::Open { .. } => Some(config.max_workers.unwrap_or(attack::DEFAULT_MAX_WORKERS) as u64),
+                Model::Closed { .. } => None,
+            };
+            Progress::new(extent, Arc::clone(&config.gauges), cap)
         });
         let file = LlrWriter::new(BufWriter::with_capacity(1 << 16, out));
         match attack::run(config, (file, progress), stop).await {

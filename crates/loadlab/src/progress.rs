@@ -32,10 +32,14 @@ pub struct Progress {
     latency: Histogram<u64>,
     done: u64,
     errors: u64,
+    /// Sends at least 5 ms late since the last draw.
+    late: u64,
+    /// The cap on requests in flight (open model), to tell a slow target from a slow generator.
+    cap: Option<u64>,
 }
 
 impl Progress {
-    pub fn new(extent: Extent, gauges: Arc<Gauges>) -> Progress {
+    pub fn new(extent: Extent, gauges: Arc<Gauges>, cap: Option<u64>) -> Progress {
         let len = match extent {
             Extent::Time(d) => d.as_millis() as u64,
             Extent::Requests(n) => n,
@@ -55,6 +59,8 @@ impl Progress {
             latency: Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("static bounds"),
             done: 0,
             errors: 0,
+            late: 0,
+            cap,
         }
     }
 }
@@ -70,6 +76,7 @@ impl Consumer for Progress {
         self.count += 1;
         self.done += 1;
         self.errors += u64::from(e.error.is_some());
+        self.late += u64::from(e.record.lag_us >= results::LATE_SEND_US);
         self.latency.saturating_record(e.record.latency_us.max(1));
         Ok(())
     }
@@ -78,11 +85,19 @@ impl Consumer for Progress {
         let secs = self.last_draw.elapsed().as_secs_f64().max(1e-3);
         let p99 = Duration::from_micros(self.latency.value_at_quantile(0.99));
         let elapsed = self.started.elapsed();
+        let in_flight = self.gauges.in_flight.load(Ordering::Relaxed);
+        // Sends falling behind: say whose limit it is.
+        let behind = self.count > 0 && self.late as f64 > self.count as f64 * results::LATE_SHARE_LIMIT;
+        let note = match self.cap {
+            Some(cap) if behind && in_flight >= cap => format!("  all {cap} workers busy: the target is the limit"),
+            Some(_) if behind => "  generator saturated: sends are late with workers free".to_owned(),
+            _ => String::new(),
+        };
         self.bar.set_message(format!(
-            "{:.1}s  {:>9.1} req/s  in flight {:>5}  p99 {:>10}  errors {:<8}",
+            "{:.1}s  {:>9.1} req/s  in flight {:>5}  p99 {:>10}  errors {:<8}{note}",
             elapsed.as_secs_f64(),
             self.count as f64 / secs,
-            self.gauges.in_flight.load(Ordering::Relaxed),
+            in_flight,
             format!("{p99:.1?}"),
             self.errors
         ));
@@ -91,6 +106,7 @@ impl Consumer for Progress {
             Extent::Requests(_) => self.done,
         });
         self.count = 0;
+        self.late = 0;
         self.latency.reset();
         self.last_draw = Instant::now();
         Ok(())

@@ -490,3 +490,29 @@ fn binary_results_are_not_written_to_a_terminal() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("refusing to write binary results to a terminal"), "{}", stderr(&o));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_progress_bar_says_when_the_target_is_the_limit() {
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(200), ..Default::default() }).await;
+    let dir = tempdir("progress-limit");
+    let url = server.url("/");
+    let seen = blocking(move || {
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let mut master = std::fs::File::from(pty.master);
+        let reader = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut master, &mut seen);
+            String::from_utf8_lossy(&seen).into_owned()
+        });
+        let status = loadlab()
+            .args(["attack", &url, "--rate", "100", "--duration", "2500ms", "--max-workers", "2", "--output"])
+            .arg(dir.join("limit.llr"))
+            .stderr(Stdio::from(pty.slave))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        reader.join().unwrap()
+    })
+    .await;
+    assert!(seen.contains("all 2 workers busy: the target is the limit"), "{seen:?}");
+}
