@@ -131,12 +131,17 @@ async fn svg_and_png_without_a_browser() {
     let o = loadlab().args(["plot", "-o"]).arg(&svg).args(&files).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&svg).unwrap();
-    for title in
-        ["Latency over time", "Status codes per second", "Throughput per second", "Latency by percentile (HDR)"]
-    {
+    for title in [
+        "Latency over time",
+        "Responses per second by status (by completion time)",
+        "Throughput per second",
+        "Latency by percentile (HDR)",
+    ] {
         assert!(text.contains(title), "{title}");
     }
     assert!(text.contains(">503<"), "the failing target's status is in the legend");
+    // Runs that did not run together are not added up: one bar per run, topped in its colour.
+    assert_eq!(text.matches("(bar top)<").count(), 2, "each run has its bars");
     let png = dir.join("hdr.png");
     let o = loadlab().args(["plot", "--chart", "hdr", "-o"]).arg(&png).args(&files).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

@@ -76,15 +76,20 @@ impl MinMax {
     }
 }
 
-/// One second of a run.
+/// One second of a run. Requests and their latency percentiles count by send time (what was
+/// sent in that second, and how long it took); responses (successes, statuses) by completion
+/// time (what came back in that second: a 1 s origin shows none in second 0).
 #[derive(Clone, Debug, Serialize)]
 pub struct Second {
     /// Seconds since the run's start.
     pub t: u64,
+    /// Sent in this second.
     pub requests: u64,
+    /// Successful responses completed in this second.
     pub successes: u64,
     pub p50_ms: f64,
     pub p99_ms: f64,
+    /// Responses (and failures) completed in this second, by status.
     pub status: BTreeMap<u16, u64>,
 }
 
@@ -122,6 +127,8 @@ struct RunBuilder {
     ok: MinMax,
     errors: MinMax,
     metrics: Metrics,
+    /// By completion second: successes and statuses.
+    completed: BTreeMap<u64, (u64, BTreeMap<u16, u64>)>,
 }
 
 impl ChartBuilder {
@@ -144,6 +151,7 @@ impl ChartBuilder {
             ok: MinMax::new(BUCKETS),
             errors: MinMax::new(BUCKETS),
             metrics: Metrics::with_seconds(),
+            completed: BTreeMap::new(),
         });
     }
 
@@ -162,6 +170,9 @@ impl ChartBuilder {
         }
         // Seconds count from the first send too (origin 0), not from wall-clock seconds.
         run.metrics.add(0, &Record { scheduled_us: t, ..*r }, error);
+        let done = run.completed.entry((t + r.latency_us) / 1_000_000).or_default();
+        done.0 += u64::from(r.error == 0 && r.is_success());
+        *done.1.entry(r.status).or_default() += 1;
     }
 
     pub fn finish(self) -> ChartData {
@@ -176,23 +187,25 @@ impl ChartBuilder {
             .filter(|r| r.metrics.requests > 0)
             .map(|r| {
                 let q = |h: &hdrhistogram::Histogram<u64>, p: f64| h.value_at_quantile(p) as f64 / 1000.0;
-                let seconds = r
-                    .metrics
-                    .seconds
-                    .as_ref()
-                    .map(|s| {
-                        s.iter()
-                            .map(|(sec, st)| Second {
-                                t: *sec,
-                                requests: st.requests,
-                                successes: st.successes,
-                                p50_ms: q(&st.latency, 0.5),
-                                p99_ms: q(&st.latency, 0.99),
-                                status: st.status.clone(),
-                            })
-                            .collect()
+                let sent = r.metrics.seconds.clone().unwrap_or_default();
+                let mut ts: Vec<u64> = sent.keys().chain(r.completed.keys()).copied().collect();
+                ts.sort_unstable();
+                ts.dedup();
+                let seconds = ts
+                    .into_iter()
+                    .map(|t| {
+                        let s = sent.get(&t);
+                        let done = r.completed.get(&t);
+                        Second {
+                            t,
+                            requests: s.map_or(0, |s| s.requests),
+                            successes: done.map_or(0, |d| d.0),
+                            p50_ms: s.map_or(f64::NAN, |s| q(&s.latency, 0.5)),
+                            p99_ms: s.map_or(f64::NAN, |s| q(&s.latency, 0.99)),
+                            status: done.map(|d| d.1.clone()).unwrap_or_default(),
+                        }
                     })
-                    .unwrap_or_default();
+                    .collect();
                 RunSeries {
                     name: r.name.clone(),
                     requests: r.metrics.requests,
@@ -310,5 +323,23 @@ mod tests {
         assert_eq!(run.seconds[1].successes, 99);
         assert_eq!(run.hdr.first().unwrap().0, 0.0);
         assert_eq!(run.hdr.last().unwrap().0, 100.0);
+    }
+
+    #[test]
+    fn responses_count_in_the_second_they_complete() {
+        // A 1 s origin: requests sent in second 0 are answered in second 1.
+        let mut b = ChartBuilder::new("t");
+        b.start_run(&RunHeader::default(), "slow");
+        for i in 0..10u64 {
+            b.add(
+                &Record { seq: i, scheduled_us: i * 100_000, latency_us: 1_000_000, status: 200, ..Default::default() },
+                None,
+            );
+        }
+        let d = b.finish();
+        let s = &d.runs[0].seconds;
+        assert_eq!((s[0].t, s[0].requests, s[0].successes), (0, 10, 0));
+        assert!(s[0].status.is_empty(), "no response in second 0: {:?}", s[0].status);
+        assert_eq!((s[1].t, s[1].requests, s[1].successes, s[1].status.get(&200)), (1, 0, 10, Some(&10)));
     }
 }

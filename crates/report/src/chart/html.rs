@@ -16,7 +16,7 @@ pub fn render_html(d: &ChartData, chart: Chart) -> String {
     let title = if d.title.is_empty() { "loadlab plot".to_owned() } else { d.title.clone() };
     let names = [
         (Chart::Latency, "latency", "Latency over time"),
-        (Chart::Status, "status", "Status codes per second"),
+        (Chart::Status, "status", "Responses per second by status (by completion time)"),
         (Chart::Throughput, "throughput", "Throughput per second"),
         (Chart::Hdr, "hdr", "Latency by percentile (HDR)"),
     ];

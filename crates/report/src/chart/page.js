@@ -65,8 +65,11 @@
         g.beginPath(); s.data.forEach((p, i) => (i ? g.lineTo(X(p[0]), Y(p[1])) : g.moveTo(X(p[0]), Y(p[1])))); g.stroke();
         g.setLineDash([]);
       } else if (s.type === "bars") {
-        const bw = Math.max(1, (X(1) - X(0)) * 0.9);
-        for (const b of s.data) { g.fillStyle = b[3]; const y0 = Y(b[1]), y1 = Y(b[2]); g.fillRect(X(b[0]), y1, bw, Math.max(0.5, y0 - y1)); }
+        for (const b of s.data) {
+          const bw = Math.max(1, (X(b[4] || 1) - X(0)) * 0.9);
+          g.fillStyle = b[3]; const y0 = Y(b[1]), y1 = Y(b[2]);
+          if (b[5]) g.fillRect(X(b[0]), y1 - 2, bw, 2); else g.fillRect(X(b[0]), y1, bw, Math.max(0.5, y0 - y1));
+        }
       }
     }
     g.restore();
@@ -85,9 +88,15 @@
   const latLo = steps(lmin).reverse().find((s) => s <= lmin * 1.0001) || lmin;
   const latHi = Math.max(latLo * 2, steps(lmax).find((s) => s >= lmax * 0.9999) || lmax);
   const codes = [...new Set(D.runs.flatMap((r) => r.seconds.flatMap((s) => Object.keys(s.status).map(Number))))].sort((a, b) => a - b);
-  const bySec = new Map();
-  for (const r of D.runs) for (const s of r.seconds) { const row = bySec.get(s.t) || codes.map(() => 0); codes.forEach((c, i) => (row[i] += s.status[c] || 0)); bySec.set(s.t, row); }
-  const statusMax = maxOf([...bySec.values()].map((r) => r.reduce((a, b) => a + b, 0)), 1);
+  // One bar per run in each second: runs that never ran together are not added up.
+  const K = Math.max(1, D.runs.length);
+  const statusBars = D.runs.flatMap((r, k) => r.seconds.flatMap((s) => {
+    let base = 0;
+    const bars = codes.map((c, i) => { const n = s.status[c] || 0; const b = [s.t + k / K, base, base + n, statusColor(c, i), 1 / K]; base += n; return b; }).filter((b) => b[2] > b[1]);
+    if (K > 1 && base > 0) bars.push([s.t + k / K, base, base, PAL[k % 8], 1 / K, true]);
+    return bars;
+  }));
+  const statusMax = maxOf(D.runs.flatMap((r) => r.seconds.map((s) => Object.values(s.status).reduce((a, b) => a + b, 0))), 1);
   const reqMax = maxOf(D.runs.flatMap((r) => r.seconds.map((s) => s.requests)), 1);
   const hdrMax = maxOf(D.runs.flatMap((r) => r.hdr.map((h) => h[1])), 1);
   const maxN = Math.max(1, Math.ceil(nines(maxOf(D.runs.flatMap((r) => r.hdr.filter((h) => h[0] < 100).map((h) => h[0])), 90))));
@@ -101,17 +110,17 @@
         series: D.runs.flatMap((r, i) => [
           { type: "points", color: PAL[i % 8], data: r.ok },
           { type: "points", color: ERR, square: true, data: r.errors },
-          { type: "line", color: PAL[i % 8], data: r.seconds.map((s) => [s.t + 0.5, s.p99_ms]) },
-          { type: "line", color: PAL[i % 8], dash: true, width: 1.5, data: r.seconds.map((s) => [s.t + 0.5, s.p50_ms]) },
+          { type: "line", color: PAL[i % 8], data: r.seconds.filter((s) => s.requests > 0).map((s) => [s.t + 0.5, s.p99_ms]) },
+          { type: "line", color: PAL[i % 8], dash: true, width: 1.5, data: r.seconds.filter((s) => s.requests > 0).map((s) => [s.t + 0.5, s.p50_ms]) },
         ]),
       }),
     },
     status: {
       time: true,
-      legend: () => codes.map((c, i) => [statusColor(c, i), c === 0 ? "no response" : String(c)]),
+      legend: () => codes.map((c, i) => [statusColor(c, i), c === 0 ? "no response" : String(c)]).concat(K > 1 ? D.runs.map((r, k) => [PAL[k % 8], r.name + " (bar top)"]) : []),
       spec: () => ({
-        x: lin(zoom[0], zoom[1]), y: lin(0, statusMax * 1.1), xlabel: "seconds since start", ylabel: "responses per second",
-        series: [{ type: "bars", data: [...bySec.entries()].flatMap(([t, row]) => { let base = 0; return row.map((n, i) => { const b = [t, base, base + n, statusColor(codes[i], i)]; base += n; return b; }).filter((b) => b[2] > b[1]); }) }],
+        x: lin(zoom[0], zoom[1]), y: lin(0, statusMax * 1.1), xlabel: "seconds since start (by completion)", ylabel: "responses per second",
+        series: [{ type: "bars", data: statusBars }],
       }),
     },
     throughput: {

@@ -292,8 +292,9 @@ fn latency_chart(out: &mut String, d: &ChartData, top: f64) {
             let _ = writeln!(out, r#"<rect x="{:.1}" y="{:.1}" width="4" height="4"/>"#, x - 2.0, y - 2.0);
         }
         let _ = writeln!(out, "</g>");
-        polyline(out, &f, r.seconds.iter().map(|s| (s.t as f64 + 0.5, s.p99_ms)), color, 2.0, false);
-        polyline(out, &f, r.seconds.iter().map(|s| (s.t as f64 + 0.5, s.p50_ms)), color, 1.5, true);
+        let sent = || r.seconds.iter().filter(|s| s.requests > 0);
+        polyline(out, &f, sent().map(|s| (s.t as f64 + 0.5, s.p99_ms)), color, 2.0, false);
+        polyline(out, &f, sent().map(|s| (s.t as f64 + 0.5, s.p50_ms)), color, 1.5, true);
         items.push((color.to_owned(), format!("{} p99", r.name), false));
         items.push((color.to_owned(), format!("{} p50", r.name), true));
     }
@@ -303,56 +304,86 @@ fn latency_chart(out: &mut String, d: &ChartData, top: f64) {
     legend(out, top, &items);
 }
 
-/// Seconds x statuses summed over runs.
-fn status_totals(d: &ChartData) -> (Vec<u16>, Vec<(u64, Vec<u64>)>) {
+/// A run's seconds, each with its counts by status (in the order of the statuses seen).
+type StatusRows = Vec<(u64, Vec<u64>)>;
+
+/// The statuses seen, and per run its rows.
+fn status_rows(d: &ChartData) -> (Vec<u16>, Vec<StatusRows>) {
     let mut codes: Vec<u16> =
         d.runs.iter().flat_map(|r| r.seconds.iter().flat_map(|s| s.status.keys().copied())).collect();
     codes.sort_unstable();
     codes.dedup();
-    let mut by_sec: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
-    for r in &d.runs {
-        for s in &r.seconds {
-            let row = by_sec.entry(s.t).or_insert_with(|| vec![0; codes.len()]);
-            for (c, n) in &s.status {
-                row[codes.binary_search(c).expect("collected")] += n;
-            }
-        }
-    }
-    (codes, by_sec.into_iter().collect())
+    let runs = d
+        .runs
+        .iter()
+        .map(|r| {
+            r.seconds
+                .iter()
+                .map(|s| (s.t, codes.iter().map(|c| s.status.get(c).copied().unwrap_or(0)).collect()))
+                .collect()
+        })
+        .collect();
+    (codes, runs)
 }
 
+/// Responses per second by status, one bar per run in each second (runs that never ran at the
+/// same time are not added up), stacked by status, outlined in the run's colour.
 fn status_chart(out: &mut String, d: &ChartData, top: f64) {
-    let (codes, rows) = status_totals(d);
-    let ymax = rows.iter().map(|(_, r)| r.iter().sum::<u64>()).max().unwrap_or(1).max(1) as f64;
+    let (codes, runs) = status_rows(d);
+    let ymax = runs.iter().flatten().map(|(_, r)| r.iter().sum::<u64>()).max().unwrap_or(1).max(1) as f64;
     let f = Frame { x: Scale::Linear(0.0, max_time(d)), y: Scale::Linear(0.0, ymax * 1.1), top };
-    frame(out, &f, "Status codes per second", "seconds since start", "responses per second");
-    let bar = (f.px(1.0) - f.px(0.0)).max(1.0);
-    for (t, row) in &rows {
-        let mut base = 0.0;
-        for (i, n) in row.iter().enumerate() {
-            if *n == 0 {
-                continue;
+    frame(
+        out,
+        &f,
+        "Responses per second by status (by completion time)",
+        "seconds since start",
+        "responses per second",
+    );
+    let slot = (f.px(1.0) - f.px(0.0)).max(1.0) / runs.len().max(1) as f64;
+    for (k, rows) in runs.iter().enumerate() {
+        let run_color = PALETTE[k % PALETTE.len()];
+        for (t, row) in rows {
+            let x = f.px(*t as f64) + slot * k as f64;
+            let mut base = 0.0;
+            for (i, n) in row.iter().enumerate() {
+                if *n == 0 {
+                    continue;
+                }
+                let (y_top, y_base) = (f.py(base + *n as f64), f.py(base));
+                let _ = writeln!(
+                    out,
+                    r#"<rect x="{x:.1}" y="{y_top:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
+                    (slot * 0.9).max(0.5),
+                    (y_base - y_top).max(0.5),
+                    status_color(codes[i], i)
+                );
+                base += *n as f64;
             }
-            let (y_top, y_base) = (f.py(base + *n as f64), f.py(base));
-            let _ = writeln!(
-                out,
-                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
-                f.px(*t as f64),
-                y_top,
-                bar * 0.9,
-                (y_base - y_top).max(0.5),
-                status_color(codes[i], i)
-            );
-            base += *n as f64;
+            if runs.len() > 1 && base > 0.0 {
+                let _ = writeln!(
+                    out,
+                    r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="2" fill="{run_color}"/>"#,
+                    f.py(base) - 2.0,
+                    (slot * 0.9).max(0.5)
+                );
+            }
         }
     }
-    let items: Vec<_> = codes
+    let mut items: Vec<_> = codes
         .iter()
         .enumerate()
         .map(|(i, c)| {
             (status_color(*c, i).to_owned(), if *c == 0 { "no response".to_owned() } else { c.to_string() }, false)
         })
         .collect();
+    if runs.len() > 1 {
+        items.extend(
+            d.runs
+                .iter()
+                .enumerate()
+                .map(|(k, r)| (PALETTE[k % PALETTE.len()].to_owned(), format!("{} (bar top)", r.name), false)),
+        );
+    }
     legend(out, top, &items);
 }
 
