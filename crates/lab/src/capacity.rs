@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::experiment::{Event, LabError};
+use crate::events::{Event, LabError};
 use crate::numbers::{Numbers, StepConsumer};
 use crate::plan::{CapacitySpec, Plan};
 use crate::verdict::{Clause, Metric};

@@ -10,8 +10,8 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::capacity::{self, CapacityResult};
+pub use crate::events::{Event, LabError};
 use crate::matrix::{self, Matrix};
-use crate::numbers::Numbers;
 use crate::outcome::{self, Findings, StepResult};
 use crate::plan::{LoadSpec, Plan, TargetKind};
 use crate::sample::{self, Sampler, Samples, Source};
@@ -29,24 +29,6 @@ pub struct RunOptions {
 
 /// A step's length under `--quick`.
 pub const QUICK_STEP: Duration = Duration::from_secs(2);
-
-/// What the lab tells whoever displays its progress.
-pub enum Event<'a> {
-    Started { index: usize, of: usize, id: &'a str },
-    Finished { index: usize, of: usize, id: &'a str, numbers: &'a Numbers },
-    Probe { target: &'a str, rate: f64, holds: bool },
-}
-
-/// Why a lab could not run: a target that would not start (exit 1), or an I/O failure.
-#[derive(Debug, thiserror::Error)]
-pub enum LabError {
-    #[error(transparent)]
-    Start(#[from] StartError),
-    #[error(transparent)]
-    Step(#[from] step::StepError),
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
-}
 
 /// A target as it ran.
 #[derive(Clone, Debug, Serialize)]

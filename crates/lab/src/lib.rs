@@ -1,15 +1,16 @@
 //! Experiments from a plan, driven in-process through the `attack`, `origin` and `report`
 //! libraries.
 //!
-//! `plan` (parse, check), `matrix` (axes to steps), `step` (one attack and its numbers:
-//! `numbers`), `systems` (embedded simulators, started commands), `sample` (/proc, Prometheus),
+//! `plan` (parse, check), `matrix` (axes to steps), `events` (progress and failures), `step`
+//! (one attack and its numbers: `numbers`), `systems` (embedded simulators, started commands), `sample` (/proc, Prometheus),
 //! `experiment` (the whole run), `stats` (pure: medians, intervals, Welch's test), `verdict` (SLO
 //! clauses, hypothesis findings), `outcome` (cells, ceilings, hypotheses from the steps),
-//! `capacity` (the search for a ceiling), `render` (report.md, lab.json), and `demo`, a rate
+//! `capacity` (the search for a ceiling), `render` (report.md, report.html, charts, lab.json), and `demo`, a rate
 //! ladder against an embedded origin simulator.
 
 pub mod capacity;
 pub mod demo;
+pub mod events;
 pub mod experiment;
 pub mod matrix;
 pub mod numbers;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use attack::Protocol;
 use serde::Deserialize;
 
-use crate::verdict::{Clause, Metric};
+use crate::verdict::{parse_percent, Clause, Metric};
 
 /// A parsed, checked plan. Paths in it are resolved against the plan file's directory.
 #[derive(Clone, Debug)]
@@ -550,15 +550,6 @@ fn empty_load() -> RawLoad {
         body_file: None,
         timeout: None,
         max_workers: None,
-    }
-}
-
-/// `"5%"` as 0.05, `"0.05"` as 0.05.
-pub fn parse_percent(s: &str) -> Option<f64> {
-    let s = s.trim();
-    match s.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
-        None => s.parse().ok(),
     }
 }
 

@@ -163,7 +163,7 @@ impl Clause {
         let limit = if metric.is_latency() {
             results::duration::parse(rest)?.as_secs_f64() * 1000.0
         } else if matches!(metric, Metric::Success | Metric::Errors) {
-            crate::plan::parse_percent(rest)
+            parse_percent(rest)
                 .filter(|p| (0.0..=1.0).contains(p))
                 .ok_or_else(|| format!("{rest:?} is not a percentage like \"99.9%\""))?
         } else {
@@ -278,6 +278,15 @@ impl Finding {
             Finding::Rejected => "rejected",
             Finding::Inconclusive => "inconclusive",
         }
+    }
+}
+
+/// `"5%"` as 0.05, `"0.05"` as 0.05.
+pub fn parse_percent(s: &str) -> Option<f64> {
+    let s = s.trim();
+    match s.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
+        None => s.parse().ok(),
     }
 }
 
