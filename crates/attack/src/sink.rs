@@ -103,8 +103,15 @@ fn drain<C: Consumer>(queue: &SinkQueue, mut consumer: C, header: &RunHeader, fl
                 None => None,
             };
             if let Some(t) = text {
-                let next = errors.len() as u32 + 1;
-                record.error = *errors.entry(t.to_owned()).or_insert(next);
+                // No allocation for a text already seen (every failure of a failing run).
+                record.error = match errors.get(t) {
+                    Some(&i) => i,
+                    None => {
+                        let i = errors.len() as u32 + 1;
+                        errors.insert(t.to_owned(), i);
+                        i
+                    }
+                };
             }
             let entry = Entry {
                 record: &record,
