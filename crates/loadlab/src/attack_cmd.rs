@@ -114,6 +114,11 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     if let serde_json::Value::Object(map) = settings {
         config.settings = map.into_iter().filter(|(_, v)| !v.is_null()).collect();
     }
+    // The steps, so that `report --by-step` can split the run by them.
+    if let Some(RateSpec::Steps(rates, step)) = &a.rate_steps {
+        config.settings.insert("step_s".into(), json!(step.as_secs_f64()));
+        config.settings.insert("step_rates".into(), json!(rates));
+    }
     Ok(config)
 }
 

@@ -368,8 +368,11 @@ pub struct ReportArgs {
     #[arg(long = "type", default_value = "text", value_parser = report_types())]
     pub kind: ReportType,
     /// Print the report this often while the input grows (e.g. 1s).
-    #[arg(long, value_parser = positive_duration)]
+    #[arg(long, value_parser = positive_duration, conflicts_with = "by_step")]
     pub every: Option<Duration>,
+    /// One report per step of a --rate-steps run (a run without steps is one step).
+    #[arg(long)]
+    pub by_step: bool,
     /// Where to write; `-` for stdout.
     #[arg(long, short = 'o', default_value = "-")]
     pub output: String,

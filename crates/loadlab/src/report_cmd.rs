@@ -66,6 +66,17 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     let inputs = open_inputs(&a.files)?;
     let mut out = output(&a.output)?;
     match a.every {
+        None if a.by_step => {
+            let mut steps = results::BySteps::new();
+            feed_all(inputs, &mut steps, |_, _| {})?;
+            for (i, s) in steps.steps.iter().enumerate() {
+                let rate = s.rate.map_or(String::new(), |r| format!(": {r} req/s"));
+                let window = if s.to_s.is_finite() { format!(" [{}s, {}s)", s.from_s, s.to_s) } else { String::new() };
+                writeln!(out, "== step {}{rate}{window}", i + 1)?;
+                write_report(&a.kind, &s.metrics, &mut out)?;
+                writeln!(out)?;
+            }
+        }
         None => {
             let mut m = Metrics::new();
             feed_all(inputs, &mut m, |_, _| {})?;

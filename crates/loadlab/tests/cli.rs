@@ -516,3 +516,30 @@ async fn the_progress_bar_says_when_the_target_is_the_limit() {
     .await;
     assert!(seen.contains("all 2 workers busy: the target is the limit"), "{seen:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_by_step_splits_a_rate_steps_run() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("by-step");
+    let f = dir.join("steps.llr");
+    let url = server.url("/");
+    let file = f.clone();
+    let o =
+        blocking(move || run(loadlab().args(["attack", &url, "--rate-steps", "50,100,200@1s", "-o"]).arg(&file))).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(loadlab().args(["report", "--by-step"]).arg(&f));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for (i, (rate, n)) in [(50, 50), (100, 100), (200, 200)].iter().enumerate() {
+        let head = format!("== step {}: {rate} req/s [{i}s, {}s)", i + 1, i + 1);
+        let block = text.split(&head).nth(1).unwrap_or_else(|| panic!("{head} missing: {text}"));
+        assert!(block.contains(&format!("Requests      [total, rate, throughput]         {n}, ")), "{head}: {block}");
+    }
+    let o = run(loadlab().args(["report", "--by-step", "--type", "json"]).arg(&f));
+    let counts: Vec<u64> = stdout(&o)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts, [50, 100, 200]);
+}

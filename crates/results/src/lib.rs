@@ -12,6 +12,7 @@ mod error;
 pub mod interop;
 mod metrics;
 mod record;
+mod steps;
 pub mod varint;
 
 pub use codec::{Item, Reader, Writer, BLOCK_RECORDS};
@@ -19,3 +20,4 @@ pub use consumer::{feed, Consumer, Entry, LlrWriter};
 pub use error::{Error, ErrorKind};
 pub use metrics::{Metrics, SecondStats, LATE_SEND_US, LATE_SHARE_LIMIT};
 pub use record::{Record, RunEnd, RunHeader, FORMAT_VERSION};
+pub use steps::{BySteps, Step};
