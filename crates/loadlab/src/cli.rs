@@ -247,7 +247,8 @@ pub struct OriginArgs {
     /// Address to serve on (default 127.0.0.1:8080, or 127.0.0.1:$PORT).
     #[arg(long)]
     pub listen: Option<String>,
-    /// Recipe file (an object or an array) loaded at start instead of the default recipe.
+    /// Recipe file (an object or an array) loaded at start, as an upload would be: its routes
+    /// take precedence, and the default `/*` route still answers every other path.
     #[arg(long)]
     pub recipe: Option<PathBuf>,
     /// Serve the admin API on this address (to any peer) instead of on --listen (loopback only).

@@ -5,7 +5,7 @@
   const errors = [];
   window.addEventListener("error", (e) => { errors.push(String(e.message)); document.body.dataset.errors = errors.join(" | "); });
   const D = JSON.parse(document.getElementById("data").textContent);
-  const PAL = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];
+  const PAL = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d"];
   const ERR = "#d62728";
   const M = { l: 64, r: 16, t: 12, b: 36 };
   function statusColor(c, i) {
@@ -58,7 +58,8 @@
     for (const s of spec.series) {
       if (s.type === "points") {
         g.fillStyle = s.color; g.globalAlpha = s.square ? 1 : 0.5;
-        for (const p of s.data) { const x = X(p[0]), y = Y(p[1]); if (s.square) g.fillRect(x - 2, y - 2, 4, 4); else { g.beginPath(); g.arc(x, y, 1.6, 0, 6.283); g.fill(); } }
+        g.strokeStyle = ERR; g.lineWidth = 1.5;
+        for (const p of s.data) { const x = X(p[0]), y = Y(p[1]); if (s.square) { g.fillRect(x - 2, y - 2, 4, 4); g.strokeRect(x - 2, y - 2, 4, 4); } else { g.beginPath(); g.arc(x, y, 1.6, 0, 6.283); g.fill(); } }
         g.globalAlpha = 1;
       } else if (s.type === "line") {
         g.strokeStyle = s.color; g.lineWidth = s.width || 2; g.setLineDash(s.dash ? [5, 3] : []);
@@ -93,7 +94,7 @@
   const statusBars = D.runs.flatMap((r, k) => r.seconds.flatMap((s) => {
     let base = 0;
     const bars = codes.map((c, i) => { const n = s.status[c] || 0; const b = [s.t + k / K, base, base + n, statusColor(c, i), 1 / K]; base += n; return b; }).filter((b) => b[2] > b[1]);
-    if (K > 1 && base > 0) bars.push([s.t + k / K, base, base, PAL[k % 8], 1 / K, true]);
+    if (K > 1 && base > 0) bars.push([s.t + k / K, base, base, PAL[k % PAL.length], 1 / K, true]);
     return bars;
   }));
   const statusMax = maxOf(D.runs.flatMap((r) => r.seconds.map((s) => Object.values(s.status).reduce((a, b) => a + b, 0))), 1);
@@ -104,20 +105,20 @@
   const charts = {
     latency: {
       time: true,
-      legend: () => D.runs.flatMap((r, i) => [[PAL[i % 8], r.name + " p99"], [PAL[i % 8], r.name + " p50", true]]).concat(D.runs.some((r) => r.errors.length) ? [[ERR, "errors"]] : []),
+      legend: () => D.runs.flatMap((r, i) => [[PAL[i % PAL.length], r.name + " p99"], [PAL[i % PAL.length], r.name + " p50", true]]).concat(D.runs.some((r) => r.errors.length) ? [[ERR, "errors"]] : []),
       spec: () => ({
         x: lin(zoom[0], zoom[1]), y: log(latLo, latHi), xlabel: "seconds since start", ylabel: "latency (ms)",
         series: D.runs.flatMap((r, i) => [
-          { type: "points", color: PAL[i % 8], data: r.ok },
-          { type: "points", color: ERR, square: true, data: r.errors },
-          { type: "line", color: PAL[i % 8], data: r.seconds.filter((s) => s.requests > 0).map((s) => [s.t + 0.5, s.p99_ms]) },
-          { type: "line", color: PAL[i % 8], dash: true, width: 1.5, data: r.seconds.filter((s) => s.requests > 0).map((s) => [s.t + 0.5, s.p50_ms]) },
+          { type: "points", color: PAL[i % PAL.length], data: r.ok },
+          { type: "points", color: PAL[i % PAL.length], square: true, data: r.errors },
+          { type: "line", color: PAL[i % PAL.length], data: r.seconds.filter((s) => s.requests > 0).map((s) => [s.t + 0.5, s.p99_ms]) },
+          { type: "line", color: PAL[i % PAL.length], dash: true, width: 1.5, data: r.seconds.filter((s) => s.requests > 0).map((s) => [s.t + 0.5, s.p50_ms]) },
         ]),
       }),
     },
     status: {
       time: true,
-      legend: () => codes.map((c, i) => [statusColor(c, i), c === 0 ? "no response" : String(c)]).concat(K > 1 ? D.runs.map((r, k) => [PAL[k % 8], r.name + " (bar top)"]) : []),
+      legend: () => codes.map((c, i) => [statusColor(c, i), c === 0 ? "no response" : String(c)]).concat(K > 1 ? D.runs.map((r, k) => [PAL[k % PAL.length], r.name + " (bar top)"]) : []),
       spec: () => ({
         x: lin(zoom[0], zoom[1]), y: lin(0, statusMax * 1.1), xlabel: "seconds since start (by completion)", ylabel: "responses per second",
         series: [{ type: "bars", data: statusBars }],
@@ -125,21 +126,21 @@
     },
     throughput: {
       time: true,
-      legend: () => D.runs.flatMap((r, i) => [[PAL[i % 8], r.name + " successes"], [PAL[i % 8], r.name + " sent", true]]),
+      legend: () => D.runs.flatMap((r, i) => [[PAL[i % PAL.length], r.name + " successes"], [PAL[i % PAL.length], r.name + " sent", true]]),
       spec: () => ({
         x: lin(zoom[0], zoom[1]), y: lin(0, reqMax * 1.1), xlabel: "seconds since start", ylabel: "requests per second",
         series: D.runs.flatMap((r, i) => [
-          { type: "line", color: PAL[i % 8], data: r.seconds.map((s) => [s.t + 0.5, s.successes]) },
-          { type: "line", color: PAL[i % 8], dash: true, width: 1.5, data: r.seconds.map((s) => [s.t + 0.5, s.requests]) },
+          { type: "line", color: PAL[i % PAL.length], data: r.seconds.map((s) => [s.t + 0.5, s.successes]) },
+          { type: "line", color: PAL[i % PAL.length], dash: true, width: 1.5, data: r.seconds.map((s) => [s.t + 0.5, s.requests]) },
         ]),
       }),
     },
     hdr: {
       time: false,
-      legend: () => D.runs.map((r, i) => [PAL[i % 8], r.name]),
+      legend: () => D.runs.map((r, i) => [PAL[i % PAL.length], r.name]),
       spec: () => ({
         x: pct(maxN), y: lin(0, hdrMax * 1.05), xlabel: "percentile", ylabel: "latency (ms)",
-        series: D.runs.map((r, i) => ({ type: "line", color: PAL[i % 8], data: r.hdr.filter((h) => h[0] < 100) })),
+        series: D.runs.map((r, i) => ({ type: "line", color: PAL[i % PAL.length], data: r.hdr.filter((h) => h[0] < 100) })),
       }),
     },
   };

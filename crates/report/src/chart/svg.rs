@@ -38,8 +38,12 @@ impl Chart {
     }
 }
 
-/// Run colours (a colour-blind-friendly palette); errors are drawn in red.
-pub const PALETTE: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];
+/// Run colours: 16 that stay apart (none of them the errors' red); errors are drawn in their
+/// run's colour with a red outline, so they belong to their run.
+pub const PALETTE: [&str; 16] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79",
+    "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
+];
 pub const ERROR_COLOR: &str = "#d62728";
 /// Status colours: 2xx green, 3xx blue, 4xx orange, 5xx red, none grey.
 pub fn status_color(code: u16, shade: usize) -> &'static str {
@@ -286,7 +290,7 @@ fn latency_chart(out: &mut String, d: &ChartData, top: f64) {
             let _ = writeln!(out, r#"<circle cx="{:.1}" cy="{:.1}" r="1.6"/>"#, f.px(p.0), f.py(p.1));
         }
         let _ = writeln!(out, "</g>");
-        let _ = writeln!(out, r#"<g fill="{ERROR_COLOR}">"#);
+        let _ = writeln!(out, r#"<g fill="{color}" stroke="{ERROR_COLOR}" stroke-width="1.5">"#);
         for p in &r.errors {
             let (x, y) = (f.px(p.0), f.py(p.1));
             let _ = writeln!(out, r#"<rect x="{:.1}" y="{:.1}" width="4" height="4"/>"#, x - 2.0, y - 2.0);
@@ -465,5 +469,32 @@ mod tests {
         let t: Vec<String> = Scale::Percentile(3.0).ticks().into_iter().map(|t| t.1).collect();
         assert_eq!(t, ["0%", "90%", "99%", "99.9%"]);
         assert!((nines(99.0) - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn twelve_runs_keep_twelve_colours_and_their_errors() {
+        let mut b = crate::chart::ChartBuilder::new("");
+        for k in 0..12u64 {
+            b.start_run(&results::RunHeader::default(), &format!("run{k}"));
+            for i in 0..20u64 {
+                let status = if i == 7 { 500 } else { 200 };
+                b.add(
+                    &results::Record {
+                        seq: i,
+                        scheduled_us: i * 50_000,
+                        latency_us: 1000 * (k + 1),
+                        status,
+                        ..Default::default()
+                    },
+                    (status == 500).then_some("500"),
+                );
+            }
+        }
+        let svg = render_svg(&b.finish(), Chart::Latency);
+        let colours: std::collections::BTreeSet<&str> =
+            svg.split("<polyline ").skip(1).filter_map(|p| p.split("stroke=\"").nth(1)?.split('"').next()).collect();
+        assert_eq!(colours.len(), 12, "{colours:?}");
+        // Each run's errors are drawn in its colour (outlined in red), not in one shared red.
+        assert_eq!(svg.matches(&format!("stroke=\"{ERROR_COLOR}\" stroke-width=\"1.5\"")).count(), 12);
     }
 }

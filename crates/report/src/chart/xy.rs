@@ -94,7 +94,7 @@ mod tests {
             x_label: "requests per second".into(),
             y_label: "latency (ms)".into(),
             log_y: true,
-            series: (0..10)
+            series: (0..18)
                 .map(|i| Series {
                     name: format!("t{i}"),
                     points: vec![(100.0, 10.0 + i as f64), (200.0, 20.0 * (i + 1) as f64)],
@@ -104,9 +104,9 @@ mod tests {
                 .collect(),
         };
         let svg = render_xy_svg("lab", &[chart]);
-        assert_eq!(svg.matches("<polyline").count(), 10);
-        assert!(svg.contains(">t9<") && svg.contains(">p99 vs rate<"));
-        // The ninth and tenth series reuse colours, dashed.
+        assert_eq!(svg.matches("<polyline").count(), 18);
+        assert!(svg.contains(">t17<") && svg.contains(">p99 vs rate<"));
+        // The 17th and 18th series reuse colours, dashed.
         assert_eq!(svg.matches(r#"stroke-dasharray="5 3""#).count(), 2);
         assert!(crate::chart::render_png(&svg, 1.0).is_ok());
     }
