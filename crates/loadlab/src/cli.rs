@@ -399,9 +399,12 @@ pub struct EncodeArgs {
 pub struct PlotArgs {
     /// Results files (.llr); stdin when none or `-`. Each run is a series.
     pub files: Vec<String>,
-    /// Output file: .html, .svg or .png.
+    /// Output file: .html, .svg or .png; `-` for stdout (HTML, or --format).
     #[arg(long, short = 'o')]
     pub output: String,
+    /// The format when the output's name does not say it: html, svg or png.
+    #[arg(long, value_parser = ["html", "svg", "png"])]
+    pub format: Option<String>,
     /// Title above the charts.
     #[arg(long, default_value = "")]
     pub title: String,

@@ -15,14 +15,20 @@ enum Format {
 pub fn run(a: PlotArgs) -> anyhow::Result<()> {
     let chart = a.chart;
     let lower = a.output.to_ascii_lowercase();
-    let format = if lower.ends_with(".html") || lower.ends_with(".htm") {
+    let format = if let Some(f) = &a.format {
+        match f.as_str() {
+            "svg" => Format::Svg,
+            "png" => Format::Png,
+            _ => Format::Html,
+        }
+    } else if a.output == "-" || lower.ends_with(".html") || lower.ends_with(".htm") {
         Format::Html
     } else if lower.ends_with(".svg") {
         Format::Svg
     } else if lower.ends_with(".png") {
         Format::Png
     } else {
-        return Err(bad(format!("--output {}: the name must end in .html, .svg or .png", a.output)));
+        return Err(bad(format!("--output {}: the name must end in .html, .svg or .png (or give --format)", a.output)));
     };
     let mut builder = ChartBuilder::new(a.title.clone());
     // Unnamed runs are named after their file.
@@ -38,6 +44,13 @@ pub fn run(a: PlotArgs) -> anyhow::Result<()> {
         Format::Svg => render_svg(&data, chart).into_bytes(),
         Format::Png => render_png(&render_svg(&data, chart), 2.0).map_err(|e| anyhow::anyhow!(e))?,
     };
+    if a.output == "-" {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&bytes)?;
+        out.flush()?;
+        return Ok(());
+    }
     std::fs::write(&a.output, bytes).map_err(|e| bad(format!("--output {}: {e}", a.output)))?;
     Ok(())
 }

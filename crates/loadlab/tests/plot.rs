@@ -142,6 +142,11 @@ async fn svg_and_png_without_a_browser() {
     assert!(text.contains(">503<"), "the failing target's status is in the legend");
     // Runs that did not run together are not added up: one bar per run, topped in its colour.
     assert_eq!(text.matches("(bar top)<").count(), 2, "each run has its bars");
+    // To stdout: HTML by default, or the format asked for.
+    let o = loadlab().args(["plot", "-o", "-"]).args(&files).output().unwrap();
+    assert!(o.status.success() && o.stdout.starts_with(b"<!doctype html>"), "{}", stderr(&o));
+    let o = loadlab().args(["plot", "-o", "-", "--format", "svg", "--chart", "hdr"]).args(&files).output().unwrap();
+    assert!(o.status.success() && o.stdout.starts_with(b"<svg"), "{}", stderr(&o));
     let png = dir.join("hdr.png");
     let o = loadlab().args(["plot", "--chart", "hdr", "-o"]).arg(&png).args(&files).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
