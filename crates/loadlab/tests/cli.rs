@@ -251,7 +251,16 @@ async fn encode_round_trips_through_vegeta_formats() {
             assert_eq!(orig[field], again[field], "{to}: {field}");
         }
         assert_eq!(orig["latencies"]["99th"], again["latencies"]["99th"], "{to}");
+        // What vegeta does not record is unknown, not a number.
+        let text = stdout(&run(loadlab().arg("report").arg(&back)));
+        assert!(
+            text.contains("unknown (not recorded by vegeta)") && !text.contains("[opened]                          0"),
+            "{text}"
+        );
     }
+    // A closed model has no schedule to lag behind: no schedule-lag line.
+    let text = stdout(&run(loadlab().arg("report").arg(&llr)));
+    assert!(!text.contains("Schedule Lag") && text.contains("Connections   [opened]"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

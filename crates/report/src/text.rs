@@ -61,14 +61,24 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
     // loadlab's additions.
     let ttfb = &m.ttfb;
     let lag = &m.lag;
-    s += &format!(
-        "Schedule Lag\t[50, 99, max, late sends]\t{}, {}, {}, {} (>{:?})\n",
-        us(quantile_us(lag, 0.5)),
-        us(quantile_us(lag, 0.99)),
-        us(if lag.is_empty() { 0 } else { lag.max() }),
-        m.late_sends,
-        Duration::from_micros(LATE_SEND_US)
-    );
+    // Only what the runs measured: vegeta records no lag, TTFB or connections, and a closed
+    // model has no schedule to lag behind.
+    if m.all_imported() {
+        s += "Schedule Lag\t[50, 99, max, late sends]\tunknown (not recorded by vegeta)\n";
+        s += "TTFB\t[50, 90, 95, 99, max]\tunknown (not recorded by vegeta)\n";
+        s += "Connections\t[opened]\tunknown (not recorded by vegeta)\n";
+        return out.write_all(align(&s).as_bytes());
+    }
+    if !m.all_closed() {
+        s += &format!(
+            "Schedule Lag\t[50, 99, max, late sends]\t{}, {}, {}, {} (>{:?})\n",
+            us(quantile_us(lag, 0.5)),
+            us(quantile_us(lag, 0.99)),
+            us(if lag.is_empty() { 0 } else { lag.max() }),
+            m.late_sends,
+            Duration::from_micros(LATE_SEND_US)
+        );
+    }
     s += &format!(
         "TTFB\t[50, 90, 95, 99, max]\t{}, {}, {}, {}, {}\n",
         us(quantile_us(ttfb, 0.5)),

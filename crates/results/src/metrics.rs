@@ -59,6 +59,10 @@ impl Consumer for Metrics {
     fn start(&mut self, header: &RunHeader) -> std::io::Result<()> {
         self.run_start_ns = header.start_unix_ns;
         self.runs.push(header.name.clone());
+        let s = &header.settings;
+        self.imported_runs += u64::from(s.contains_key("imported_from"));
+        let open = s.contains_key("rate") || s.contains_key("rate_steps");
+        self.closed_runs += u64::from(!open && s.contains_key("connections"));
         Ok(())
     }
 
@@ -126,6 +130,10 @@ pub struct Metrics {
     pub interrupted: bool,
     /// Runs that ended without their end marker (killed, truncated).
     pub incomplete: u64,
+    /// Runs imported from vegeta (which records no schedule lag, TTFB or connections), and
+    /// closed-model runs (which have no schedule to lag behind), among the runs taken.
+    pub imported_runs: u64,
+    pub closed_runs: u64,
     /// Start of the run being consumed (see the `Consumer` impl), ns since the Unix epoch.
     run_start_ns: u64,
 }
@@ -159,6 +167,8 @@ impl Default for Metrics {
             in_flight_cap: None,
             interrupted: false,
             incomplete: 0,
+            imported_runs: 0,
+            closed_runs: 0,
             run_start_ns: 0,
         }
     }
@@ -259,6 +269,18 @@ impl Metrics {
         self.in_flight_cap = self.in_flight_cap.max(other.in_flight_cap);
         self.interrupted |= other.interrupted;
         self.incomplete += other.incomplete;
+        self.imported_runs += other.imported_runs;
+        self.closed_runs += other.closed_runs;
+    }
+
+    /// Every run taken was imported from vegeta: lag, TTFB and connections are unknown.
+    pub fn all_imported(&self) -> bool {
+        !self.runs.is_empty() && self.imported_runs == self.runs.len() as u64
+    }
+
+    /// Every run taken was a closed model: there is no schedule lag to speak of.
+    pub fn all_closed(&self) -> bool {
+        !self.runs.is_empty() && self.closed_runs == self.runs.len() as u64
     }
 
     /// Requests per second actually sent: from the first scheduled send to the last actual
