@@ -483,7 +483,7 @@ async fn a_paused_generator_recovers_and_keeps_its_connections_bounded() {
     assert!(paused.iter().all(|r| r.lag_us >= 100_000), "requests due in the pause were sent after it");
     let after = records.iter().filter(|r| r.scheduled_us >= 3_000_000).collect::<Vec<_>>();
     let late = after.iter().filter(|r| r.lag_us >= 5_000).count();
-    assert!(late * 50 < after.len(), "{late} of {} late in the last second", after.len());
+    assert!(late * 10 < after.len(), "{late} of {} late in the last second", after.len());
     assert!(server.connections() <= 200, "{} connections", server.connections());
 }
 
