@@ -479,8 +479,10 @@ async fn a_paused_generator_recovers_and_keeps_its_connections_bounded() {
     assert_eq!(records.len(), 4000);
     assert!(records.iter().all(|r| r.status == 200));
     // The pause shows as lag for the requests due in it, and the generator is back on time after.
-    let paused = records.iter().filter(|r| (1_100_000..1_900_000).contains(&r.scheduled_us)).collect::<Vec<_>>();
-    assert!(paused.iter().all(|r| r.lag_us >= 100_000), "requests due in the pause were sent after it");
+    // (A 1 s pause at 1,000/s: about 500 requests wait half a second or more, however late the
+    // child started its schedule.)
+    let waited = records.iter().filter(|r| r.lag_us >= 500_000).count();
+    assert!(waited >= 300, "requests due in the pause were sent after it: {waited} waited 0.5 s or more");
     let after = records.iter().filter(|r| r.scheduled_us >= 3_000_000).collect::<Vec<_>>();
     let late = after.iter().filter(|r| r.lag_us >= 5_000).count();
     assert!(late * 10 < after.len(), "{late} of {} late in the last second", after.len());
