@@ -6,6 +6,10 @@ use lab::experiment::{Event, RunOptions};
 use lab::verdict::Finding;
 use tokio_util::sync::CancellationToken;
 
+/// The labs here run one at a time: a capacity search at 5,000/s beside another lab on a
+/// 2-core machine would measure the machine, and the search rightly stops as generator-limited.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("loadlab-lab-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -26,6 +30,7 @@ async fn run(plan: &Path, out: &Path) -> lab::experiment::Lab {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_origins_the_faster_is_named_with_a_significant_difference() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let d = dir("ab");
     write(&d, "fast.json", r#"{"route": "/*", "body": "hi", "stages": [{"at": 0, "status": 200, "latency": "5ms"}]}"#);
     write(&d, "slow.json", r#"{"route": "/*", "body": "hi", "stages": [{"at": 0, "status": 200, "latency": "25ms"}]}"#);
@@ -115,6 +120,7 @@ than = "fast"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn capacity_search_finds_the_knee_of_a_limited_origin() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     // 50 requests at once, 10 ms each: about 5,000 per second, then a queue, then 503s.
     let d = dir("capacity");
     write(
