@@ -6,9 +6,12 @@ use hdrhistogram::Histogram;
 use results::{Consumer, Entry, Metrics, RunHeader};
 use serde::Serialize;
 
-/// A step counts as generator-limited when more than this share of its sends left late: the
-/// generator (not the system under test) could not keep the schedule.
-pub const LATE_SHARE_LIMIT: f64 = 0.01;
+/// A step counts as generator-limited when the generator fell behind its schedule with room
+/// under its cap on requests in flight (more than 1% of sends late, or requests not sent: see
+/// `Metrics::generator_saturated`; a target so slow that every worker was busy is the target's
+/// fault), and its 99th percentile send left more than this late: a few sends 5 ms late while
+/// the pool grows at the start are noise, a generator that cannot keep up falls behind by far more.
+pub const GENERATOR_LAG_P99_MS: f64 = 20.0;
 
 /// Takes a step's records after its warm-up.
 pub struct StepConsumer {
@@ -117,7 +120,6 @@ pub struct Numbers {
 
 impl Numbers {
     pub fn of(m: &Metrics, ok: &Histogram<u64>, asked_rate: Option<f64>) -> Numbers {
-        let late_share = if m.requests == 0 { 0.0 } else { m.late_sends as f64 / m.requests as f64 };
         Numbers {
             requests: m.requests,
             successes: m.successes,
@@ -134,7 +136,9 @@ impl Numbers {
             bytes_in: m.bytes_in,
             errors: m.errors.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             status: m.status.iter().map(|(k, v)| (*k, *v)).collect(),
-            generator_limited: asked_rate.is_some() && late_share > LATE_SHARE_LIMIT,
+            generator_limited: asked_rate.is_some()
+                && m.generator_saturated().is_some()
+                && m.lag.value_at_quantile(0.99) as f64 / 1000.0 > GENERATOR_LAG_P99_MS,
         }
     }
 }
@@ -155,17 +159,31 @@ mod tests {
             lag_us: lag_ms * 1000,
             ..Default::default()
         };
-        for r in [rec(500, 900, 200, 0), rec(1000, 100, 200, 0), rec(1500, 2, 0, 0), rec(1600, 120, 200, 10)] {
+        for r in [rec(500, 900, 200, 0), rec(1000, 100, 200, 0), rec(1500, 2, 0, 0), rec(1600, 120, 200, 30)] {
             let error = (r.status == 0).then_some("connect: connection refused");
             c.record(&Entry { record: &r, target: None, error }).unwrap();
         }
+        // The attack's end: room under its cap of 10 in flight.
+        let end = results::RunEnd {
+            asked_rate: Some(3.0),
+            peak_in_flight: 2,
+            in_flight_cap: Some(10),
+            complete: true,
+            ..Default::default()
+        };
+        let mut capped = StepConsumer::new(std::time::Duration::from_secs(1));
+        capped.counted = c.counted.clone();
+        c.end(&end).unwrap();
         let n = c.numbers(Some(3.0));
         assert_eq!((n.requests, n.successes, c.warmup_requests), (3, 2, 1));
         // The failure answered in 2 ms: all-request p50 is pulled down, success p50 is not.
         assert!(n.latency.p50 < 101.0 && n.ok_latency.p50 >= 99.0, "{n:?}");
         assert!((n.ok_latency.max - 120.0).abs() < 0.2);
-        // One late send of three: the generator fell behind.
+        // One send of three 30 ms late with workers free: the generator fell behind.
         assert!(n.generator_limited);
         assert!(!c.numbers(None).generator_limited, "a closed model has no schedule to fall behind");
+        // The same lateness with every worker busy is the target's: it counts against it.
+        capped.end(&results::RunEnd { peak_in_flight: 10, ..end }).unwrap();
+        assert!(!capped.numbers(Some(3.0)).generator_limited);
     }
 }
