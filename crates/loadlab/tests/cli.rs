@@ -66,6 +66,20 @@ async fn attack_pipes_into_report() {
     assert!(got.iter().all(|c| c.path == "/news" && c.headers["replayed-traffic"] == "true"));
 }
 
+/// Runs `run` with stderr on a pseudo-terminal; returns its status and what the terminal showed.
+fn stderr_on_pty(run: impl FnOnce(Stdio) -> std::process::ExitStatus) -> (std::process::ExitStatus, String) {
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let mut master = std::fs::File::from(pty.master);
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        // Ends with EIO once the child (the last holder of the slave side) exits.
+        let _ = std::io::Read::read_to_end(&mut master, &mut seen);
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    let status = run(Stdio::from(pty.slave));
+    (status, reader.join().unwrap())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_line_is_drawn_on_a_terminal_and_only_there() {
     let server = TestServer::start(Behaviour::default()).await;
@@ -81,16 +95,8 @@ async fn progress_line_is_drawn_on_a_terminal_and_only_there() {
                 .unwrap()
         };
         // stderr on a pseudo-terminal: what a user at a shell sees.
-        let pty = nix::pty::openpty(None, None).unwrap();
-        let mut master = std::fs::File::from(pty.master);
-        let reader = std::thread::spawn(move || {
-            let mut seen = Vec::new();
-            // Ends with EIO once the child (the last holder of the slave side) exits.
-            let _ = std::io::Read::read_to_end(&mut master, &mut seen);
-            String::from_utf8_lossy(&seen).into_owned()
-        });
-        assert!(attack(Stdio::from(pty.slave), "tty.llr").success());
-        let on_tty = reader.join().unwrap();
+        let (status, on_tty) = stderr_on_pty(|stderr| attack(stderr, "tty.llr"));
+        assert!(status.success());
         let piped = loadlab()
             .args(["attack", &url, "--rate", "100", "--duration", "1500ms", "--output"])
             .arg(dir.join("piped.llr"))
@@ -508,21 +514,16 @@ async fn the_progress_bar_says_when_the_target_is_the_limit() {
     let dir = tempdir("progress-limit");
     let url = server.url("/");
     let seen = blocking(move || {
-        let pty = nix::pty::openpty(None, None).unwrap();
-        let mut master = std::fs::File::from(pty.master);
-        let reader = std::thread::spawn(move || {
-            let mut seen = Vec::new();
-            let _ = std::io::Read::read_to_end(&mut master, &mut seen);
-            String::from_utf8_lossy(&seen).into_owned()
+        let (status, seen) = stderr_on_pty(|stderr| {
+            loadlab()
+                .args(["attack", &url, "--rate", "100", "--duration", "2500ms", "--max-workers", "2", "--output"])
+                .arg(dir.join("limit.llr"))
+                .stderr(stderr)
+                .status()
+                .unwrap()
         });
-        let status = loadlab()
-            .args(["attack", &url, "--rate", "100", "--duration", "2500ms", "--max-workers", "2", "--output"])
-            .arg(dir.join("limit.llr"))
-            .stderr(Stdio::from(pty.slave))
-            .status()
-            .unwrap();
         assert!(status.success());
-        reader.join().unwrap()
+        seen
     })
     .await;
     assert!(seen.contains("all 2 workers busy: the target is the limit"), "{seen:?}");
