@@ -167,3 +167,88 @@ fn bad_input_exits_2() {
     let o = loadlab().args(["plot", "--chart", "pie", "-o", "x.svg"]).arg(&junk).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Pixels within 12 of `hex` in every channel.
+fn count_colour(buf: &[u8], line: usize, channels: usize, area: [u32; 4], hex: &str) -> usize {
+    let want: Vec<i32> = (0..3).map(|k| i32::from_str_radix(&hex[1 + 2 * k..3 + 2 * k], 16).unwrap()).collect();
+    let [x, y, w, h] = area;
+    let mut n = 0;
+    for py in y..y + h {
+        for px in x..x + w {
+            let o = py as usize * line + px as usize * channels;
+            if (0..3).all(|k| (buf[o + k] as i32 - want[k]).abs() <= 12) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twelve_runs_stay_distinct_on_screen() {
+    let dir = tempdir("twelve");
+    let mut servers = Vec::new();
+    for k in 0..12u64 {
+        servers
+            .push(TestServer::start(Behaviour { delay: Duration::from_millis(2 + 3 * k), ..Default::default() }).await);
+    }
+    let mut children = Vec::new();
+    let mut files = Vec::new();
+    for (k, server) in servers.iter().enumerate() {
+        let file = dir.join(format!("run{k:02}.llr"));
+        let child = loadlab()
+            .args(["attack", "--name", &format!("run{k:02}"), "--rate", "20", "--duration", "2s", "-o"])
+            .arg(&file)
+            .arg(server.url("/"))
+            .spawn()
+            .unwrap();
+        children.push(child);
+        files.push(file);
+    }
+    tokio::task::spawn_blocking(move || {
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+    })
+    .await
+    .unwrap();
+    let html = dir.join("twelve.html");
+    let o = loadlab().args(["plot", "--chart", "latency", "-o"]).arg(&html).args(&files).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let url = format!("file://{}", html.display());
+    let dom = chromium(&["--virtual-time-budget=5000", "--dump-dom", &url], &dir.join("profile-dom"));
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    assert!(dom.contains(r#"<body data-drawn="1""#) && !dom.contains("data-errors"), "{}", &dom[..dom.len().min(400)]);
+    let b: Vec<u32> = dom
+        .split("data-box=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let shot = dir.join("twelve.png");
+    let o = chromium(
+        &["--virtual-time-budget=5000", &format!("--screenshot={}", shot.display()), &url],
+        &dir.join("profile-shot"),
+    );
+    assert!(shot.exists(), "no screenshot: {}", stderr(&o));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.line_size / info.width as usize;
+    // The plot area only (past the axis labels), so legend swatches do not count.
+    let area = [b[0] + 66, b[1] + 14, b[2] - 84, (b[3] - 52).min(info.height - b[1] - 14)];
+    let palette = report::chart::PALETTE;
+    let seen: Vec<(usize, &str, usize)> = palette[..12]
+        .iter()
+        .enumerate()
+        .map(|(k, c)| (k, *c, count_colour(&buf, info.line_size, channels, area, c)))
+        .collect();
+    let missing: Vec<_> = seen.iter().filter(|(_, _, n)| *n < 30).collect();
+    assert!(missing.is_empty(), "runs without their own colour on screen: {missing:?} (all: {seen:?})");
+}

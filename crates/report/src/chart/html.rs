@@ -28,6 +28,12 @@ pub fn render_html(d: &ChartData, chart: Chart) -> String {
             );
         }
     }
+    // Only time charts zoom: an HDR-only page has nothing to drag across.
+    let controls = if chart.list().iter().any(|c| *c != Chart::Hdr) {
+        r#"<div class="controls">Drag across a time chart to zoom in; double-click or <button id="reset">Reset zoom</button>.</div>"#
+    } else {
+        ""
+    };
     let runs: Vec<String> = d.runs.iter().map(|r| format!("{} ({} requests)", esc(&r.name), r.requests)).collect();
     format!(
         r#"<!doctype html>
@@ -49,7 +55,7 @@ canvas {{ width: 100%; height: 320px; display: block; border: 1px solid #eee; cu
 <body>
 <h1>{title}</h1>
 <div class="runs">{runs}</div>
-<div class="controls">Drag across a time chart to zoom in; double-click or <button id="reset">Reset zoom</button>.</div>
+{controls}
 {sections}<script type="application/json" id="data">{json}</script>
 <script>
 {SCRIPT}

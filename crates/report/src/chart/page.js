@@ -51,7 +51,14 @@
     g.textAlign = "right";
     for (const [v, l] of spec.y.ticks()) { const y = Y(v); g.beginPath(); g.moveTo(M.l, y); g.lineTo(M.l + pw, y); g.stroke(); g.fillText(l, M.l - 6, y + 4); }
     g.textAlign = "center";
-    for (const [v, l] of spec.x.ticks()) { const x = X(v); if (x < M.l - 0.5 || x > M.l + pw + 0.5) continue; g.beginPath(); g.moveTo(x, M.t); g.lineTo(x, M.t + ph); g.stroke(); g.fillText(l, x, M.t + ph + 16); }
+    for (const [v, l] of spec.x.ticks()) {
+      const x = X(v); if (x < M.l - 0.5 || x > M.l + pw + 0.5) continue;
+      g.beginPath(); g.moveTo(x, M.t); g.lineTo(x, M.t + ph); g.stroke();
+      // A label centred on the right edge would be cut off: end it at the edge instead.
+      const half = g.measureText(l).width / 2;
+      g.textAlign = x + half > w ? "right" : "center"; g.fillText(l, x + half > w ? w - 1 : x, M.t + ph + 16);
+    }
+    g.textAlign = "center";
     g.fillText(spec.xlabel, M.l + pw / 2, h - 4);
     g.save(); g.translate(14, M.t + ph / 2); g.rotate(-Math.PI / 2); g.fillText(spec.ylabel, 0, 0); g.restore();
     g.save(); g.beginPath(); g.rect(M.l, M.t, pw, ph); g.clip();
@@ -63,7 +70,10 @@
         g.globalAlpha = 1;
       } else if (s.type === "line") {
         g.strokeStyle = s.color; g.lineWidth = s.width || 2; g.setLineDash(s.dash ? [5, 3] : []);
-        g.beginPath(); s.data.forEach((p, i) => (i ? g.lineTo(X(p[0]), Y(p[1])) : g.moveTo(X(p[0]), Y(p[1])))); g.stroke();
+        // A lone point (a one-second run) is drawn across its second, or it would not show.
+        const pts = s.data.map((p) => [X(p[0]), Y(p[1])]);
+        if (pts.length === 1) pts.push([pts[0][0] + 8, pts[0][1]]), (pts[0] = [pts[0][0] - 8, pts[0][1]]);
+        g.beginPath(); pts.forEach((p, i) => (i ? g.lineTo(p[0], p[1]) : g.moveTo(p[0], p[1]))); g.stroke();
         g.setLineDash([]);
       } else if (s.type === "bars") {
         for (const b of s.data) {
@@ -88,6 +98,10 @@
   const lmax = lat.length ? lat.reduce((a, b) => Math.max(a, b)) : 1;
   const latLo = steps(lmin).reverse().find((s) => s <= lmin * 1.0001) || lmin;
   const latHi = Math.max(latLo * 2, steps(lmax).find((s) => s >= lmax * 0.9999) || lmax);
+  // Under a factor of 4 between min and max a log axis flattens the data: use a linear one.
+  const narrow = lat.length > 0 && lmax / lmin < 4;
+  const latPad = Math.max((lmax - lmin) * 0.1, lmax * 1e-3);
+  const latAxis = () => (narrow ? lin(Math.max(0, lmin - latPad), lmax + latPad) : log(latLo, latHi));
   const codes = [...new Set(D.runs.flatMap((r) => r.seconds.flatMap((s) => Object.keys(s.status).map(Number))))].sort((a, b) => a - b);
   // One bar per run in each second: runs that never ran together are not added up.
   const K = Math.max(1, D.runs.length);
@@ -107,7 +121,7 @@
       time: true,
       legend: () => D.runs.flatMap((r, i) => [[PAL[i % PAL.length], r.name + " p99"], [PAL[i % PAL.length], r.name + " p50", true]]).concat(D.runs.some((r) => r.errors.length) ? [[ERR, "errors"]] : []),
       spec: () => ({
-        x: lin(zoom[0], zoom[1]), y: log(latLo, latHi), xlabel: "seconds since start", ylabel: "latency (ms)",
+        x: lin(zoom[0], zoom[1]), y: latAxis(), xlabel: "seconds since start", ylabel: "latency (ms)",
         series: D.runs.flatMap((r, i) => [
           { type: "points", color: PAL[i % PAL.length], data: r.ok },
           { type: "points", color: PAL[i % PAL.length], square: true, data: r.errors },
@@ -174,7 +188,8 @@
     cv.addEventListener("mouseup", (ev) => { if (from === null) return; const to = toT(ev); if (Math.abs(to - from) > (zoom[1] - zoom[0]) / 200) { zoom = [Math.min(from, to), Math.max(from, to)]; redraw(); } from = null; });
     cv.addEventListener("dblclick", () => { zoom = [0, maxT]; redraw(); });
   }
-  document.getElementById("reset").addEventListener("click", () => { zoom = [0, maxT]; redraw(); });
+  const reset = document.getElementById("reset");
+  if (reset) reset.addEventListener("click", () => { zoom = [0, maxT]; redraw(); });
   window.addEventListener("resize", redraw);
   redraw();
 })();

@@ -139,12 +139,16 @@ fn trim(v: f64) -> String {
     s.to_owned()
 }
 
+/// The 1, 2 or 5 x 10^k step that cuts a..b into at most 8 parts.
+fn nice_step(a: f64, b: f64) -> f64 {
+    let span = (b - a).max(1e-9);
+    let mag = 10f64.powf((span / 6.0).log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| span / s <= 8.0).unwrap_or(10.0 * mag)
+}
+
 /// Round ticks (1, 2, 5 x 10^k steps) covering a..b.
 fn nice_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
-    let span = (b - a).max(1e-9);
-    let raw = span / 6.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| span / s <= 8.0).unwrap_or(10.0 * mag);
+    let step = nice_step(a, b);
     let mut out = Vec::new();
     let mut v = (a / step).ceil() * step;
     while v <= b + step * 1e-6 {
@@ -189,9 +193,12 @@ pub(super) fn frame(out: &mut String, f: &Frame, title: &str, xlabel: &str, ylab
     }
     for (v, label) in f.x.ticks() {
         let x = f.px(v);
+        // A label centred on the right edge would be cut off: end it at the edge instead.
+        let half_width = label.chars().count() as f64 * 3.5;
+        let anchor = if x + half_width > WIDTH { r#" style="text-anchor:end""# } else { "" };
         let _ = writeln!(
             out,
-            r#"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" class="grid"/><text x="{x:.1}" y="{}" class="xtick">{label}</text>"#,
+            r#"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" class="grid"/><text x="{x:.1}" y="{}" class="xtick"{anchor}>{label}</text>"#,
             y1 + 16.0
         );
     }
@@ -239,12 +246,16 @@ pub(super) fn polyline(
     width: f64,
     dashed: bool,
 ) {
+    let pts: Vec<(f64, f64)> = pts.map(|(x, y)| (f.px(x), f.py(y))).collect();
+    // A lone point (a one-second run) gets a short stroke, or it would not show.
+    let pts = match pts[..] {
+        [] => return,
+        [(x, y)] => vec![(x - 8.0, y), (x + 8.0, y)],
+        _ => pts,
+    };
     let mut d = String::new();
     for (x, y) in pts {
-        let _ = write!(d, "{:.1},{:.1} ", f.px(x), f.py(y));
-    }
-    if d.is_empty() {
-        return;
+        let _ = write!(d, "{x:.1},{y:.1} ");
     }
     let dash = if dashed { r#" stroke-dasharray="5 3""# } else { "" };
     let _ = writeln!(
@@ -261,26 +272,35 @@ fn max_time(d: &ChartData) -> f64 {
         .fold(1.0, f64::max)
 }
 
-fn latency_range(d: &ChartData) -> (f64, f64) {
+/// The latency axis: logarithmic over 1, 2, 5 x 10^k bounds, or linear when the data spans less
+/// than a factor of 4 (1,000-1,017 ms on a log axis from 1 to 2 s would be one flat line).
+fn latency_scale(d: &ChartData) -> Scale {
     let all = d.runs.iter().flat_map(|r| r.ok.iter().chain(&r.errors)).map(|p: &Point| p.1);
     let (lo, hi) = all.fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     if hi <= 0.0 {
-        return (0.1, 1.0);
+        return Scale::Log(0.1, 1.0);
     }
-    // Round outward to 1, 2 or 5 x 10^k, so a narrow range is not lost in whole decades.
+    let lo = lo.max(0.001);
+    if hi / lo < NARROW {
+        let pad = ((hi - lo) * 0.1).max(hi * 1e-3);
+        let (a, b) = (lo - pad, hi + pad);
+        let step = nice_step(a.max(0.0), b);
+        return Scale::Linear(((a / step).floor() * step).max(0.0), (b / step).ceil() * step);
+    }
     let steps = |v: f64| {
         let d = 10f64.powf(v.log10().floor());
         [d, 2.0 * d, 5.0 * d, 10.0 * d]
     };
-    let lo = lo.max(0.001);
     let lo = steps(lo).into_iter().rev().find(|s| *s <= lo * 1.0001).unwrap_or(lo);
     let hi = steps(hi).into_iter().find(|s| *s >= hi * 0.9999).unwrap_or(hi).max(lo * 2.0);
-    (lo, hi)
+    Scale::Log(lo, hi)
 }
 
+/// Below this max/min ratio the latency axis is linear.
+const NARROW: f64 = 4.0;
+
 fn latency_chart(out: &mut String, d: &ChartData, top: f64) {
-    let (lo, hi) = latency_range(d);
-    let f = Frame { x: Scale::Linear(0.0, max_time(d)), y: Scale::Log(lo, hi), top };
+    let f = Frame { x: Scale::Linear(0.0, max_time(d)), y: latency_scale(d), top };
     frame(out, &f, "Latency over time", "seconds since start", "latency (ms)");
     let mut items = Vec::new();
     for (i, r) in d.runs.iter().enumerate() {
@@ -496,5 +516,44 @@ mod tests {
         assert_eq!(colours.len(), 12, "{colours:?}");
         // Each run's errors are drawn in its colour (outlined in red), not in one shared red.
         assert_eq!(svg.matches(&format!("stroke=\"{ERROR_COLOR}\" stroke-width=\"1.5\"")).count(), 12);
+    }
+
+    fn one_run(latencies_ms: &[f64]) -> ChartData {
+        let mut b = crate::chart::ChartBuilder::new("");
+        b.start_run(&results::RunHeader::default(), "run");
+        for (i, ms) in latencies_ms.iter().enumerate() {
+            let r = results::Record {
+                seq: i as u64,
+                scheduled_us: i as u64 * 10_000,
+                latency_us: (ms * 1000.0) as u64,
+                status: 200,
+                ..Default::default()
+            };
+            b.add(&r, None);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn a_narrow_latency_range_gets_a_linear_axis_that_spreads_it() {
+        // A 1 s origin: 1,000-1,017 ms. On a log axis from 1 to 2 s it would be one line.
+        let d = one_run(&[1000.2, 1004.0, 1017.0]);
+        let f = Frame { x: Scale::Linear(0.0, 1.0), y: latency_scale(&d), top: 0.0 };
+        assert!(matches!(f.y, Scale::Linear(..)));
+        let spread = f.py(1000.2) - f.py(1017.0);
+        assert!(spread > 0.6 * (HEIGHT - TOP - BOTTOM), "spread {spread:.1}px");
+        // A wide range stays logarithmic.
+        assert!(matches!(latency_scale(&one_run(&[1.0, 50.0, 900.0])), Scale::Log(1.0, 1000.0)));
+    }
+
+    #[test]
+    fn the_last_percentile_label_ends_inside_the_chart() {
+        let mut out = String::new();
+        let f = Frame { x: Scale::Percentile(6.0), y: Scale::Linear(0.0, 1.0), top: 0.0 };
+        frame(&mut out, &f, "", "", "");
+        let last = out.lines().filter(|l| l.contains("class=\"xtick\"")).last().unwrap();
+        assert!(last.contains("99.9999%") && last.contains("text-anchor:end"), "{last}");
+        let first = out.lines().find(|l| l.contains("class=\"xtick\"")).unwrap();
+        assert!(!first.contains("text-anchor:end"), "{first}");
     }
 }
