@@ -551,7 +551,7 @@ mod tests {
         let mut out = String::new();
         let f = Frame { x: Scale::Percentile(6.0), y: Scale::Linear(0.0, 1.0), top: 0.0 };
         frame(&mut out, &f, "", "", "");
-        let last = out.lines().filter(|l| l.contains("class=\"xtick\"")).next_back().unwrap();
+        let last = out.lines().rfind(|l| l.contains("class=\"xtick\"")).unwrap();
         assert!(last.contains("99.9999%") && last.contains("text-anchor:end"), "{last}");
         let first = out.lines().find(|l| l.contains("class=\"xtick\"")).unwrap();
         assert!(!first.contains("text-anchor:end"), "{first}");
