@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{CONNECTION, LOCATION};
+use http::header::{CONNECTION, CONTENT_ENCODING, LOCATION};
 use http::{HeaderMap, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -55,6 +55,8 @@ pub struct ClientOptions {
     /// Connect here instead of the URL's host (Host and SNI still come from the URL).
     pub connect_to: Option<String>,
     pub tls: TlsOptions,
+    /// Ask for gzip (when the target sets no Accept-Encoding) and count bodies' decoded size.
+    pub compressed: bool,
 }
 
 /// vegeta's defaults.
@@ -71,6 +73,7 @@ impl Default for ClientOptions {
             keepalive: true,
             connect_to: None,
             tls: TlsOptions::default(),
+            compressed: false,
         }
     }
 }
@@ -251,7 +254,7 @@ pub async fn send_once(
         out.conn_spent = true;
     }
     let location = if resp.status().is_redirection() { resp.headers().get(LOCATION).cloned() } else { None };
-    out.bytes_in = 0;
+    out.start_body(resp.headers().get(CONTENT_ENCODING).map(|v| v.as_bytes()));
     read_body(resp.into_body(), opts.max_body, out).await?;
     Ok(location.and_then(|l| resolve_location(&prepared.abs_uri, l.to_str().ok()?)))
 }
@@ -288,7 +291,7 @@ async fn send_once_h2(
     out.head_at = Some(Instant::now());
     out.status = resp.status().as_u16();
     let location = if resp.status().is_redirection() { resp.headers().get(LOCATION).cloned() } else { None };
-    out.bytes_in = 0;
+    out.start_body(resp.headers().get(CONTENT_ENCODING).map(|v| v.as_bytes()));
     let mut body = resp.into_body();
     let limit = opts.max_body.unwrap_or(u64::MAX);
     // Stopping early resets just this stream (when `body` drops): the connection stays usable.
@@ -296,7 +299,7 @@ async fn send_once_h2(
         let Some(chunk) = body.data().await else { break };
         let chunk = chunk.map_err(|e| Failure::new(h2_text(&e)))?;
         let _ = body.flow_control().release_capacity(chunk.len());
-        out.bytes_in = (out.bytes_in + chunk.len() as u64).min(limit);
+        out.received(&chunk, limit);
     }
     Ok(location.and_then(|l| resolve_location(&p.abs_uri, l.to_str().ok()?)))
 }
@@ -312,9 +315,8 @@ async fn read_body(mut body: Incoming, max: Option<u64>, out: &mut Exchange) -> 
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| Failure::new(hyper_text(&e)))?;
         if let Some(data) = frame.data_ref() {
-            out.bytes_in += data.len() as u64;
+            out.received(data, limit);
             if out.bytes_in >= limit {
-                out.bytes_in = limit;
                 if !hyper::body::Body::is_end_stream(&body) {
                     out.conn_spent = true;
                 }

@@ -67,6 +67,8 @@ pub struct Gauges {
     pub peak_in_flight: AtomicU64,
     /// Scheduled requests dropped because they could not be sent by the schedule's end.
     pub not_sent: AtomicU64,
+    /// Response bodies' decoded size (`--compressed`).
+    pub decoded_bytes_in: AtomicU64,
 }
 
 impl AttackConfig {

@@ -2,6 +2,8 @@
 
 use tokio::time::Instant;
 
+use crate::decoded::Decoder;
+
 /// What one exchange produced.
 #[derive(Debug, Default)]
 pub struct Exchange {
@@ -13,6 +15,32 @@ pub struct Exchange {
     pub conn_spent: bool,
     /// The exchange opened a connection (TCP, TLS included) rather than reusing one.
     pub new_conn: bool,
+    /// Count the decoded size of gzip and deflate bodies (`--compressed`).
+    pub decode: bool,
+    decoder: Option<Decoder>,
+}
+
+impl Exchange {
+    /// A (final) response's body begins, in this `Content-Encoding`.
+    pub(crate) fn start_body(&mut self, encoding: Option<&[u8]>) {
+        self.bytes_in = 0;
+        self.decoder = if self.decode { encoding.and_then(Decoder::for_encoding) } else { None };
+    }
+
+    /// Body bytes arrived; counted up to `limit` (`--max-body`).
+    pub(crate) fn received(&mut self, data: &[u8], limit: u64) {
+        let take = (data.len() as u64).min(limit.saturating_sub(self.bytes_in));
+        self.bytes_in += take;
+        if let Some(d) = &mut self.decoder {
+            d.feed(&data[..take as usize]);
+        }
+    }
+
+    /// The body's decoded size: what it decodes to when it was encoded (and decoding was
+    /// asked for), else the bytes received.
+    pub fn decoded_bytes(&mut self) -> u64 {
+        self.decoder.take().map_or(self.bytes_in, Decoder::finish)
+    }
 }
 
 /// What became of a request that did not get its response.

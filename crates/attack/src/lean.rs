@@ -95,7 +95,6 @@ impl LeanConn {
             }
         };
         out.head_at = Some(Instant::now());
-        out.bytes_in = 0;
         self.body(mode, max_body.unwrap_or(u64::MAX), out).await?;
         // Bytes beyond the response: the server said more than it announced. This response
         // stands; the connection is not trusted with another.
@@ -179,6 +178,7 @@ impl LeanConn {
         let mut chunked = false;
         let mut close = resp.version == Some(0);
         let mut location = None;
+        let mut encoding = None;
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
                 // RFC 9112 section 6.3: differing lengths make the response invalid.
@@ -205,8 +205,11 @@ impl LeanConn {
                 }
             } else if h.name.eq_ignore_ascii_case("location") && (300..400).contains(&status) {
                 location = std::str::from_utf8(h.value).ok().map(str::to_owned);
+            } else if h.name.eq_ignore_ascii_case("content-encoding") {
+                encoding = Some(h.value);
             }
         }
+        out.start_body(encoding);
         // Chunked with a length: the chunks win and the connection is not reused (RFC 9112 6.3).
         if chunked && length.is_some() {
             close = true;
@@ -230,8 +233,8 @@ impl LeanConn {
     /// Takes up to `want` buffered body bytes, counting them; returns how many.
     fn take(&mut self, want: u64, limit: u64, out: &mut Exchange) -> u64 {
         let n = ((self.end - self.start) as u64).min(want);
+        out.received(&self.buf[self.start..self.start + n as usize], limit);
         self.start += n as usize;
-        out.bytes_in = (out.bytes_in + n).min(limit);
         n
     }
 

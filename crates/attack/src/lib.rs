@@ -8,6 +8,7 @@
 
 mod client;
 mod config;
+mod decoded;
 mod exchange;
 mod lean;
 mod pacer;

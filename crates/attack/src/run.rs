@@ -53,7 +53,7 @@ pub async fn run<C: Consumer + Send + 'static>(
     let shared = Arc::new(Shared {
         lean: config.client.protocol == Protocol::Http1,
         connector,
-        prepared: config.targets.iter().map(Prepared::new).collect(),
+        prepared: config.targets.iter().map(|t| Prepared::new(&asking_gzip(t, config.client.compressed))).collect(),
         start,
         requests_per_conn: config.requests_per_conn,
         slots: (0..slot_count).map(|_| tokio::sync::Mutex::new(None)).collect(),
@@ -115,6 +115,7 @@ pub async fn run<C: Consumer + Send + 'static>(
             Model::Closed { .. } => None,
         },
         peak_in_flight: g.peak_in_flight.load(Ordering::Relaxed),
+        decoded_bytes_in: config.client.compressed.then(|| g.decoded_bytes_in.load(Ordering::Relaxed)),
         in_flight_cap: match &config.model {
             Model::Open { .. } => Some(config.max_workers.unwrap_or(DEFAULT_MAX_WORKERS) as u64),
             Model::Closed { connections, streams, .. } => Some((connections * streams) as u64),
@@ -126,4 +127,14 @@ pub async fn run<C: Consumer + Send + 'static>(
         .await
         .map_err(|e| AttackError::Io(std::io::Error::other(e)))??;
     Ok(Summary { metrics, consumer, interrupted })
+}
+
+/// With `--compressed`, a target that sets no Accept-Encoding asks for gzip (as Go's client
+/// does, and so vegeta).
+fn asking_gzip(t: &Target, compressed: bool) -> Target {
+    let mut t = t.clone();
+    if compressed && !t.headers.iter().any(|(k, _)| k == http::header::ACCEPT_ENCODING) {
+        t.headers.push((http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("gzip")));
+    }
+    t
 }

@@ -215,6 +215,10 @@ async fn handle(
     let (parts, body) = req.into_parts();
     let body = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
     let path = parts.uri.path().to_owned();
+    let wants_gzip = parts
+        .headers
+        .get(http::header::ACCEPT_ENCODING)
+        .is_some_and(|v| v.to_str().unwrap_or_default().contains("gzip"));
     cap.lock().unwrap().push(Captured {
         method: parts.method.to_string(),
         path: parts.uri.path_and_query().map(|p| p.to_string()).unwrap_or_default(),
@@ -247,6 +251,13 @@ async fn handle(
     }
     let mut resp = Response::new(Full::new(b.body.clone()).boxed());
     match path.as_str() {
+        // The body gzipped when the client asks for gzip, as most servers do.
+        "/gzip" if wants_gzip => {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            std::io::Write::write_all(&mut gz, &b.body).unwrap();
+            *resp.body_mut() = Full::new(Bytes::from(gz.finish().unwrap())).boxed();
+            resp.headers_mut().insert(http::header::CONTENT_ENCODING, "gzip".parse().unwrap());
+        }
         "/redirect" => {
             *resp.status_mut() = StatusCode::FOUND;
             resp.headers_mut().insert(http::header::LOCATION, "/final".parse().unwrap());

@@ -223,6 +223,8 @@ impl Worker {
         shared.gauges.peak_in_flight.fetch_max(in_flight, Ordering::Relaxed);
         shared.gauges.sent.fetch_add(1, Ordering::Relaxed);
         let mut ex = Exchange::default();
+        let compressed = shared.connector.options().compressed;
+        ex.decode = compressed;
         let timeout = shared.connector.options().timeout;
         let result = tokio::time::timeout(timeout, self.exchange(target, &mut ex)).await;
         let done = Instant::now();
@@ -237,6 +239,9 @@ impl Worker {
         };
         if error.is_some() {
             ex.status = 0;
+        }
+        if compressed {
+            shared.gauges.decoded_bytes_in.fetch_add(ex.decoded_bytes(), Ordering::Relaxed);
         }
         let us = |t: Instant| t.saturating_duration_since(job.scheduled).as_micros() as u64;
         let latency_us = us(done);

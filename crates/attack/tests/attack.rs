@@ -617,3 +617,40 @@ async fn responses_against_rfc_9112_are_judged_as_it_says() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compressed_asks_for_gzip_and_counts_both_sizes() {
+    let body = Bytes::from("loadlab ".repeat(1000));
+    let server = TestServer::start(Behaviour { body: body.clone(), ..Default::default() }).await;
+    for protocol in [Protocol::Http1, Protocol::H2c] {
+        // Without --compressed: no Accept-Encoding, a plain body, no decoded count.
+        let mut config = closed(vec![target(&server.url("/gzip"))], 1, 1, 5);
+        config.client.protocol = protocol;
+        let run = attack(config).await;
+        assert_eq!(run.metrics.bytes_in, 5 * 8000);
+        assert_eq!(run.metrics.decoded_in(), None);
+
+        let mut config = closed(vec![target(&server.url("/gzip"))], 2, 1, 10);
+        config.client.protocol = protocol;
+        config.client.compressed = true;
+        let run = attack(config).await;
+        assert!(run.errors().is_empty(), "{:?}", run.errors());
+        let wire = run.records[0].0.bytes_in;
+        assert!(wire > 0 && wire < 200, "{protocol:?}: gzipped body of {wire} bytes");
+        assert_eq!(run.metrics.bytes_in, 10 * wire, "{protocol:?}: records count the bytes received");
+        assert_eq!(run.metrics.decoded_in(), Some(10 * 8000), "{protocol:?}: and the run their decoded size");
+    }
+    let sent = server.captured();
+    let asked: Vec<_> = sent.iter().map(|c| c.headers.get("accept-encoding").cloned()).collect();
+    assert_eq!(asked.iter().filter(|a| a.is_some()).count(), 20, "{asked:?}");
+
+    // A target's own Accept-Encoding is kept.
+    let mut t = target(&server.url("/gzip"));
+    t.headers.push((http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("identity")));
+    let mut config = closed(vec![t], 1, 1, 2);
+    config.client.compressed = true;
+    let run = attack(config).await;
+    assert_eq!(run.metrics.bytes_in, 2 * 8000);
+    assert_eq!(run.metrics.decoded_in(), Some(2 * 8000));
+    assert_eq!(server.captured().last().unwrap().headers.get("accept-encoding").unwrap(), "identity");
+}

@@ -87,6 +87,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
             cert: a.cert.clone(),
             key: a.key.clone(),
         },
+        compressed: a.compressed,
     };
     config.workers = a.workers;
     config.max_workers = a.max_workers;
@@ -109,7 +110,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
         "connections": a.connections, "streams": a.streams, "requests": a.requests,
         "requests_per_conn": a.requests_per_conn, "max_workers": a.max_workers,
         "protocol": format!("{:?}", config.client.protocol), "timeout": text(Some(a.timeout)),
-        "max_body": a.max_body, "keepalive": a.keepalive, "headers": a.headers,
+        "max_body": a.max_body, "keepalive": a.keepalive, "compressed": a.compressed, "headers": a.headers,
     });
     if let serde_json::Value::Object(map) = settings {
         config.settings = map.into_iter().filter(|(_, v)| !v.is_null()).collect();

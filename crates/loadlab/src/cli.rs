@@ -344,6 +344,10 @@ pub struct AttackArgs {
     /// Reuse connections (`--keepalive=false` for a connection per request).
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true")]
     pub keepalive: bool,
+    /// Ask for gzip (`Accept-Encoding: gzip`, unless a target sets its own) and count bodies'
+    /// decoded size beside the bytes received, as vegeta's Go client does by default.
+    #[arg(long)]
+    pub compressed: bool,
     /// Connect to HOST:PORT instead of the URL's host (Host and SNI unchanged).
     #[arg(long)]
     pub connect_to: Option<String>,

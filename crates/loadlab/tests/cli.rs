@@ -555,3 +555,26 @@ async fn report_by_step_splits_a_rate_steps_run() {
         .collect();
     assert_eq!(counts, [50, 100, 200]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compressed_reports_received_and_decoded_bytes() {
+    let body = bytes::Bytes::from("a".repeat(10_000));
+    let server = TestServer::start(Behaviour { body, ..Default::default() }).await;
+    let dir = tempdir("gzip");
+    let url = server.url("/gzip");
+    let file = dir.join("gz.llr");
+    let f = file.clone();
+    let o = blocking(move || {
+        run(loadlab().args(["attack", &url, "-compressed", "-connections", "1", "-requests", "4", "-output"]).arg(&f))
+    })
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&run(loadlab().arg("report").arg(&file)));
+    let line = |name: &str| text.lines().find(|l| l.starts_with(name)).unwrap_or_default().to_owned();
+    assert!(line("Bytes In decoded").ends_with("40000, 10000.00"), "{text}");
+    let wire: u64 = line("Bytes In ").split_whitespace().nth(4).unwrap().trim_end_matches(',').parse().unwrap();
+    assert!(wire < 1000, "{text}");
+    let json = report_json(&[&file]);
+    assert_eq!(json["bytes_in_decoded"]["total"], 40000);
+    assert_eq!(json["bytes_in"]["total"], wire);
+}

@@ -14,7 +14,7 @@ pub fn json_report(m: &Metrics) -> Value {
     let mean = |total: u64| if m.requests == 0 { 0.0 } else { total as f64 / m.requests as f64 };
     let (earliest, latest, end) = if m.requests == 0 { (0, 0, 0) } else { (m.earliest_ns, m.latest_ns, m.end_ns) };
     let status: serde_json::Map<String, Value> = m.status.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-    json!({
+    let mut out = json!({
         "latencies": {
             "total": m.latency_sum_us as u64 * 1000,
             "mean": (m.mean_latency_us() * 1000.0).round() as u64,
@@ -61,5 +61,9 @@ pub fn json_report(m: &Metrics) -> Value {
         "generator_saturated": m.generator_saturated().is_some(),
         "interrupted": m.interrupted,
         "incomplete_runs": m.incomplete,
-    })
+    });
+    if let Some(d) = m.decoded_in() {
+        out["bytes_in_decoded"] = json!({ "total": d, "mean": mean(d) });
+    }
+    out
 }

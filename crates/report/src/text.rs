@@ -47,6 +47,9 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
         us(max)
     );
     s += &format!("Bytes In\t[total, mean]\t{}, {:.2}\n", m.bytes_in, mean(m.bytes_in));
+    if let Some(d) = m.decoded_in() {
+        s += &format!("Bytes In decoded\t[total, mean]\t{}, {:.2}\n", d, mean(d));
+    }
     s += &format!("Bytes Out\t[total, mean]\t{}, {:.2}\n", m.bytes_out, mean(m.bytes_out));
     s += &format!("Success\t[ratio]\t{:.2}%\n", m.success_ratio() * 100.0);
     s += "Status Codes\t[code:count]\t";

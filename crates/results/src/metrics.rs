@@ -82,6 +82,10 @@ impl Consumer for Metrics {
         }
         self.interrupted |= end.interrupted;
         self.incomplete += u64::from(!end.complete);
+        if let Some(d) = end.decoded_bytes_in {
+            *self.decoded_bytes_in.get_or_insert(0) += d;
+            self.decoded_runs += 1;
+        }
         Ok(())
     }
 }
@@ -102,8 +106,12 @@ pub struct Metrics {
     /// below every real latency).
     pub latency_min_us: u64,
     pub latency_max_us: u64,
+    /// Response body bytes as received (content-coded, de-chunked).
     pub bytes_in: u64,
     pub bytes_out: u64,
+    /// Response bodies' decoded size, summed over the runs that decoded (`--compressed`).
+    pub decoded_bytes_in: Option<u64>,
+    pub decoded_runs: u64,
     pub status: BTreeMap<u16, u64>,
     /// Error text to count.
     pub errors: BTreeMap<String, u64>,
@@ -151,6 +159,8 @@ impl Default for Metrics {
             latency_max_us: 0,
             bytes_in: 0,
             bytes_out: 0,
+            decoded_bytes_in: None,
+            decoded_runs: 0,
             status: BTreeMap::new(),
             errors: BTreeMap::new(),
             late_sends: 0,
@@ -271,6 +281,15 @@ impl Metrics {
         self.incomplete += other.incomplete;
         self.imported_runs += other.imported_runs;
         self.closed_runs += other.closed_runs;
+        if let Some(d) = other.decoded_bytes_in {
+            *self.decoded_bytes_in.get_or_insert(0) += d;
+        }
+        self.decoded_runs += other.decoded_runs;
+    }
+
+    /// Bodies' decoded size, when every run taken decoded them.
+    pub fn decoded_in(&self) -> Option<u64> {
+        self.decoded_bytes_in.filter(|_| self.decoded_runs == self.runs.len() as u64)
     }
 
     /// Every run taken was imported from vegeta: lag, TTFB and connections are unknown.

@@ -68,6 +68,10 @@ pub struct RunEnd {
     pub peak_in_flight: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight_cap: Option<u64>,
+    /// Response bodies' total decoded size, where the attack decoded them (`--compressed`);
+    /// records count the bytes received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoded_bytes_in: Option<u64>,
     /// Stopped (SIGINT, SIGTERM) before its schedule or count ran out.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
