@@ -410,13 +410,35 @@ impl<R: Read> Reader<R> {
                         return Ok(None);
                     }
                 }
-                _ if start == 0 => return Err(Error::new(&self.name, ErrorKind::NotResults)),
+                _ if start == 0 => return Err(self.not_results(tag[0])),
                 _ => {
                     self.damaged(start, "damaged block (unknown tag)");
                     return Ok(None);
                 }
             }
         }
+    }
+
+    /// Not a results file: says what it looks like, when it looks like vegeta's output.
+    fn not_results(&mut self, first: u8) -> Error {
+        let mut head = [0u8; 128];
+        head[0] = first;
+        let got = match self.fill(&mut head[1..]) {
+            Ok(Fill::Eof) | Err(_) => 1,
+            Ok(_) => 1 + (self.offset as usize - 1).min(127),
+        };
+        let head = &head[..got];
+        let has = |w: &[u8]| head.windows(w.len()).any(|x| x == w);
+        let kind = if has(b"Result") && (has(b"Attack") || has(b"Seq") || has(b"Code")) {
+            ErrorKind::Foreign("vegeta's binary (gob) results: convert them with `vegeta encode --to json FILE | loadlab encode --from vegeta-json -o FILE.llr`")
+        } else if first == b'{' && has(b"\"timestamp\"") {
+            ErrorKind::Foreign(
+                "vegeta's JSON results: bring them in with `loadlab encode --from vegeta-json FILE -o FILE.llr`",
+            )
+        } else {
+            ErrorKind::NotResults
+        };
+        Error::new(&self.name, kind)
     }
 
     fn read_header(&mut self, start: u64) -> Result<Option<Arc<RunHeader>>, Error> {
@@ -730,6 +752,17 @@ mod tests {
             assert_eq!(err.kind, ErrorKind::NotResults);
             assert!(err.to_string().starts_with("junk.txt: not a loadlab results file"));
         }
+    }
+
+    #[test]
+    fn vegeta_results_are_recognised_with_the_way_to_bring_them_in() {
+        // Written by `vegeta attack -rate 5 -duration 1s` against a loopback origin.
+        let gob = include_bytes!("../tests/data/vegeta-5-requests.bin");
+        let err = Reader::new(&gob[..], "r.bin").next().unwrap_err();
+        assert!(err.to_string().contains("vegeta's binary (gob) results: convert them with `vegeta encode"), "{err}");
+        let json = br#"{"attack":"","seq":0,"code":200,"timestamp":"2026-11-23T09:03:00Z","latency":1}"#;
+        let err = Reader::new(&json[..], "r.json").next().unwrap_err();
+        assert!(err.to_string().contains("loadlab encode --from vegeta-json"), "{err}");
     }
 
     #[test]

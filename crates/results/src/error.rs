@@ -5,6 +5,8 @@ use std::fmt;
 pub enum ErrorKind {
     /// The input does not start like a results file.
     NotResults,
+    /// The input is another tool's results: how to bring them in.
+    Foreign(&'static str),
     /// The input is a results file of a version this build cannot read.
     Version(u8),
     /// A header that is not valid (bad JSON, bad checksum).
@@ -33,6 +35,7 @@ impl fmt::Display for Error {
         let name = &self.source_name;
         match &self.kind {
             ErrorKind::NotResults => write!(f, "{name}: not a loadlab results file (bad magic at byte 0)"),
+            ErrorKind::Foreign(how) => write!(f, "{name}: not a loadlab results file but {how}"),
             ErrorKind::Version(v) => write!(f, "{name}: results format version {v} is not supported"),
             ErrorKind::BadHeader(why) => write!(f, "{name}: bad run header: {why}"),
             ErrorKind::Io(why) => write!(f, "{name}: {why}"),
