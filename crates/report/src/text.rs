@@ -22,10 +22,9 @@ pub(crate) fn quantile_us(h: &hdrhistogram::Histogram<u64>, q: f64) -> u64 {
 }
 
 pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
-    let lat = &m.latency;
     // Exact extremes; percentiles from the histogram.
     let (min, max) = if m.requests == 0 { (0, 0) } else { (m.latency_min_us, m.latency_max_us) };
-    let q = |p| us(quantile_us(lat, p));
+    let q = |p| us(m.latency_quantile_us(p));
     let mean_ns = (m.mean_latency_us() * 1000.0).round() as u64;
     let mean = |total: u64| if m.requests == 0 { 0.0 } else { total as f64 / m.requests as f64 };
     let mut s = String::new();

@@ -287,6 +287,15 @@ impl Metrics {
         self.decoded_runs += other.decoded_runs;
     }
 
+    /// A latency percentile in microseconds: from the histogram, kept within the exact min and
+    /// max (a bucket's upper edge can lie above every real latency).
+    pub fn latency_quantile_us(&self, q: f64) -> u64 {
+        if self.latency.is_empty() {
+            return 0;
+        }
+        self.latency.value_at_quantile(q).clamp(self.latency_min_us.min(self.latency_max_us), self.latency_max_us)
+    }
+
     /// Bodies' decoded size, when every run taken decoded them.
     pub fn decoded_in(&self) -> Option<u64> {
         self.decoded_bytes_in.filter(|_| self.decoded_runs == self.runs.len() as u64)
@@ -454,6 +463,10 @@ mod exact_tests {
         }
         assert!(m.latency.min() < 1_000_248, "the histogram rounds down: {}", m.latency.min());
         assert_eq!((m.latency_min_us, m.latency_max_us), (1_000_248, 1_017_333));
+        // Percentiles stay within them: p99's bucket edge lies above the real maximum.
+        assert!(m.latency.value_at_quantile(0.99) > 1_017_333);
+        assert_eq!(m.latency_quantile_us(0.99), 1_017_333);
+        assert_eq!(m.latency_quantile_us(0.0), 1_000_248);
         let mut other = Metrics::new();
         other.add(0, &Record { latency_us: 999_000, status: 200, ..Default::default() }, None);
         m.merge(&other);
