@@ -336,7 +336,8 @@ pub struct Fetched {
 }
 
 /// GETs `url` with `headers` and reads the whole body (following up to `opts.redirects`
-/// redirects): for fetching payloads once, with the same client the attack uses.
+/// redirects): for fetching payloads once, with the same client the attack uses. A body longer
+/// than `opts.max_body` fails the fetch, having read no more than that.
 pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions) -> Result<Fetched, String> {
     let mut target = Target::new(Method::GET, crate::targets::parse_url(url)?);
     for (k, v) in headers {
@@ -344,6 +345,8 @@ pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions)
     }
     let timeout = opts.timeout;
     let max_hops = opts.redirects.unwrap_or(0);
+    let limit = opts.max_body.unwrap_or(u64::MAX);
+    let too_long = || format!("body over {limit} bytes");
     let connector = Connector::new(opts)?;
     let mut prepared = Prepared::new(&target);
     let work = async {
@@ -354,8 +357,12 @@ pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions)
                     let resp =
                         s.lock().await.send_request(prepared.request(false)).await.map_err(|e| hyper_text(&e))?;
                     let (parts, body) = resp.into_parts();
-                    let body = body.collect().await.map_err(|e| hyper_text(&e))?.to_bytes();
-                    (parts.status, parts.headers, body)
+                    let limited = http_body_util::Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
+                    let body = limited.collect().await.map_err(|e| match e.downcast::<hyper::Error>() {
+                        Ok(e) => hyper_text(&e),
+                        Err(_) => too_long(),
+                    })?;
+                    (parts.status, parts.headers, body.to_bytes())
                 }
                 Conn::H2(c) => {
                     let resp = h2_request(c.send, &prepared).await.map_err(|e| h2_text(&e))?;
@@ -364,6 +371,9 @@ pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions)
                     while let Some(chunk) = stream.data().await {
                         let chunk = chunk.map_err(|e| h2_text(&e))?;
                         let _ = stream.flow_control().release_capacity(chunk.len());
+                        if (body.len() + chunk.len()) as u64 > limit {
+                            return Err(too_long());
+                        }
                         body.extend_from_slice(&chunk);
                     }
                     (parts.status, parts.headers, body.freeze())

@@ -112,7 +112,7 @@ fn metrics(sim: &Simulation) -> String {
     let mut out = String::new();
     out += "# HELP loadlab_origin_requests_total Simulated requests by route and status (or fault).\n";
     out += "# TYPE loadlab_origin_requests_total counter\n";
-    for (route, counts) in c.routes.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+    for (route, counts) in c.routes.lock().unwrap_or_else(|e| e.into_inner()).order.iter() {
         for (status, n) in counts.nonzero() {
             let route = route.replace('\\', "\\\\").replace('"', "\\\"");
             let _ = writeln!(out, "loadlab_origin_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}");

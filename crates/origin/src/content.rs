@@ -57,28 +57,74 @@ pub fn gzip(data: &[u8]) -> Bytes {
     Bytes::from(enc.finish().expect("writing to memory"))
 }
 
+#[cfg(test)]
 fn gunzip(data: &[u8]) -> Result<Vec<u8>, std::io::Error> {
     let mut out = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(data), &mut out)?;
     Ok(out)
 }
 
-/// A built payload and whether its uncompressed form starts with `{` (for the content type).
+/// A built payload, whether its uncompressed form starts with `{` (for the content type), and
+/// the bytes it holds.
 pub struct Built {
     pub payload: Payload,
     pub json: bool,
+    pub bytes: u64,
 }
 
-/// Makes the payload of `recipe`; `path` names the recipe in errors.
-pub async fn build(recipe: &Recipe, path: &str) -> Result<Built, RecipeError> {
+/// The recipe field that makes the payload, and the bytes making it takes as far as the recipe
+/// says, before anything is made. An origin's body is only known as it arrives: 0 here, held to
+/// the budget while it is fetched.
+pub fn planned_bytes(recipe: &Recipe) -> (&'static str, u64) {
+    match &recipe.source {
+        Source::Body(body) => {
+            let tags = crate::recipe::size_tags(body).map(|t| crate::recipe::parse_size(t).unwrap_or(0));
+            ("body", tags.fold(body.len() as u64, u64::saturating_add))
+        }
+        Source::Random { min, max } if min == max || !recipe.gzip() => ("random_content", *max),
+        // One buffer per variant, each gzipped.
+        Source::Random { max, .. } => ("random_content", max.saturating_mul(GZIP_VARIANTS as u64)),
+        Source::Origin(_) => ("origin", 0),
+        Source::Handler(_) => ("handler", 0),
+    }
+}
+
+impl Payload {
+    /// Bytes held.
+    fn bytes(&self) -> u64 {
+        match self {
+            Payload::Fixed(b) => b.len() as u64,
+            Payload::Slices { master, .. } => master.len() as u64,
+            Payload::Variants(v) => v.iter().map(|b| b.len() as u64).sum(),
+            Payload::Handler(_) => 0,
+        }
+    }
+}
+
+/// Makes the payload of `recipe`, reading at most `budget` bytes from an origin; `path` names the
+/// recipe in errors. Making and gzipping run off the event loop: a 100 MB payload stalls no
+/// request.
+pub async fn build(recipe: &Recipe, path: &str, budget: u64) -> Result<Built, RecipeError> {
     let gz = recipe.gzip();
+    let plain = match &recipe.source {
+        Source::Handler(h) => return Ok(Built { payload: Payload::Handler(*h), json: *h == Handler::Fibonacci, bytes: 0 }),
+        Source::Origin(url) => Some(fetch_origin(recipe, url, path, budget).await?),
+        _ => None,
+    };
+    let source = recipe.source.clone();
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || make(source, plain, gz, &path))
+        .await
+        .map_err(|e| RecipeError(format!("making the payload: {e}")))?
+}
+
+fn make(source: Source, fetched: Option<Vec<u8>>, gz: bool, path: &str) -> Result<Built, RecipeError> {
     let fixed = |plain: Vec<u8>| {
         let json = plain.first() == Some(&b'{');
         let bytes = if gz { gzip(&plain) } else { Bytes::from(plain) };
-        Built { payload: Payload::Fixed(bytes), json }
+        Built { bytes: bytes.len() as u64, payload: Payload::Fixed(bytes), json }
     };
-    Ok(match &recipe.source {
-        Source::Handler(h) => Built { payload: Payload::Handler(*h), json: *h == Handler::Fibonacci },
+    let built = match source {
         Source::Body(body) => {
             let mut out = String::with_capacity(body.len());
             let mut rest = body.as_str();
@@ -98,41 +144,59 @@ pub async fn build(recipe: &Recipe, path: &str) -> Result<Built, RecipeError> {
             out.push_str(rest);
             fixed(out.into_bytes())
         }
-        Source::Random { min, max } if min == max => fixed(random_chars(*min as usize)),
+        Source::Random { min, max } if min == max => fixed(random_chars(max as usize)),
         Source::Random { min, max } => {
-            let (min, max) = (*min as usize, *max as usize);
-            if gz {
-                let variants =
-                    (0..GZIP_VARIANTS).map(|_| gzip(&random_chars(rand::rng().random_range(min..=max)))).collect();
-                Built { payload: Payload::Variants(variants), json: false }
+            let (min, max) = (min as usize, max as usize);
+            let payload = if gz {
+                Payload::Variants(
+                    (0..GZIP_VARIANTS).map(|_| gzip(&random_chars(rand::rng().random_range(min..=max)))).collect(),
+                )
             } else {
-                Built { payload: Payload::Slices { master: Bytes::from(random_chars(max)), min, max }, json: false }
-            }
-        }
-        Source::Origin(url) => {
-            let mut headers = recipe.headers.clone();
-            headers.retain(|(k, _)| k != "content-encoding" && k != "content-type" && k != "content-length");
-            if gz {
-                headers.push(("accept-encoding".into(), "gzip".into()));
-            }
-            let fetched = attack::fetch(url, &headers, attack::ClientOptions::default())
-                .await
-                .map_err(|e| RecipeError(format!("{path}.origin: fetching {url}: {e}")))?;
-            if !(200..300).contains(&fetched.status) {
-                return Err(RecipeError(format!("{path}.origin: fetching {url}: status {}", fetched.status)));
-            }
-            let came_gzipped = fetched
-                .headers
-                .get(http::header::CONTENT_ENCODING)
-                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
-            let plain = if came_gzipped {
-                gunzip(&fetched.body).map_err(|e| RecipeError(format!("{path}.origin: bad gzip from {url}: {e}")))?
-            } else {
-                fetched.body.to_vec()
+                Payload::Slices { master: Bytes::from(random_chars(max)), min, max }
             };
-            fixed(plain)
+            Built { bytes: payload.bytes(), payload, json: false }
         }
-    })
+        Source::Origin(_) => fixed(fetched.unwrap_or_default()),
+        Source::Handler(h) => Built { payload: Payload::Handler(h), json: h == Handler::Fibonacci, bytes: 0 },
+    };
+    Ok(built)
+}
+
+/// The origin's body, uncompressed, at most `budget` bytes.
+async fn fetch_origin(recipe: &Recipe, url: &str, path: &str, budget: u64) -> Result<Vec<u8>, RecipeError> {
+    let mut headers = recipe.headers.clone();
+    headers.retain(|(k, _)| k != "content-encoding" && k != "content-type" && k != "content-length");
+    if recipe.gzip() {
+        headers.push(("accept-encoding".into(), "gzip".into()));
+    }
+    let opts = attack::ClientOptions { max_body: Some(budget), ..Default::default() };
+    let over = || RecipeError(format!("{path}.origin: the body from {url} is over the payload limit of {budget} bytes left (origin --max-payload raises it)"));
+    let fetched = attack::fetch(url, &headers, opts).await.map_err(|e| {
+        if e.starts_with("body over") {
+            over()
+        } else {
+            RecipeError(format!("{path}.origin: fetching {url}: {e}"))
+        }
+    })?;
+    if !(200..300).contains(&fetched.status) {
+        return Err(RecipeError(format!("{path}.origin: fetching {url}: status {}", fetched.status)));
+    }
+    let came_gzipped = fetched
+        .headers
+        .get(http::header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
+    if !came_gzipped {
+        return Ok(fetched.body.to_vec());
+    }
+    // Decoded within the budget too: a small gzip can unpack to gigabytes.
+    let mut out = Vec::new();
+    let mut decoder = std::io::Read::take(flate2::read::GzDecoder::new(&fetched.body[..]), budget.saturating_add(1));
+    std::io::Read::read_to_end(&mut decoder, &mut out)
+        .map_err(|e| RecipeError(format!("{path}.origin: bad gzip from {url}: {e}")))?;
+    if out.len() as u64 > budget {
+        return Err(over());
+    }
+    Ok(out)
 }
 
 /// fib(n), exactly, in decimal.

@@ -175,7 +175,8 @@ async fn handle(
         if !shared.admin.enabled {
             return Ok(full(StatusCode::NOT_FOUND, TEXT_HTML, "Not found"));
         }
-        if shared.admin.loopback_only && !peer.ip().is_loopback() {
+        // `to_canonical`: a dual-stack `[::]` listener sees IPv4 loopback as ::ffff:127.0.0.1.
+        if shared.admin.loopback_only && !peer.ip().to_canonical().is_loopback() {
             return Ok(full(StatusCode::FORBIDDEN, TEXT_HTML, "the admin API answers on loopback only"));
         }
         return Ok(crate::admin::handle(req, &shared.sim, &shared.admin).await);
@@ -249,8 +250,8 @@ async fn simulate(req: Request<Incoming>, route: &Route, ctl: &ConnCtl, count: i
                 std::future::pending::<()>().await;
             }
             FaultKind::SlowBody { bytes_per_sec } => {
-                let (body, json) = payload_body(req, route, stage.status, &path).await;
-                let mut r = respond(route, stage.status, Bytes::new(), json);
+                let (status, body, json) = payload_body(req, route, stage.status, &path).await;
+                let mut r = respond(route, status, Bytes::new(), json);
                 r.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
                 *r.body_mut() = Either::Right(slow(body, bytes_per_sec));
                 count(Outcome::Fault("slow_body"));
@@ -258,8 +259,7 @@ async fn simulate(req: Request<Incoming>, route: &Route, ctl: &ConnCtl, count: i
             }
         }
     }
-    let status = stage.status;
-    let (body, json) = payload_body(req, route, status, &path).await;
+    let (status, body, json) = payload_body(req, route, stage.status, &path).await;
     count(Outcome::Status(status));
     respond(route, status, body, json)
 }
@@ -273,28 +273,45 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// The body for `status` (the payload or handler output for 200) and whether it is JSON.
-async fn payload_body(req: Request<Incoming>, route: &Route, status: u16, path: &str) -> (Bytes, bool) {
-    if status != 200 {
+/// The status, body and whether it is JSON: the payload or handler output for 200 (or 413
+/// when a handler's request body is over its cap), else the error body.
+async fn payload_body(req: Request<Incoming>, route: &Route, status: u16, path: &str) -> (u16, Bytes, bool) {
+    let error = |status: u16| {
         let text_json = crate::simulation::error_text(status, path).starts_with('{');
-        return (route.error_body(status, path), text_json);
+        (status, route.error_body(status, path), text_json)
+    };
+    if status != 200 {
+        return error(status);
     }
     match &route.payload {
         Payload::Handler(h) => {
-            let body = match req.into_body().collect().await {
-                Ok(b) => b.to_bytes(),
-                Err(_) => Bytes::new(),
-            };
-            let body = if body.len() > MAX_REQUEST_BODY { body.slice(..MAX_REQUEST_BODY) } else { body };
+            let Some(body) = read_capped(req).await else { return error(413) };
             let out = match h {
                 Handler::Echo => body,
                 Handler::Empty => Bytes::new(),
-                Handler::Fibonacci => fibonacci_reply(&body),
+                // Big numbers take a while: off the event loop, so other requests do not wait.
+                Handler::Fibonacci => {
+                    tokio::task::spawn_blocking(move || fibonacci_reply(&body)).await.unwrap_or_default()
+                }
             };
             let json = out.first() == Some(&b'{');
-            (if route.gzip { crate::content::gzip(&out) } else { out }, json)
+            (200, if route.gzip { crate::content::gzip(&out) } else { out }, json)
         }
-        p => (p.pick(), route.payload_json),
+        p => (200, p.pick(), route.payload_json),
+    }
+}
+
+/// The request body, or `None` when it is over `MAX_REQUEST_BODY` (read no further than that).
+async fn read_capped(req: Request<Incoming>) -> Option<Bytes> {
+    let announced = req.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > MAX_REQUEST_BODY as u64) {
+        return None;
+    }
+    match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BODY).collect().await {
+        Ok(b) => Some(b.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => None,
+        // The client went away mid-body: nothing to answer.
+        Err(_) => Some(Bytes::new()),
     }
 }
 

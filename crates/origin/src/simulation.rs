@@ -13,35 +13,27 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::content::{build, gzip, Payload};
+use crate::content::{build, gzip, planned_bytes, Payload};
 use crate::recipe::{parse_upload, Latency, Recipe, RecipeError, Stage};
 
 const STATUSES: usize = 600;
 /// Fault kinds counted: reset, close, hang, slow_body.
 const FAULTS: [&str; 4] = ["reset", "close", "hang", "slow_body"];
 
-/// Counts by status (and fault), lock-free.
+/// Counts by status (and fault), lock-free. The 600 status counters are made at the first
+/// count: 100,000 routes that are never asked for cost no 480 MB.
+#[derive(Default)]
 pub struct StatusCounts {
     total: AtomicU64,
-    by_status: Vec<AtomicU64>,
+    by_status: std::sync::OnceLock<Box<[AtomicU64]>>,
     by_fault: [AtomicU64; 4],
-}
-
-impl Default for StatusCounts {
-    fn default() -> Self {
-        StatusCounts {
-            total: AtomicU64::new(0),
-            by_status: (0..STATUSES).map(|_| AtomicU64::new(0)).collect(),
-            by_fault: Default::default(),
-        }
-    }
 }
 
 impl StatusCounts {
     pub fn count(&self, outcome: Outcome) {
         self.total.fetch_add(1, Ordering::Relaxed);
         match outcome {
-            Outcome::Status(s) => self.by_status[usize::from(s).min(STATUSES - 1)].fetch_add(1, Ordering::Relaxed),
+            Outcome::Status(s) => self.statuses()[usize::from(s).min(STATUSES - 1)].fetch_add(1, Ordering::Relaxed),
             Outcome::Fault(name) => {
                 let i = FAULTS.iter().position(|f| *f == name).unwrap_or(0);
                 self.by_fault[i].fetch_add(1, Ordering::Relaxed)
@@ -49,10 +41,14 @@ impl StatusCounts {
         };
     }
 
+    fn statuses(&self) -> &[AtomicU64] {
+        self.by_status.get_or_init(|| (0..STATUSES).map(|_| AtomicU64::new(0)).collect())
+    }
+
     /// (label, count) of everything non-zero: statuses as numbers, faults by name.
     pub fn nonzero(&self) -> Vec<(String, u64)> {
         let mut out = Vec::new();
-        for (s, c) in self.by_status.iter().enumerate() {
+        for (s, c) in self.by_status.get().into_iter().flat_map(|b| b.iter()).enumerate() {
             let c = c.load(Ordering::Relaxed);
             if c > 0 {
                 out.push((s.to_string(), c));
@@ -73,7 +69,8 @@ impl StatusCounts {
 
     fn clear(&self) {
         self.total.store(0, Ordering::Relaxed);
-        self.by_status.iter().chain(&self.by_fault).for_each(|c| c.store(0, Ordering::Relaxed));
+        let statuses = self.by_status.get().into_iter().flat_map(|b| b.iter());
+        statuses.chain(&self.by_fault).for_each(|c| c.store(0, Ordering::Relaxed));
     }
 }
 
@@ -93,7 +90,7 @@ pub struct Counters {
     /// Since the last `clear_current_count`.
     pub current: StatusCounts,
     /// Per route, never cleared (Prometheus counters only go up).
-    pub routes: Mutex<Vec<(String, Arc<StatusCounts>)>>,
+    pub routes: Mutex<RouteCounts>,
     pub latency_buckets: [AtomicU64; LATENCY_BUCKETS.len()],
     pub latency_sum_us: AtomicU64,
     pub latency_count: AtomicU64,
@@ -103,12 +100,12 @@ pub struct Counters {
 impl Counters {
     fn for_route(&self, route: &str) -> Arc<StatusCounts> {
         let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, c)) = routes.iter().find(|(r, _)| r == route) {
-            return Arc::clone(c);
-        }
-        let c = Arc::new(StatusCounts::default());
-        routes.push((route.to_owned(), Arc::clone(&c)));
-        c
+        let RouteCounts { order, index } = &mut *routes;
+        let i = *index.entry(route.to_owned()).or_insert_with(|| {
+            order.push((route.to_owned(), Arc::new(StatusCounts::default())));
+            order.len() - 1
+        });
+        Arc::clone(&order[i].1)
     }
 
     pub fn observe(&self, seconds: f64) {
@@ -126,10 +123,19 @@ impl Counters {
     }
 }
 
+/// Each route's counts, in the order routes were first loaded.
+#[derive(Default)]
+pub struct RouteCounts {
+    pub order: Vec<(String, Arc<StatusCounts>)>,
+    index: HashMap<String, usize>,
+}
+
 /// A loaded route: everything a request needs, made at load time.
 pub struct Route {
     pub recipe: Recipe,
     pub payload: Payload,
+    /// Bytes the payload holds (against `--max-payload`).
+    pub payload_bytes: u64,
     pub loaded_at: Instant,
     /// Recipe headers, ready to copy into responses.
     pub headers: HeaderMap,
@@ -182,6 +188,16 @@ impl Route {
     }
 }
 
+/// A byte count as recipes write sizes.
+fn size_text(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}mb", n >> 20),
+        n if n >= 1 << 20 => format!("{:.1}mb", n as f64 / (1 << 20) as f64),
+        n if n >= 1 << 10 => format!("{}kb", n >> 10),
+        n => format!("{n}b"),
+    }
+}
+
 /// Origin Simulator's bodies by status.
 pub fn error_text(status: u16, path: &str) -> String {
     match status {
@@ -226,21 +242,32 @@ impl Table {
     }
 }
 
+/// Default limit on the bytes all loaded payloads hold together.
+pub const DEFAULT_MAX_PAYLOAD: u64 = 256 << 20;
+
 /// The simulator's state.
 pub struct Simulation {
     table: ArcSwap<Table>,
-    /// Serialises changes (uploads, restarts); requests never take it.
+    /// Serialises table swaps (uploads, restarts); requests never take it, and payloads are
+    /// made (and origins fetched) before it is taken.
     changing: tokio::sync::Mutex<()>,
     pub counters: Counters,
+    /// Bytes all loaded payloads may hold together.
+    max_payload: u64,
 }
 
 impl Simulation {
-    /// A simulation serving the default recipe.
+    /// A simulation serving the default recipe, with the default payload limit.
     pub async fn new() -> Arc<Simulation> {
+        Simulation::with_max_payload(DEFAULT_MAX_PAYLOAD).await
+    }
+
+    pub async fn with_max_payload(max_payload: u64) -> Arc<Simulation> {
         let sim = Arc::new(Simulation {
             table: ArcSwap::from_pointee(Table::default()),
             changing: tokio::sync::Mutex::new(()),
             counters: Counters::default(),
+            max_payload,
         });
         sim.restart().await;
         sim
@@ -254,34 +281,78 @@ impl Simulation {
     /// error nothing changes.
     pub async fn upload(&self, body: &[u8]) -> Result<(), RecipeError> {
         let recipes = parse_upload(body)?;
-        let _guard = self.changing.lock().await;
         let many = recipes.len() > 1;
+        let name = |i: usize| if many { format!("recipe[{i}]") } else { "recipe".to_owned() };
+        // The limit, checked before anything is made: what the routes kept hold, plus what
+        // this upload says it will make.
+        let replaced: std::collections::HashSet<String> = recipes.iter().map(|r| r.route.clone()).collect();
+        let kept = self.kept_bytes(&replaced);
+        let mut planned = kept;
+        for (i, recipe) in recipes.iter().enumerate() {
+            let (field, bytes) = planned_bytes(recipe);
+            planned = planned.saturating_add(bytes);
+            if planned > self.max_payload {
+                return Err(self.over_limit(&format!("{}.{field}", name(i)), bytes, kept));
+            }
+        }
+        let mut budget = self.max_payload - planned;
         let mut built = Vec::with_capacity(recipes.len());
         for (i, recipe) in recipes.into_iter().enumerate() {
-            let path = if many { format!("recipe[{i}]") } else { "recipe".to_owned() };
-            built.push(self.make_route(recipe, &path).await?);
+            let (_, bytes) = planned_bytes(&recipe);
+            let route = self.make_route(recipe, &name(i), budget).await?;
+            budget = (budget + bytes).saturating_sub(route.payload_bytes);
+            built.push(route);
+        }
+        let _guard = self.changing.lock().await;
+        // Checked again with what was made, against the table as it is now.
+        let kept = self.kept_bytes(&replaced);
+        let made: u64 = built.iter().map(|r| r.payload_bytes).sum();
+        if kept.saturating_add(made) > self.max_payload {
+            return Err(self.over_limit("recipe", made, kept));
         }
         let mut routes: Vec<Arc<Route>> = self.table.load().routes.clone();
+        // By name, not by scanning: 100,000 routes in one upload took 620 s when each looked
+        // through all the others.
+        let mut at: HashMap<String, usize> =
+            routes.iter().enumerate().map(|(i, r)| (r.recipe.route.clone(), i)).collect();
         for new in built {
-            match routes.iter().position(|r| r.recipe.route == new.recipe.route) {
-                Some(i) => routes[i] = new,
-                None => routes.push(new),
+            match at.get(&new.recipe.route) {
+                Some(&i) => routes[i] = new,
+                None => {
+                    at.insert(new.recipe.route.clone(), routes.len());
+                    routes.push(new);
+                }
             }
         }
         self.table.store(Arc::new(Table::from_routes(routes)));
         Ok(())
     }
 
+    /// Bytes held by the loaded payloads of routes other than `replaced`.
+    fn kept_bytes(&self, replaced: &std::collections::HashSet<String>) -> u64 {
+        let table = self.table.load();
+        table.routes.iter().filter(|r| !replaced.contains(&r.recipe.route)).map(|r| r.payload_bytes).sum()
+    }
+
+    fn over_limit(&self, field: &str, bytes: u64, kept: u64) -> RecipeError {
+        RecipeError(format!(
+            "{field}: {} of payload would go over the limit of {} ({} held by the other routes; origin --max-payload raises it)",
+            size_text(bytes),
+            size_text(self.max_payload),
+            size_text(kept)
+        ))
+    }
+
     /// Back to the default recipe alone.
     pub async fn restart(&self) {
-        let _guard = self.changing.lock().await;
         let default = crate::default_recipe::recipe();
-        let route = self.make_route(default, "default recipe").await.expect("the default recipe is valid");
+        let route = self.make_route(default, "default recipe", u64::MAX).await.expect("the default recipe is valid");
+        let _guard = self.changing.lock().await;
         self.table.store(Arc::new(Table::from_routes(vec![route])));
     }
 
-    async fn make_route(&self, recipe: Recipe, path: &str) -> Result<Arc<Route>, RecipeError> {
-        let built = build(&recipe, path).await?;
+    async fn make_route(&self, recipe: Recipe, path: &str, budget: u64) -> Result<Arc<Route>, RecipeError> {
+        let built = build(&recipe, path, budget).await?;
         let gz = recipe.gzip();
         let mut headers = HeaderMap::new();
         for (k, v) in &recipe.headers {
@@ -307,6 +378,7 @@ impl Simulation {
             gzip: gz,
             payload_json: built.json,
             payload: built.payload,
+            payload_bytes: built.bytes,
             loaded_at: Instant::now(),
             error_bodies,
             counts: self.counters.for_route(&recipe.route),
