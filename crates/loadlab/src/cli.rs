@@ -87,6 +87,20 @@ fn positive_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// A size: `N`, `Nb`, `Nkb`, `Nmb` or `Ngb` (powers of 1024).
+fn byte_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mult) = [("gb", 1u64 << 30), ("mb", 1 << 20), ("kb", 1 << 10), ("b", 1)]
+        .iter()
+        .find_map(|(suffix, m)| t.strip_suffix(suffix).map(|n| (n.to_owned(), *m)))
+        .unwrap_or((t.clone(), 1));
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("bad size {s:?} (expected e.g. 512kb, 256mb or 2gb)"))
+}
+
 /// A rate for `--rate`: `N`, `N/s`, `N/m`, or a ramp `A..B`.
 fn rate(s: &str) -> Result<RateSpec, String> {
     match s.parse()? {
@@ -263,6 +277,16 @@ pub struct OriginArgs {
     /// PEM private key for --tls-cert.
     #[arg(long, requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Bytes all loaded payloads may hold together (`256mb`, `2gb`); an upload past it is
+    /// refused with 400 before anything is made.
+    #[arg(long, default_value = "256mb", value_parser = byte_size)]
+    pub max_payload: u64,
+    /// Close a connection whose request head is not complete this long after its first byte.
+    #[arg(long, default_value = "10s", value_parser = positive_duration)]
+    pub header_timeout: Duration,
+    /// Close a connection that carries no request for this long.
+    #[arg(long, default_value = "75s", value_parser = positive_duration)]
+    pub idle_timeout: Duration,
 }
 
 #[derive(Args, Debug)]

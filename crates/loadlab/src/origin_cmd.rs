@@ -37,7 +37,7 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let sim = Simulation::new().await;
+        let sim = Simulation::with_max_payload(a.max_payload).await;
         if let Some((path, text)) = &recipe {
             sim.upload(text).await.map_err(|e| bad(format!("{}: {e}", path.display())))?;
         }
@@ -56,12 +56,14 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
             AdminPolicy { token: a.admin_token.clone(), enabled: admin_listener.is_none(), loopback_only: true };
         if let Some(l) = admin_listener {
             let policy = AdminPolicy { token: a.admin_token.clone(), enabled: true, loopback_only: false };
-            tokio::spawn(origin::serve(l, Arc::clone(&sim), policy, None, std::future::pending()));
+            let limits = origin::ConnLimits { header: a.header_timeout, idle: a.idle_timeout };
+            tokio::spawn(origin::serve_with(l, Arc::clone(&sim), policy, limits, None, std::future::pending()));
         }
         let stop = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        origin::serve(listener, sim, main_admin, tls, stop).await;
+        let limits = origin::ConnLimits { header: a.header_timeout, idle: a.idle_timeout };
+        origin::serve_with(listener, sim, main_admin, limits, tls, stop).await;
         Ok(())
     })
 }

@@ -64,6 +64,17 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, std::io::Error> {
     Ok(out)
 }
 
+/// A byte count as recipes write sizes (`512kb`, `1.5mb`).
+pub fn size_text(n: u64) -> String {
+    let (unit, div) = match n {
+        n if n >= 1 << 20 => ("mb", (1u64 << 20) as f64),
+        n if n >= 1 << 10 => ("kb", 1024.0),
+        _ => ("b", 1.0),
+    };
+    let v = format!("{:.1}", n as f64 / div);
+    format!("{}{unit}", v.strip_suffix(".0").unwrap_or(&v))
+}
+
 /// A built payload, whether its uncompressed form starts with `{` (for the content type), and
 /// the bytes it holds.
 pub struct Built {
@@ -107,7 +118,9 @@ impl Payload {
 pub async fn build(recipe: &Recipe, path: &str, budget: u64) -> Result<Built, RecipeError> {
     let gz = recipe.gzip();
     let plain = match &recipe.source {
-        Source::Handler(h) => return Ok(Built { payload: Payload::Handler(*h), json: *h == Handler::Fibonacci, bytes: 0 }),
+        Source::Handler(h) => {
+            return Ok(Built { payload: Payload::Handler(*h), json: *h == Handler::Fibonacci, bytes: 0 })
+        }
         Source::Origin(url) => Some(fetch_origin(recipe, url, path, budget).await?),
         _ => None,
     };
@@ -170,7 +183,12 @@ async fn fetch_origin(recipe: &Recipe, url: &str, path: &str, budget: u64) -> Re
         headers.push(("accept-encoding".into(), "gzip".into()));
     }
     let opts = attack::ClientOptions { max_body: Some(budget), ..Default::default() };
-    let over = || RecipeError(format!("{path}.origin: the body from {url} is over the payload limit of {budget} bytes left (origin --max-payload raises it)"));
+    let over = || {
+        RecipeError(format!(
+            "{path}.origin: the body from {url} is over the {} of payload left under the limit (origin --max-payload raises it)",
+            size_text(budget)
+        ))
+    };
     let fetched = attack::fetch(url, &headers, opts).await.map_err(|e| {
         if e.starts_with("body over") {
             over()
@@ -181,10 +199,8 @@ async fn fetch_origin(recipe: &Recipe, url: &str, path: &str, budget: u64) -> Re
     if !(200..300).contains(&fetched.status) {
         return Err(RecipeError(format!("{path}.origin: fetching {url}: status {}", fetched.status)));
     }
-    let came_gzipped = fetched
-        .headers
-        .get(http::header::CONTENT_ENCODING)
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
+    let came_gzipped =
+        fetched.headers.get(http::header::CONTENT_ENCODING).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
     if !came_gzipped {
         return Ok(fetched.body.to_vec());
     }

@@ -6,6 +6,7 @@
 //! and plain replies both use.
 
 mod admin;
+mod conn;
 mod content;
 mod default_recipe;
 pub mod recipe;
@@ -17,16 +18,9 @@ mod timer;
 use std::sync::Arc;
 
 pub use admin::AdminPolicy;
+pub use conn::{ConnLimits, DEFAULT_LIMITS};
 pub use recipe::{parse_upload, RecipeError};
-pub use simulation::Simulation;
-
-/// A running simulator's settings.
-#[derive(Clone, Debug, Default)]
-pub struct OriginOptions {
-    pub admin: AdminPolicy,
-    /// PEM certificate chain and key: serve TLS (ALPN h2 and http/1.1) instead of cleartext.
-    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
-}
+pub use simulation::{Simulation, DEFAULT_MAX_PAYLOAD};
 
 /// Builds a TLS acceptor from PEM files.
 pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {
@@ -58,7 +52,7 @@ pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListen
     socket.listen(BACKLOG)
 }
 
-/// Serves `sim` on `listener` until `shutdown` resolves.
+/// Serves `sim` on `listener` until `shutdown` resolves, with the default connection limits.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     sim: Arc<Simulation>,
@@ -66,6 +60,18 @@ pub async fn serve(
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    let shared = Arc::new(server::Shared { sim, admin });
+    serve_with(listener, sim, admin, DEFAULT_LIMITS, tls, shutdown).await
+}
+
+/// [`serve`] with connection timeouts of one's own.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    sim: Arc<Simulation>,
+    admin: AdminPolicy,
+    limits: ConnLimits,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let shared = Arc::new(server::Shared { sim, admin, limits });
     server::serve(listener, shared, tls, shutdown).await
 }

@@ -3,7 +3,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,10 +16,10 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::admin::AdminPolicy;
+use crate::conn::{ConnCtl, ConnLimits, FaultableStream};
 use crate::content::Payload;
 use crate::recipe::{FaultKind, Handler};
 use crate::response::{full, Body, APPLICATION_JSON, TEXT_HTML};
@@ -34,20 +34,7 @@ const MAX_REQUEST_BODY: usize = 16 << 20;
 pub struct Shared {
     pub sim: Arc<Simulation>,
     pub admin: AdminPolicy,
-}
-
-/// A fault's order to the connection task.
-struct ConnCtl {
-    /// 0 none, 1 close, 2 reset.
-    abort: AtomicU8,
-    notify: Notify,
-}
-
-impl ConnCtl {
-    fn abort(&self, reset: bool) {
-        self.abort.store(if reset { 2 } else { 1 }, Ordering::Release);
-        self.notify.notify_one();
-    }
+    pub limits: ConnLimits,
 }
 
 /// Accepts connections until `shutdown` resolves.
@@ -71,8 +58,9 @@ pub async fn serve(
         let tls = tls.clone();
         tokio::spawn(async move {
             let _ = stream.set_nodelay(true);
-            let ctl = Arc::new(ConnCtl { abort: AtomicU8::new(0), notify: Notify::new() });
+            let ctl = ConnCtl::new();
             let stream = FaultableStream { stream, ctl: Arc::clone(&ctl) };
+            let limits = shared.limits;
             let c2 = Arc::clone(&ctl);
             let svc = service_fn(move |req| handle(req, Arc::clone(&shared), Arc::clone(&c2), peer));
             let builder = auto::Builder::new(TokioExecutor::new());
@@ -88,70 +76,14 @@ pub async fn serve(
                     }
                 }
             };
-            // A fault drops the connection (and with it the stream, see FaultableStream's Drop).
+            // A fault or a timeout drops the connection (and with it the stream, see
+            // FaultableStream's Drop).
             tokio::select! {
                 _ = served => {}
-                _ = ctl.notify.notified() => {}
+                _ = ctl.aborted() => {}
+                _ = ctl.expired(limits) => {}
             }
         });
-    }
-}
-
-/// The connection's socket, which sets SO_LINGER to 0 when it is dropped for a `reset` fault,
-/// so the close sends an RST. (Holding a second handle on the socket for that instead cost a
-/// file descriptor per connection, which 10,000 idle connections ran out of.)
-struct FaultableStream {
-    stream: tokio::net::TcpStream,
-    ctl: Arc<ConnCtl>,
-}
-
-impl Drop for FaultableStream {
-    fn drop(&mut self) {
-        if self.ctl.abort.load(Ordering::Acquire) == 2 {
-            let _ = socket2::SockRef::from(&self.stream).set_linger(Some(Duration::ZERO));
-        }
-    }
-}
-
-impl tokio::io::AsyncRead for FaultableStream {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
-    }
-}
-
-impl tokio::io::AsyncWrite for FaultableStream {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.stream).poll_write(cx, buf)
-    }
-    fn poll_write_vectored(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
-    }
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.stream).poll_flush(cx)
-    }
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 
@@ -170,6 +102,7 @@ async fn handle(
     ctl: Arc<ConnCtl>,
     peer: SocketAddr,
 ) -> Result<Response<Body>, Infallible> {
+    let _active = ctl.request();
     let path = req.uri().path();
     if path == "/_admin" || path.starts_with("/_admin/") {
         if !shared.admin.enabled {

@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::content::{build, gzip, planned_bytes, Payload};
+use crate::content::{build, gzip, planned_bytes, size_text, Payload};
 use crate::recipe::{parse_upload, Latency, Recipe, RecipeError, Stage};
 
 const STATUSES: usize = 600;
@@ -185,16 +185,6 @@ impl Route {
         } else {
             Bytes::from(text)
         }
-    }
-}
-
-/// A byte count as recipes write sizes.
-fn size_text(n: u64) -> String {
-    match n {
-        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}mb", n >> 20),
-        n if n >= 1 << 20 => format!("{:.1}mb", n as f64 / (1 << 20) as f64),
-        n if n >= 1 << 10 => format!("{}kb", n >> 10),
-        n => format!("{n}b"),
     }
 }
 

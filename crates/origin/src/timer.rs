@@ -12,11 +12,14 @@ use std::task::{Context, Poll, Waker};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+/// The wakers by (deadline, id), and the last id given.
+type Entries = (BTreeMap<(Instant, u64), Waker>, u64);
+
 /// Deadlines by (time, id). A sleep removes its entry when dropped: a waker left behind keeps
 /// its task's memory until the deadline (100,000 requests abandoned during a long latency held
 /// 125 MB).
 struct Timer {
-    entries: Mutex<(BTreeMap<(Instant, u64), Waker>, u64)>,
+    entries: Mutex<Entries>,
     thread: Thread,
 }
 
@@ -37,7 +40,7 @@ fn timer() -> &'static Arc<Timer> {
     })
 }
 
-fn lock(t: &Timer) -> std::sync::MutexGuard<'_, (BTreeMap<(Instant, u64), Waker>, u64)> {
+fn lock(t: &Timer) -> std::sync::MutexGuard<'_, Entries> {
     t.entries.lock().unwrap_or_else(|e| e.into_inner())
 }
 

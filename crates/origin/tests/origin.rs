@@ -1,88 +1,14 @@
 //! The origin simulator over real loopback sockets.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use origin::{AdminPolicy, Simulation};
 use serde_json::{json, Value};
 
-struct Origin {
-    addr: SocketAddr,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-async fn start_with(admin: AdminPolicy) -> Origin {
-    let listener = origin::bind(([127, 0, 0, 1], 0).into()).unwrap();
-    let addr = listener.local_addr().unwrap();
-    let sim = Simulation::new().await;
-    let (stop, wait) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(origin::serve(listener, sim, admin, None, async {
-        let _ = wait.await;
-    }));
-    Origin { addr, _stop: stop }
-}
-
-async fn start() -> Origin {
-    start_with(AdminPolicy { token: None, enabled: true, loopback_only: true }).await
-}
-
-#[derive(Debug)]
-struct Resp {
-    status: u16,
-    headers: http::HeaderMap,
-    body: Bytes,
-}
-
-impl Resp {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-}
-
-/// One request on a new HTTP/1.1 connection.
-async fn send(
-    o: &Origin,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Result<Resp, hyper::Error> {
-    let stream = tokio::net::TcpStream::connect(o.addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(conn);
-    let mut req = http::Request::builder().method(method).uri(path).header("host", o.addr.to_string());
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let resp = sender.send_request(req.body(Full::new(Bytes::from(body.to_owned()))).unwrap()).await?;
-    let (parts, body) = resp.into_parts();
-    let body = body.collect().await?.to_bytes();
-    Ok(Resp { status: parts.status.as_u16(), headers: parts.headers, body })
-}
-
-async fn get(o: &Origin, path: &str) -> Resp {
-    send(o, "GET", path, &[], "").await.unwrap()
-}
-
-async fn post_recipe(o: &Origin, recipe: &Value) -> Resp {
-    // curl -d sends form-urlencoded; the recipe must be read whatever the content type.
-    send(o, "POST", "/_admin/add_recipe", &[("content-type", "application/x-www-form-urlencoded")], &recipe.to_string())
-        .await
-        .unwrap()
-}
-
-fn gunzip(b: &[u8]) -> String {
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(b), &mut out).unwrap();
-    out
-}
+mod common;
+use common::*;
 
 #[tokio::test]
 async fn default_recipe_serves_gzipped_html_after_100ms() {
