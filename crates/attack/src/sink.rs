@@ -1,5 +1,5 @@
 //! Where records go: a thread that hands every record to the attack's consumer (the results
-//! file, charts, a display ...), keeps the run's metrics, and flushes the consumer every second
+//! file, charts, a display ...), keeps the run's metrics, and flushes the consumer twice a second
 //! (so a killed attack loses at most a second). Workers push records into a shared queue (a short
 //! uncontended lock, no system call) and the thread takes the whole queue every few
 //! milliseconds: waking it per record cost several futex calls per request (measured with

@@ -123,25 +123,38 @@ async fn sigkill_leaves_a_readable_file_missing_at_most_the_last_second() {
     let dir = tempdir("kill");
     let file = dir.join("run.llr");
     let (url, f) = (server.url("/"), file.clone());
-    let (requests, warnings) = blocking(move || {
+    let (killed_at, requests, warnings) = blocking(move || {
         let mut child = loadlab()
-            .args(["attack", &url, "--rate", "200", "--duration", "60s", "-o"])
+            .args(["attack", &url, "--rate", "1000", "--duration", "60s", "-o"])
             .arg(&f)
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(3500));
+        std::thread::sleep(Duration::from_millis(3300));
         child.kill().unwrap(); // SIGKILL
+        let killed_at = std::time::SystemTime::now();
         child.wait().unwrap();
         let o = run(loadlab().args(["report", "--type", "json"]).arg(&f));
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        (v["requests"].as_u64().unwrap(), stderr(&o))
+        (killed_at, v["requests"].as_u64().unwrap(), stderr(&o))
     })
     .await;
-    // 3.5 s at 200/s is ~700 requests; a flush every second keeps all but the last second's.
-    assert!((450..=710).contains(&requests), "{requests} requests; {warnings}");
     assert!(warnings.is_empty() || warnings.contains("truncated block"), "{warnings}");
+    // The last response the file holds ended less than a second before the kill.
+    let mut reader = results::Reader::new(std::fs::File::open(&file).unwrap(), "run.llr");
+    let (mut start_ns, mut last_end_us) = (0u64, 0u64);
+    while let Some(item) = reader.next().unwrap() {
+        match item {
+            results::Item::Run(h) => start_ns = h.start_unix_ns,
+            results::Item::Record(r) => last_end_us = last_end_us.max(r.scheduled_us + r.latency_us),
+            results::Item::End(_) => panic!("a killed attack has no end marker"),
+        }
+    }
+    let last_end = std::time::UNIX_EPOCH + Duration::from_nanos(start_ns) + Duration::from_micros(last_end_us);
+    let lost = killed_at.duration_since(last_end).unwrap();
+    assert!(lost < Duration::from_secs(1), "lost the last {lost:?} ({requests} requests kept)");
+    assert!(requests > 1000, "{requests} requests kept");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

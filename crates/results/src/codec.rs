@@ -18,7 +18,7 @@
 //! A typical record takes 7 to 9 bytes.
 //!
 //! The writer appends a block when it holds [`BLOCK_RECORDS`] records or when its owner calls
-//! [`Writer::flush`] (the attack does so every second), so a killed process loses at most the
+//! [`Writer::flush`] (the attack does so twice a second), so a killed process loses at most the
 //! records not yet flushed. Files concatenate: a new MAGIC after a run starts another run. The
 //! reader stops at the first damaged or truncated block with a warning and keeps what it read.
 
