@@ -119,7 +119,12 @@ pub fn parse_targets(
     source_name: &str,
     defaults: &TargetDefaults,
 ) -> Result<Vec<Target>, TargetError> {
-    let err = |line: usize, reason: String| TargetError { source_name: source_name.to_owned(), line, reason };
+    // One line whatever the reason quotes (a JSON key may hold a newline).
+    let err = |line: usize, reason: String| TargetError {
+        source_name: source_name.to_owned(),
+        line,
+        reason: reason.replace('\n', "\\n").replace('\r', "\\r"),
+    };
     let mut targets = match format {
         TargetFormat::Http => parse_http(text, &err)?,
         TargetFormat::Json => parse_json(text, &err)?,

@@ -87,3 +87,13 @@ proptest! {
         prop_assert_eq!(spec.to_string().parse::<RateSpec>(), Ok(spec));
     }
 }
+
+#[test]
+fn a_json_key_holding_a_newline_is_refused_in_one_line() {
+    // Found by `cargo fuzz run targets`.
+    let text = "{\"0nn[\\\\\\n\"0nnnnn[\\\\\\\\\\nn\\n[nnnn2nn{nn\\23*5\u{1}\u{0}";
+    let e = parse_targets(text, TargetFormat::Json, "t", &TargetDefaults::default()).unwrap_err();
+    assert!(refusal_is_one_short_line(&e), "{e}");
+    let e = parse_targets("{\"a\\nb\": 1}", TargetFormat::Json, "t", &TargetDefaults::default()).unwrap_err();
+    assert!(refusal_is_one_short_line(&e), "{e}");
+}
