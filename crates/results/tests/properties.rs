@@ -67,8 +67,11 @@ fn file(records: &[(Record, usize)]) -> (Vec<u8>, Vec<(Record, Option<&'static s
     (w.finish_with(&RunEnd { not_sent: 3, ..RunEnd::complete() }).unwrap(), written)
 }
 
+/// Records with their error texts.
+type Read = Vec<(Record, Option<String>)>;
+
 /// Everything a reader gives: records with their error texts, and whether the end was seen.
-fn read(bytes: &[u8]) -> (Vec<(Record, Option<String>)>, bool, Result<(), String>) {
+fn read(bytes: &[u8]) -> (Read, bool, Result<(), String>) {
     let mut reader = Reader::new(bytes, "prop.llr");
     let mut out = Vec::new();
     let mut ended = false;
