@@ -654,3 +654,43 @@ async fn compressed_asks_for_gzip_and_counts_both_sizes() {
     assert_eq!(run.metrics.decoded_in(), Some(2 * 8000));
     assert_eq!(server.captured().last().unwrap().headers.get("accept-encoding").unwrap(), "identity");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_responses_end_with_the_timeout_and_the_attack_on_time() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A body, trailers or interim responses that never end: each request times out, and the
+    // attack ends within its duration plus the timeout.
+    let shapes: [(&[u8], &[u8]); 3] = [
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", b"4\r\nmore\r\n"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n", b"X-Trailer: more\r\n"),
+        (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
+    ];
+    for (head, forever) in shapes {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            loop {
+                let Ok((mut s, _)) = listener.accept().await else { return };
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    if s.read(&mut buf).await.is_err() || s.write_all(head).await.is_err() {
+                        return;
+                    }
+                    while s.write_all(forever).await.is_ok() {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                });
+            }
+        });
+        let mut config = open(vec![target(&format!("http://{addr}/"))], 20.0, 1.0);
+        config.client.timeout = Duration::from_millis(500);
+        let started = std::time::Instant::now();
+        let run = attack(config).await;
+        let took = started.elapsed();
+        server.abort();
+        let what = String::from_utf8_lossy(forever).into_owned();
+        assert!(took < Duration::from_millis(2500), "{what:?}: the attack took {took:?}");
+        assert_eq!(run.records.len(), 20, "{what:?}");
+        assert!(run.errors().iter().all(|e| *e == "timeout"), "{what:?}: {:?}", run.errors());
+    }
+}
