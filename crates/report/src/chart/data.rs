@@ -116,6 +116,8 @@ pub struct ChartData {
 pub struct ChartBuilder {
     title: String,
     runs: Vec<RunBuilder>,
+    /// Keep per-second statistics for only this many latest seconds (a live view of a long run).
+    window_s: Option<u64>,
     /// What unnamed runs are called: the source's name, then `name#2`, `name#3` ...
     source: String,
     runs_of_source: usize,
@@ -133,7 +135,14 @@ struct RunBuilder {
 
 impl ChartBuilder {
     pub fn new(title: impl Into<String>) -> ChartBuilder {
-        ChartBuilder { title: title.into(), runs: Vec::new(), source: String::new(), runs_of_source: 0 }
+        ChartBuilder { title: title.into(), runs: Vec::new(), window_s: None, source: String::new(), runs_of_source: 0 }
+    }
+
+    /// A builder that keeps per-second statistics (each holds a histogram) for the latest
+    /// `seconds` only, so its memory stays bounded however long the run; the points stay
+    /// downsampled over the whole run.
+    pub fn windowed(title: impl Into<String>, seconds: u64) -> ChartBuilder {
+        ChartBuilder { window_s: Some(seconds), ..ChartBuilder::new(title) }
     }
 
     /// Names the source of the runs that follow (a file name, a step), for runs without a name.
@@ -173,6 +182,17 @@ impl ChartBuilder {
         let done = run.completed.entry((t + r.latency_us) / 1_000_000).or_default();
         done.0 += u64::from(r.error == 0 && r.is_success());
         *done.1.entry(r.status).or_default() += 1;
+        if let Some(window) = self.window_s {
+            let oldest = (t / 1_000_000).saturating_sub(window);
+            if let Some(seconds) = run.metrics.seconds.as_mut() {
+                while seconds.first_key_value().is_some_and(|(k, _)| *k < oldest) {
+                    seconds.pop_first();
+                }
+            }
+            while run.completed.first_key_value().is_some_and(|(k, _)| *k < oldest) {
+                run.completed.pop_first();
+            }
+        }
     }
 
     pub fn finish(self) -> ChartData {

@@ -4,7 +4,18 @@
 use super::data::ChartData;
 use super::svg::Chart;
 
-const SCRIPT: &str = include_str!("page.js");
+/// The script that draws the charts (`window.loadlabCharts(data)`), shared with the live view.
+pub const SCRIPT: &str = include_str!("page.js");
+
+/// The page's style, shared with the live view.
+pub const STYLE: &str = r#"body { font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 16px auto; max-width: 1100px; color: #222; }
+h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 15px; margin: 18px 0 4px; }
+.runs { color: #555; font-size: 13px; } .controls { font-size: 12px; color: #555; margin: 6px 0; }
+canvas { width: 100%; height: 320px; display: block; border: 1px solid #eee; cursor: crosshair; }
+.legend { font-size: 12px; margin: 4px 0 0 60px; } .legend .item { margin-right: 14px; white-space: nowrap; }
+.legend i { display: inline-block; width: 18px; margin-right: 4px; vertical-align: middle; }
+@media print { .controls { display: none; } canvas { height: 260px; border: none; } section { break-inside: avoid; } }
+"#;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -43,14 +54,7 @@ pub fn render_html(d: &ChartData, chart: Chart) -> String {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>
-body {{ font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 16px auto; max-width: 1100px; color: #222; }}
-h1 {{ font-size: 20px; margin: 0 0 4px; }} h2 {{ font-size: 15px; margin: 18px 0 4px; }}
-.runs {{ color: #555; font-size: 13px; }} .controls {{ font-size: 12px; color: #555; margin: 6px 0; }}
-canvas {{ width: 100%; height: 320px; display: block; border: 1px solid #eee; cursor: crosshair; }}
-.legend {{ font-size: 12px; margin: 4px 0 0 60px; }} .legend .item {{ margin-right: 14px; white-space: nowrap; }}
-.legend i {{ display: inline-block; width: 18px; margin-right: 4px; vertical-align: middle; }}
-@media print {{ .controls {{ display: none; }} canvas {{ height: 260px; border: none; }} section {{ break-inside: avoid; }} }}
-</style>
+{STYLE}</style>
 </head>
 <body>
 <h1>{title}</h1>

@@ -9,7 +9,7 @@ mod svg;
 mod xy;
 
 pub use data::{ChartBuilder, ChartData, MinMax, RunSeries};
-pub use html::render_html;
+pub use html::{render_html, SCRIPT, STYLE};
 pub use png::render_png;
 pub use svg::{render_svg, Chart, PALETTE};
 pub use xy::{render_xy_svg, Series, XyChart};

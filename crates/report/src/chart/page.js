@@ -1,10 +1,12 @@
 // loadlab plot page: draws the charts from the JSON in #data on canvases. Time charts zoom
-// together: drag across one to zoom in, double-click (or "Reset zoom") to go back.
+// together: drag across one to zoom in, double-click (or "Reset zoom") to go back. A live page
+// calls window.loadlabCharts with new data every second; the zoom stays.
 "use strict";
 (function () {
   const errors = [];
   window.addEventListener("error", (e) => { errors.push(String(e.message)); document.body.dataset.errors = errors.join(" | "); });
-  const D = JSON.parse(document.getElementById("data").textContent);
+  let zoomed = null;
+  window.loadlabCharts = function (D) {
   const PAL = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d"];
   const ERR = "#d62728";
   const M = { l: 64, r: 16, t: 12, b: 36 };
@@ -90,7 +92,7 @@
 
   const maxOf = (xs, floor) => xs.reduce((a, b) => Math.max(a, b), floor);
   const maxT = maxOf(D.runs.flatMap((r) => r.ok.concat(r.errors).map((p) => p[0]).concat(r.seconds.map((s) => s.t + 1))), 1);
-  let zoom = [0, maxT];
+  let zoom = zoomed || [0, maxT];
   const lat = D.runs.flatMap((r) => r.ok.concat(r.errors).map((p) => p[1]));
   // Round outward to 1, 2 or 5 x 10^k (as the SVG does).
   const steps = (v) => { const d = Math.pow(10, Math.floor(Math.log10(v))); return [d, 2 * d, 5 * d, 10 * d]; };
@@ -174,6 +176,7 @@
   for (const cv of canvases) {
     const c = charts[cv.dataset.chart];
     const lg = document.getElementById("legend-" + cv.dataset.chart);
+    lg.textContent = "";
     for (const [color, label, dashed] of c.legend()) {
       const item = document.createElement("span");
       item.className = "item";
@@ -184,12 +187,16 @@
     if (!c.time) continue;
     let from = null;
     const toT = (ev) => { const g = cv._geo, x = ev.offsetX - M.l; return zoom[0] + (Math.min(Math.max(x, 0), g.pw) / g.pw) * (zoom[1] - zoom[0]); };
-    cv.addEventListener("mousedown", (ev) => (from = toT(ev)));
-    cv.addEventListener("mouseup", (ev) => { if (from === null) return; const to = toT(ev); if (Math.abs(to - from) > (zoom[1] - zoom[0]) / 200) { zoom = [Math.min(from, to), Math.max(from, to)]; redraw(); } from = null; });
-    cv.addEventListener("dblclick", () => { zoom = [0, maxT]; redraw(); });
+    // Handlers as properties, so a redraw with new data replaces them rather than adding more.
+    cv.onmousedown = (ev) => (from = toT(ev));
+    cv.onmouseup = (ev) => { if (from === null) return; const to = toT(ev); if (Math.abs(to - from) > (zoom[1] - zoom[0]) / 200) { zoom = zoomed = [Math.min(from, to), Math.max(from, to)]; redraw(); } from = null; };
+    cv.ondblclick = () => { zoomed = null; zoom = [0, maxT]; redraw(); };
   }
   const reset = document.getElementById("reset");
-  if (reset) reset.addEventListener("click", () => { zoom = [0, maxT]; redraw(); });
-  window.addEventListener("resize", redraw);
+  if (reset) reset.onclick = () => { zoomed = null; zoom = [0, maxT]; redraw(); };
+  window.onresize = redraw;
   redraw();
+  };
+  const data = document.getElementById("data");
+  if (data) window.loadlabCharts(JSON.parse(data.textContent));
 })();
