@@ -169,7 +169,14 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             Progress::new(extent, Arc::clone(&config.gauges), cap)
         });
         let file = LlrWriter::new(BufWriter::with_capacity(1 << 16, out));
-        match attack::run(config, (file, progress), stop).await {
+        let title = if a.name.is_empty() { "loadlab attack".to_owned() } else { a.name.clone() };
+        let serving = crate::live_cmd::start(&a.live, &title).await?;
+        let watch = serving.as_ref().map(|s| s.live.consumer(Some(Arc::clone(&config.gauges))));
+        let result = attack::run(config, (file, progress, watch), stop).await;
+        if let Some(s) = serving {
+            s.finish().await;
+        }
+        match result {
             Ok(_) => Ok(()),
             Err(attack::AttackError::Config(e)) => Err(anyhow::Error::new(BadInput(e))),
             Err(e) => Err(e.into()),

@@ -208,6 +208,24 @@ pub struct LabRunArgs {
     /// Shorten every step (2 s) and probe, for a quick check of a plan.
     #[arg(long)]
     pub quick: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+/// The live view of a run.
+#[derive(Args, Debug, Clone)]
+pub struct LiveArgs {
+    /// Serve a live view on HOST:PORT while the run goes: `/` a dashboard, `/metrics`
+    /// Prometheus, `/api/snapshot` JSON, `/events` server-sent snapshots (port 0: any free port,
+    /// printed).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub live: Option<String>,
+    /// Let --live listen on an address other hosts can reach.
+    #[arg(long, requires = "live")]
+    pub live_public: bool,
+    /// Keep serving the live view this long after the run ends (for a last scrape).
+    #[arg(long, requires = "live", default_value = "0s", value_parser = duration)]
+    pub live_linger: Duration,
 }
 
 #[derive(Args, Debug)]
@@ -315,6 +333,8 @@ pub struct AttackArgs {
     /// Results file; `-` for stdout.
     #[arg(long, short = 'o', default_value = "-")]
     pub output: String,
+    #[command(flatten)]
+    pub live: LiveArgs,
 
     /// Open model: requests per second (N, N/s, N/m), or a ramp A..B with --ramp.
     #[arg(long, value_parser = rate, conflicts_with = "rate_steps")]

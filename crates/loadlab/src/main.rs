@@ -7,6 +7,7 @@ mod cli;
 mod demo_cmd;
 mod encode_cmd;
 mod lab_cmd;
+mod live_cmd;
 mod origin_cmd;
 mod plot_cmd;
 mod progress;

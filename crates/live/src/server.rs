@@ -1,0 +1,118 @@
+//! The live view's HTTP server: HTTP/1.1, a task per connection, on loopback unless asked.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{header, Method, Request, Response, StatusCode};
+use http_body_util::{combinators::BoxBody, BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio_stream::StreamExt;
+
+use crate::state::Live;
+
+/// Dashboards and event readers served at once; more get 503 (each costs a snapshot a second).
+const MAX_WATCHERS: usize = 16;
+
+/// Why the live view could not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveError(pub String);
+
+impl std::fmt::Display for LiveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LiveError {}
+
+/// Binds `addr` (`HOST:PORT`, port 0 for any): loopback only unless `public`.
+pub async fn bind(addr: &str, public: bool) -> Result<TcpListener, LiveError> {
+    let bad = |why: String| LiveError(format!("--live {addr}: {why}"));
+    let resolved: Vec<SocketAddr> = tokio::net::lookup_host(addr).await.map_err(|e| bad(e.to_string()))?.collect();
+    let first = resolved.first().ok_or_else(|| bad("no address".into()))?;
+    if !public && !resolved.iter().all(|a| a.ip().is_loopback()) {
+        return Err(bad("not a loopback address (add --live-public to serve other hosts)".into()));
+    }
+    TcpListener::bind(first).await.map_err(|e| bad(e.to_string()))
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn full(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(Full::new(body.into()).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+    r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    r
+}
+
+/// Serves `live` on `listener` until `stop` resolves.
+pub async fn serve(listener: TcpListener, live: Arc<Live>, stop: impl std::future::Future<Output = ()>) {
+    let watchers = Arc::new(AtomicUsize::new(0));
+    tokio::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((s, _)) => s,
+                Err(_) => { tokio::time::sleep(Duration::from_millis(50)).await; continue }
+            },
+            _ = &mut stop => return,
+        };
+        let live = Arc::clone(&live);
+        let watchers = Arc::clone(&watchers);
+        tokio::spawn(async move {
+            let svc = service_fn(move |req| handle(req, Arc::clone(&live), Arc::clone(&watchers)));
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+        });
+    }
+}
+
+/// Counts a watcher out when its event stream ends.
+struct Watcher(Arc<AtomicUsize>);
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    live: Arc<Live>,
+    watchers: Arc<AtomicUsize>,
+) -> Result<Response<Body>, Infallible> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return Ok(full(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only"));
+    }
+    Ok(match req.uri().path() {
+        "/" => full(StatusCode::OK, "text/html; charset=utf-8", crate::page::dashboard(live.title())),
+        "/metrics" => {
+            full(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", crate::prometheus::render(&live.lock()))
+        }
+        "/api/snapshot" => full(StatusCode::OK, "application/json", live.snapshot().to_string()),
+        "/events" => {
+            if watchers.fetch_add(1, Ordering::AcqRel) >= MAX_WATCHERS {
+                watchers.fetch_sub(1, Ordering::AcqRel);
+                return Ok(full(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "too many live viewers"));
+            }
+            let guard = Watcher(watchers);
+            let ticks = tokio_stream::wrappers::IntervalStream::new(tokio::time::interval(Duration::from_secs(1)));
+            let events = ticks.map(move |_| {
+                let _ = &guard;
+                Ok::<_, Infallible>(Frame::data(Bytes::from(format!("data: {}\n\n", live.snapshot()))))
+            });
+            let mut r = Response::new(BodyExt::boxed(StreamBody::new(events)));
+            r.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/event-stream"));
+            r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+            r
+        }
+        _ => full(StatusCode::NOT_FOUND, "text/plain", "not found: try /, /metrics, /api/snapshot or /events"),
+    })
+}

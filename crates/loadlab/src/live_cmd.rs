@@ -1,0 +1,40 @@
+//! `--live`: the live view of an attack or a lab, served beside it.
+
+use std::sync::Arc;
+
+use live::Live;
+use tokio_util::sync::CancellationToken;
+
+use crate::bad;
+use crate::cli::LiveArgs;
+
+/// A live view being served.
+pub struct Serving {
+    pub live: Arc<Live>,
+    stop: CancellationToken,
+    linger: std::time::Duration,
+}
+
+/// Binds and starts serving when `--live` was given, saying where on stderr.
+pub async fn start(args: &LiveArgs, title: &str) -> anyhow::Result<Option<Serving>> {
+    let Some(addr) = &args.live else { return Ok(None) };
+    let listener = live::bind(addr, args.live_public).await.map_err(|e| bad(e.to_string()))?;
+    eprintln!("loadlab: live view on http://{}/", listener.local_addr()?);
+    let live = Live::new(title);
+    let stop = CancellationToken::new();
+    tokio::spawn(live::serve(listener, Arc::clone(&live), stop.clone().cancelled_owned()));
+    Ok(Some(Serving { live, stop, linger: args.live_linger }))
+}
+
+impl Serving {
+    /// After the run: serves on for `--live-linger` (or until Ctrl-C), then stops.
+    pub async fn finish(self) {
+        if !self.linger.is_zero() {
+            tokio::select! {
+                _ = tokio::time::sleep(self.linger) => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        self.stop.cancel();
+    }
+}

@@ -1,0 +1,285 @@
+//! `--live`: the live view of a running attack, read as Prometheus (checked with promtool), as
+//! JSON, as server-sent events and as a dashboard in headless Chromium.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use attack::testing::{Behaviour, TestServer};
+
+fn loadlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_loadlab"))
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loadlab-live-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Starts an attack with `--live 127.0.0.1:0`; returns it and the live view's address.
+fn attack_live(args: &[&str], out: &Path) -> (Child, String) {
+    let mut child = loadlab()
+        .args(["attack", "--name", "watched", "--live", "127.0.0.1:0", "-o"])
+        .arg(out)
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().strip_prefix("loadlab: live view on http://").and_then(|a| a.strip_suffix('/'));
+    let addr = addr.unwrap_or_else(|| panic!("{line:?}")).to_owned();
+    (child, addr)
+}
+
+/// GET `path`: the status code and body.
+fn get(addr: &str, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    (head[9..12].parse().unwrap(), body.to_owned())
+}
+
+/// The value of a Prometheus sample line starting with `prefix`, summed over matching lines.
+fn sample(metrics: &str, prefix: &str) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum()
+}
+
+fn report_json(file: &Path) -> serde_json::Value {
+    let o: Output = loadlab().args(["report", "--type", "json"]).arg(file).output().unwrap();
+    assert!(o.status.success());
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_pass_promtool_and_end_equal_to_the_results_file() {
+    let ok = TestServer::start(Behaviour { delay: Duration::from_millis(5), ..Default::default() }).await;
+    let failing = TestServer::start(Behaviour { status: 503, ..Default::default() }).await;
+    let dir = tempdir("metrics");
+    let file = dir.join("run.llr");
+    let targets = dir.join("targets.txt");
+    std::fs::write(&targets, format!("GET {}\n\nGET {}\n", ok.url("/a"), failing.url("/b"))).unwrap();
+    let (f, t) = (file.clone(), targets.clone());
+    let (metrics_mid, metrics_end, child) = tokio::task::spawn_blocking(move || {
+        let args = ["--rate", "200", "--duration", "2s", "--live-linger", "20s", "--targets", t.to_str().unwrap()];
+        let (child, addr) = attack_live(&args, &f);
+        std::thread::sleep(Duration::from_millis(1200));
+        let (status, mid) = get(&addr, "/metrics");
+        assert_eq!(status, 200);
+        let started = Instant::now();
+        let end = loop {
+            let m = get(&addr, "/metrics").1;
+            if sample(&m, "loadlab_run_done{") == 1.0 {
+                break m;
+            }
+            assert!(started.elapsed() < Duration::from_secs(15), "the run did not end: {m}");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        (mid, end, child)
+    })
+    .await
+    .unwrap();
+    let mut child = child;
+    for text in [&metrics_mid, &metrics_end] {
+        let mut promtool = Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("promtool is needed for this test (scripts/test-all installs Debian's prometheus)");
+        promtool.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        let o = promtool.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "promtool: {}{}\n{text}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let mid_requests = sample(&metrics_mid, "loadlab_requests_total{");
+    assert!(mid_requests > 50.0 && mid_requests < 400.0, "mid-run: {mid_requests}");
+    // Lingering: the run is over and the file complete; the counters equal its totals.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let r = report_json(&file);
+    let m = &metrics_end;
+    assert_eq!(sample(m, "loadlab_requests_total{") as u64, r["requests"].as_u64().unwrap());
+    assert_eq!(sample(m, "loadlab_request_duration_seconds_count{") as u64, r["requests"].as_u64().unwrap());
+    let code = |c: &str| r["status_codes"][c].as_u64().unwrap_or(0);
+    assert_eq!(
+        sample(
+            m,
+            &format!("loadlab_requests_total{{run=\"watched\",target=\"GET {}\",status=\"503\"}}", failing.url("/b"))
+        ) as u64,
+        code("503")
+    );
+    assert_eq!(sample(m, "loadlab_requests_total{run=\"watched\",target=\"GET ") as u64, code("200") + code("503"));
+    assert_eq!(sample(m, "loadlab_response_body_bytes_total{") as u64, r["bytes_in"]["total"].as_u64().unwrap());
+    assert_eq!(sample(m, "loadlab_connections_opened_total{") as u64, r["connections"].as_u64().unwrap());
+    assert_eq!(sample(m, "loadlab_requests_in_flight{"), 0.0);
+    assert_eq!(sample(m, "loadlab_asked_rate_requests_per_second{"), 200.0);
+    let sum = sample(m, "loadlab_request_duration_seconds_sum{");
+    let total_ns = r["latencies"]["total"].as_f64().unwrap();
+    assert!((sum - total_ns / 1e9).abs() < 1e-3, "{sum} vs {}", total_ns / 1e9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_stream_a_snapshot_every_second() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("events");
+    let (url, file) = (server.url("/"), dir.join("run.llr"));
+    let events = tokio::task::spawn_blocking(move || {
+        let (mut child, addr) = attack_live(&[&url, "--rate", "100", "--duration", "4s"], &file);
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(s, "GET /events HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        let mut reader = BufReader::new(s);
+        let mut head = String::new();
+        while reader.read_line(&mut head).unwrap() > 2 && !head.ends_with("\r\n\r\n") {}
+        assert!(head.starts_with("HTTP/1.1 200") && head.contains("text/event-stream"), "{head}");
+        let mut events = Vec::new();
+        let mut line = String::new();
+        while events.len() < 3 {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            // Chunk sizes and blank lines between events.
+            if let Some(data) = line.trim_end().strip_prefix("data: ") {
+                events.push(serde_json::from_str::<serde_json::Value>(data).unwrap());
+            }
+        }
+        child.wait().unwrap();
+        events
+    })
+    .await
+    .unwrap();
+    let counts: Vec<u64> = events.iter().map(|e| e["runs"][0]["requests"].as_u64().unwrap_or(0)).collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]) && counts[2] > counts[0], "{counts:?}");
+    assert_eq!(events[2]["runs"][0]["name"], "watched");
+    assert!(events[2]["charts"]["runs"][0]["seconds"].as_array().is_some_and(|s| !s.is_empty()));
+}
+
+#[test]
+fn live_refuses_a_public_address_unless_asked_and_needs_live_for_its_options() {
+    let o = loadlab()
+        .args([
+            "attack",
+            "http://127.0.0.1:1/",
+            "--rate",
+            "1",
+            "--duration",
+            "1s",
+            "--live",
+            "0.0.0.0:0",
+            "-o",
+            "/dev/null",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--live 0.0.0.0:0: not a loopback address (add --live-public"), "{err}");
+    let o =
+        loadlab().args(["attack", "http://127.0.0.1:1/", "--live-linger", "1s", "-o", "/dev/null"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+fn chromium(args: &[&str], profile: &Path) -> Output {
+    let bin = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .expect("Chromium is needed for this test (scripts/test-all installs Debian's chromium)");
+    Command::new(bin)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync", "--hide-scrollbars", "--window-size=1200,1800"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_draws_the_running_attack_in_chromium() {
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(3), ..Default::default() }).await;
+    let dir = tempdir("dashboard");
+    let (url, file) = (server.url("/"), dir.join("run.llr"));
+    let dom = tokio::task::spawn_blocking(move || {
+        let (mut child, addr) = attack_live(&[&url, "--rate", "200", "--duration", "8s"], &file);
+        std::thread::sleep(Duration::from_millis(1500));
+        let page = format!("http://{addr}/");
+        let o = chromium(&["--virtual-time-budget=4000", "--dump-dom", &page], &dir.join("profile"));
+        let _ = child.kill();
+        child.wait().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    })
+    .await
+    .unwrap();
+    let body = dom.split("<body").nth(1).unwrap_or_default();
+    let attr = |name: &str| {
+        body.split(&format!("{name}=\"")).nth(1).and_then(|s| s.split('"').next()).unwrap_or_default().to_owned()
+    };
+    assert!(attr("data-errors").is_empty(), "script errors: {}", attr("data-errors"));
+    assert_eq!(attr("data-drawn"), "4", "{}", &dom[..dom.len().min(600)]);
+    let updates: u32 = attr("data-updates").parse().unwrap_or(0);
+    assert!(updates >= 2, "{updates} updates: {}", &dom[..dom.len().min(600)]);
+    assert!(dom.contains("watched (running)") && dom.contains("req/s of 200"), "{}", &dom[..dom.len().min(2000)]);
+}
+
+/// Resident memory of a process, in bytes.
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 =
+        status.lines().find(|l| l.starts_with("VmRSS:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_minute_watched_keeps_its_memory_flat() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("rss");
+    let (url, file) = (server.url("/"), dir.join("run.llr"));
+    let samples = tokio::task::spawn_blocking(move || {
+        let (mut child, addr) = attack_live(&[&url, "--rate", "1000", "--duration", "60s"], &file);
+        let mut samples = Vec::new();
+        for _ in 0..11 {
+            std::thread::sleep(Duration::from_secs(5));
+            // What a dashboard asks for, as it would.
+            assert_eq!(get(&addr, "/api/snapshot").0, 200);
+            assert_eq!(get(&addr, "/metrics").0, 200);
+            samples.push(rss(child.id()));
+        }
+        eprintln!("RSS every 5 s: {samples:?}");
+        child.wait().unwrap();
+        samples
+    })
+    .await
+    .unwrap();
+    // From the 10th second to the 55th: 45,000 more requests, no more memory to speak of.
+    let (early, late) = (samples[1], samples[10]);
+    let mb = |b: u64| b as f64 / (1 << 20) as f64;
+    assert!(
+        late < early + (16 << 20),
+        "RSS grew from {:.1} MB to {:.1} MB: {:?}",
+        mb(early),
+        mb(late),
+        samples.iter().map(|b| mb(*b) as u64).collect::<Vec<_>>()
+    );
+}
