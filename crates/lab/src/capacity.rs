@@ -154,7 +154,7 @@ pub async fn search_target(
     plan: &Plan,
     spec: &CapacitySpec,
     dir: &Path,
-    stop: &CancellationToken,
+    opts: &crate::experiment::RunOptions,
     events: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Result<CapacityResult, LabError> {
     let clauses = &plan.slo;
@@ -173,10 +173,20 @@ pub async fn search_target(
             streams: 1,
         };
         let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe);
-        let stop = stop.clone();
+        let stop = opts.stop.clone();
+        let live = opts.live.clone();
         async move {
             let probe = match config {
-                Ok(c) => run_probe(&id, c, clauses, &file, spec.probe, rate, stop).await,
+                Ok(c) => {
+                    let watch = live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&c.gauges))));
+                    let p = run_probe(&id, c, clauses, &file, spec.probe, rate, watch, stop).await;
+                    if let (Some(l), Ok(p)) = (&live, &p) {
+                        let verdict =
+                            if p.holds { "holds".to_owned() } else { format!("breaks: {}", p.broke.join("; ")) };
+                        l.step_done(&id, format!("{rate:.0}/s {verdict}"));
+                    }
+                    p
+                }
                 Err(e) => Err(e),
             };
             match probe {
@@ -216,6 +226,7 @@ async fn run_probe(
     file: &Path,
     length: Duration,
     rate: f64,
+    live: Option<live::LiveConsumer>,
     stop: CancellationToken,
 ) -> Result<Probe, String> {
     let f = std::fs::File::create(file).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
@@ -234,7 +245,7 @@ async fn run_probe(
         outer.cancelled().await;
         cancel.cancel();
     });
-    let summary = attack::run(config, (results::LlrWriter::new(std::io::BufWriter::new(f)), watch), early).await;
+    let summary = attack::run(config, (results::LlrWriter::new(std::io::BufWriter::new(f)), watch, live), early).await;
     relay.abort();
     let summary = summary.map_err(|e| format!("cannot run {id}: {e}"))?;
     let watch = summary.consumer.1;

@@ -91,7 +91,7 @@ pub async fn run(opts: &DemoOptions, out: &mut (dyn Write + Send)) -> Result<Lab
         "Origin simulator embedded (100 ms, 200kb random content, gzip); a rate ladder of {:?} for {:?} each",
         opts.rates, opts.step
     );
-    let run_opts = RunOptions { out: opts.out.clone(), quick: false, stop: CancellationToken::new() };
+    let run_opts = RunOptions { out: opts.out.clone(), quick: false, stop: CancellationToken::new(), live: None };
     let mut show = |e: Event<'_>| {
         if let Event::Started { id, .. } = e {
             let _ = writeln!(out, "running {id} ...");

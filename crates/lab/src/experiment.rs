@@ -25,6 +25,8 @@ pub struct RunOptions {
     /// Shorten every duration (for CI): steps of at most [`QUICK_STEP`].
     pub quick: bool,
     pub stop: CancellationToken,
+    /// The live view to feed (`--live`): every step's records, the steps and their verdicts.
+    pub live: Option<std::sync::Arc<live::Live>>,
 }
 
 /// A step's length under `--quick`.
@@ -104,9 +106,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'
                 let spec = if opts.quick { capacity::quick(spec) } else { spec.clone() };
                 let mut found = Vec::new();
                 for t in &up.targets {
-                    found.push(
-                        capacity::search_target(&t.name, &t.url, plan, &spec, &steps_dir, &opts.stop, events).await?,
-                    );
+                    found.push(capacity::search_target(&t.name, &t.url, plan, &spec, &steps_dir, opts, events).await?);
                 }
                 found
             }
@@ -165,6 +165,9 @@ async fn run_steps(
     let mut results = Vec::new();
     let mut series = Vec::new();
     let mut variant_loaded: Option<&str> = None;
+    if let Some(live) = &opts.live {
+        live.set_steps(matrix.steps.iter().map(|s| s.id.clone()));
+    }
     for (i, s) in matrix.steps.iter().enumerate() {
         if opts.stop.is_cancelled() {
             break;
@@ -183,8 +186,12 @@ async fn run_steps(
             .map_err(|message| step::StepError { step: s.id.clone(), message })?;
         let file = dir.join(format!("{}.llr", s.id));
         let from = started.elapsed().as_secs_f64();
-        let ran = step::run(&s.id, config, load, &file, s.repeat == 0, opts.stop.clone()).await?;
+        let watch = opts.live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&config.gauges))));
+        let ran = step::run(&s.id, config, load, &file, s.repeat == 0, watch, opts.stop.clone()).await?;
         let to = started.elapsed().as_secs_f64();
+        if let Some(live) = &opts.live {
+            live.step_done(&s.id, crate::verdict::step_line(&plan.slo, &ran.numbers));
+        }
         events(Event::Finished { index: i, of: matrix.steps.len(), id: &s.id, numbers: &ran.numbers });
         if let Some(r) = ran.series {
             series.push((results.len(), r));

@@ -79,6 +79,7 @@ pub async fn run(
     load: &LoadSpec,
     file: &Path,
     charts: bool,
+    watch: Option<live::LiveConsumer>,
     stop: CancellationToken,
 ) -> Result<StepRun, StepError> {
     let bad = |message: String| StepError { step: id.to_owned(), message };
@@ -93,9 +94,10 @@ pub async fn run(
         LlrWriter::new(BufWriter::with_capacity(1 << 16, f)),
         StepConsumer::new(load.warmup),
         charts.then_some(builder),
+        watch,
     );
     let summary = attack::run(config, consumer, stop).await.map_err(|e| bad(e.to_string()))?;
-    let (_, stats, builder) = summary.consumer;
+    let (_, stats, builder, _) = summary.consumer;
     let mut text = Vec::new();
     report::write_text(&stats.counted, &mut text).map_err(|e| bad(e.to_string()))?;
     Ok(StepRun {

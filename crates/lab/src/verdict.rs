@@ -101,6 +101,21 @@ impl Metric {
 }
 
 /// Milliseconds as a short duration: `850µs`, `107.3ms`, `1.204s`.
+/// A step's line for the console and the live view: its numbers, and what they say of the SLO.
+pub fn step_line(slo: &[Clause], n: &Numbers) -> String {
+    let broken = Clause::broken(slo, n);
+    let verdict = if n.generator_limited {
+        "  generator-limited (not counted)".to_owned()
+    } else if slo.is_empty() {
+        String::new()
+    } else if broken.is_empty() {
+        "  SLO held".to_owned()
+    } else {
+        format!("  SLO broken: {}", broken.iter().map(|c| c.text()).collect::<Vec<_>>().join(", "))
+    };
+    format!("{:.1} req/s, p99 {}, success {:.2}%{verdict}", n.rate, show_ms(n.latency.p99), n.success * 100.0)
+}
+
 pub fn show_ms(ms: f64) -> String {
     if ms < 1.0 {
         format!("{:.0}µs", ms * 1000.0)

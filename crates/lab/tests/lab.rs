@@ -23,7 +23,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 
 async fn run(plan: &Path, out: &Path) -> lab::experiment::Lab {
     let plan = lab::plan::load(plan).unwrap();
-    let opts = RunOptions { out: out.to_path_buf(), quick: false, stop: CancellationToken::new() };
+    let opts = RunOptions { out: out.to_path_buf(), quick: false, stop: CancellationToken::new(), live: None };
     let mut events = |_: Event<'_>| {};
     lab::experiment::run(&plan, &opts, &mut events).await.unwrap()
 }

@@ -141,6 +141,12 @@ pub struct Live {
     state: Mutex<State>,
 }
 
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live").field("title", &self.title).finish_non_exhaustive()
+    }
+}
+
 impl Live {
     pub fn new(title: impl Into<String>) -> Arc<Live> {
         let title = title.into();
@@ -174,12 +180,13 @@ impl Live {
             names.into_iter().map(|name| StepView { name, state: "waiting".into(), verdict: None }).collect();
     }
 
-    /// A step has finished, with what it found.
+    /// A step (or a capacity probe, added at its end) has finished, with what it found.
     pub fn step_done(&self, name: &str, verdict: impl Into<String>) {
         let mut st = self.lock();
-        if let Some(s) = st.steps.iter_mut().find(|s| s.name == name) {
-            s.state = "done".into();
-            s.verdict = Some(verdict.into());
+        let view = StepView { name: name.to_owned(), state: "done".into(), verdict: Some(verdict.into()) };
+        match st.steps.iter_mut().find(|s| s.name == name) {
+            Some(s) => *s = view,
+            None => st.steps.push(view),
         }
     }
 

@@ -253,6 +253,8 @@ pub struct LabCapacityArgs {
     /// Output directory.
     #[arg(long, default_value = "lab-capacity")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub live: LiveArgs,
 }
 
 #[derive(Args, Debug)]

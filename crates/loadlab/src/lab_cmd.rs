@@ -2,12 +2,13 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use lab::experiment::{Event, RunOptions};
 use lab::plan::Plan;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{LabCapacityArgs, LabCommand, LabRunArgs};
+use crate::cli::{LabCapacityArgs, LabCommand, LabRunArgs, LiveArgs};
 use crate::{bad, VerdictFailed};
 
 pub fn run(c: LabCommand) -> anyhow::Result<()> {
@@ -23,7 +24,7 @@ fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
         let stem = a.plan.file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
         PathBuf::from(format!("lab-{stem}"))
     });
-    execute(&plan, &out, a.quick)
+    execute(&plan, &out, a.quick, &a.live)
 }
 
 fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
@@ -47,10 +48,10 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     if plan.slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
-    execute(&plan, &a.out, false)
+    execute(&plan, &a.out, false, &a.live)
 }
 
-fn execute(plan: &Plan, out: &Path, quick: bool) -> anyhow::Result<()> {
+fn execute(plan: &Plan, out: &Path, quick: bool, live: &LiveArgs) -> anyhow::Result<()> {
     // A previous run's files would mix with this one's.
     if out.join("lab.json").exists() {
         for sub in ["steps", "samples"] {
@@ -68,36 +69,28 @@ fn execute(plan: &Plan, out: &Path, quick: bool) -> anyhow::Result<()> {
             let _ = tokio::signal::ctrl_c().await;
             std::process::exit(130);
         });
-        let opts = RunOptions { out: out.to_path_buf(), quick, stop };
+        let serving = crate::live_cmd::start(live, &plan.name).await?;
+        let opts =
+            RunOptions { out: out.to_path_buf(), quick, stop, live: serving.as_ref().map(|s| Arc::clone(&s.live)) };
         let tty = std::io::stderr().is_terminal();
         let mut show = move |e: Event<'_>| match e {
             Event::Started { index, of, id } if tty => eprint!("\r\x1b[2K[{}/{of}] {id} ...", index + 1),
             Event::Started { .. } => {}
-            Event::Finished { index, of, id, numbers } => {
-                let broken = lab::verdict::Clause::broken(&plan.slo, numbers);
-                let limited = if numbers.generator_limited {
-                    "  generator-limited (not counted)".to_owned()
-                } else if plan.slo.is_empty() {
-                    String::new()
-                } else if broken.is_empty() {
-                    "  SLO held".to_owned()
-                } else {
-                    format!("  SLO broken: {}", broken.iter().map(|c| c.text()).collect::<Vec<_>>().join(", "))
-                };
-                eprintln!(
-                    "{}[{}/{of}] {id}: {:.1} req/s, p99 {}, success {:.2}%{limited}",
-                    if tty { "\r\x1b[2K" } else { "" },
-                    index + 1,
-                    numbers.rate,
-                    lab::verdict::show_ms(numbers.latency.p99),
-                    numbers.success * 100.0
-                );
-            }
+            Event::Finished { index, of, id, numbers } => eprintln!(
+                "{}[{}/{of}] {id}: {}",
+                if tty { "\r\x1b[2K" } else { "" },
+                index + 1,
+                lab::verdict::step_line(&plan.slo, numbers)
+            ),
             Event::Probe { target, rate, holds } => {
                 eprintln!("capacity {target}: {rate:.0} req/s {}", if holds { "holds" } else { "breaks" })
             }
         };
-        lab::experiment::run(plan, &opts, &mut show).await
+        let result = lab::experiment::run(plan, &opts, &mut show).await;
+        if let Some(s) = serving {
+            s.finish().await;
+        }
+        Ok::<_, anyhow::Error>(result?)
     })?;
     let files = lab::render::write(&lab, out)?;
     for f in &files {

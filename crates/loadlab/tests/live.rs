@@ -283,3 +283,60 @@ async fn a_minute_watched_keeps_its_memory_flat() {
         samples.iter().map(|b| mb(*b) as u64).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_lab_shows_its_steps_and_their_verdicts_as_they_complete() {
+    let d = tempdir("lab");
+    std::fs::write(d.join("fast.json"), r#"{"route": "/*", "body": "x", "stages": [{"at": 0, "status": 200}]}"#)
+        .unwrap();
+    let plan = "name = \"watched lab\"\n[targets.sim]\norigin = \"fast.json\"\n[load]\nrate = [50, 100]\nduration = \"2s\"\npause = \"0s\"\n[slo]\nsuccess = \">= 99%\"\n";
+    std::fs::write(d.join("plan.toml"), plan).unwrap();
+    let mut child = loadlab()
+        .args(["lab", "run"])
+        .arg(d.join("plan.toml"))
+        .arg("--out")
+        .arg(d.join("out"))
+        .args(["--live", "127.0.0.1:0", "--live-linger", "20s"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("loadlab: live view on http://")
+        .and_then(|a| a.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .to_owned();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    // Step by step: one done and the other not yet, then both done with their verdicts.
+    let started = Instant::now();
+    let mut seen_partial = false;
+    let snap = loop {
+        let s: serde_json::Value = serde_json::from_str(&get(&addr, "/api/snapshot").1).unwrap();
+        let states: Vec<&str> = s["steps"].as_array().unwrap().iter().map(|x| x["state"].as_str().unwrap()).collect();
+        seen_partial |= states.contains(&"done") && !states.iter().all(|x| *x == "done");
+        if states.len() == 2 && states.iter().all(|x| *x == "done") {
+            break s;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{s}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(seen_partial, "the first step was shown done before the second");
+    assert_eq!(snap["title"], "watched lab");
+    let steps = snap["steps"].as_array().unwrap();
+    for s in steps {
+        let v = s["verdict"].as_str().unwrap();
+        assert!(v.contains("req/s, p99") && v.ends_with("SLO held"), "{v}");
+    }
+    let runs = snap["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["name"], steps[0]["name"]);
+    assert!(runs.iter().all(|r| r["requests"].as_u64().unwrap() >= 90), "{runs:?}");
+    let metrics = get(&addr, "/metrics").1;
+    let first = steps[0]["name"].as_str().unwrap();
+    assert!(sample(&metrics, &format!("loadlab_requests_total{{run=\"{first}\"")) >= 90.0, "{metrics}");
+    let _ = child.kill();
+    child.wait().unwrap();
+}
