@@ -179,7 +179,7 @@ pub async fn search_target(
             let probe = match config {
                 Ok(c) => {
                     let watch = live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&c.gauges))));
-                    let p = run_probe(&id, c, clauses, &file, spec.probe, rate, watch, stop).await;
+                    let p = run_probe(&id, c, clauses, &file, rate, watch, stop).await;
                     if let (Some(l), Ok(p)) = (&live, &p) {
                         let verdict =
                             if p.holds { "holds".to_owned() } else { format!("breaks: {}", p.broke.join("; ")) };
@@ -224,11 +224,14 @@ async fn run_probe(
     config: attack::AttackConfig,
     clauses: &[Clause],
     file: &Path,
-    length: Duration,
     rate: f64,
     live: Option<live::LiveConsumer>,
     stop: CancellationToken,
 ) -> Result<Probe, String> {
+    let length = match &config.model {
+        attack::Model::Open { schedule } => schedule.duration(),
+        attack::Model::Closed { duration, .. } => duration.unwrap_or_default(),
+    };
     let f = std::fs::File::create(file).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     let early = CancellationToken::new();
     let watch = EarlyStop {
