@@ -54,6 +54,11 @@ pub struct AttackConfig {
     /// How often consumers are flushed (the results file, a display); at most this much of a
     /// killed attack's results is lost.
     pub flush_every: Duration,
+    /// This worker's share when many run the attack together (`--shard I/N`).
+    pub shard: crate::shard::Shard,
+    /// When the schedule starts (a time shared by every worker of a sharded run); `None` is now.
+    /// A worker that starts after it sends its overdue hits late, and its lag says so.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// Counters an attack keeps up to date while it runs, for whoever displays it.
@@ -88,6 +93,8 @@ impl AttackConfig {
             // Twice the promise (a killed attack loses at most a second): a flush that comes late
             // on a busy machine still keeps it (at once a second, one run in five lost 1.24 s).
             flush_every: Duration::from_millis(500),
+            shard: crate::shard::Shard::default(),
+            start_at: None,
         }
     }
 
@@ -98,6 +105,12 @@ impl AttackConfig {
         if let Model::Closed { connections, streams, requests, duration } = &self.model {
             if *connections == 0 || *streams == 0 {
                 return Err("--connections and --streams must be at least 1".into());
+            }
+            if self.shard.share_of(*connections as u64) == 0 {
+                return Err(format!(
+                    "shard {} has no connection: {connections} connections for {} workers",
+                    self.shard, self.shard.count
+                ));
             }
             if *streams > 1 && self.client.protocol == Protocol::Http1 {
                 return Err("--streams above 1 needs HTTP/2 (--http2 or --h2c)".into());

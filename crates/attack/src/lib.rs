@@ -17,6 +17,7 @@ mod request;
 mod run;
 mod runtimes;
 pub mod schedule;
+mod shard;
 mod sink;
 pub mod targets;
 #[cfg(feature = "testing")]
@@ -28,5 +29,6 @@ pub use client::{fetch, ClientOptions, Fetched, Protocol, DEFAULT_REDIRECTS, DEF
 pub use config::{AttackConfig, AttackError, Gauges, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, SEND_GRACE};
 pub use run::run;
 pub use schedule::{Rate, RateSpec, Schedule, MAX_RATE};
+pub use shard::{Shard, MAX_SHARDS};
 pub use targets::{parse_header, parse_targets, parse_url, Target, TargetDefaults, TargetError, TargetFormat};
 pub use tls::TlsOptions;

@@ -22,6 +22,7 @@ const JOB_QUEUE: usize = 16_384;
 pub(crate) async fn pace(
     shared: &Arc<Shared>,
     schedule: &Schedule,
+    shard: crate::shard::Shard,
     workers: usize,
     max_workers: Option<usize>,
     runtimes: &Runtimes,
@@ -50,7 +51,8 @@ pub(crate) async fn pace(
             for _ in 0..first_workers {
                 pool.grow();
             }
-            let (first, stride) = (k as u64, n as u64);
+            // Thread k of n, worker I of N: hits I + N*k, I + N*(k + n) ... of the global schedule.
+            let (first, stride) = (shard.index + shard.count * k as u64, shard.count * n as u64);
             let stopped = match TimerFdClock::new(pool.shared.start.into_std()) {
                 Ok(mut clock) => pacer(&schedule, first, stride, &mut clock, &stop, &mut pool).await,
                 // No timerfd (a sandbox that forbids it): tokio's coarser timer still keeps the

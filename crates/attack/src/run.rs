@@ -36,8 +36,9 @@ pub async fn run<C: Consumer + Send + 'static>(
 ) -> Result<Summary<C>, AttackError> {
     config.validate().map_err(AttackError::Config)?;
     let connector = Connector::new(config.client.clone()).map_err(AttackError::Config)?;
-    let start = Instant::now();
-    let start_unix_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let (start, start_wall) = start_time(config.start_at, &stop).await;
+    let start_unix_ns = start_wall.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let shard = config.shard;
     let header = RunHeader {
         version: results::FORMAT_VERSION,
         name: config.name.clone(),
@@ -69,14 +70,17 @@ pub async fn run<C: Consumer + Send + 'static>(
     let runtimes = Runtimes::start(threads, heartbeat)?;
     let mut workers = JoinSet::new();
     let interrupted = match &config.model {
-        Model::Open { schedule } => pace(&shared, schedule, config.workers, config.max_workers, &runtimes, &stop).await,
+        Model::Open { schedule } => {
+            pace(&shared, schedule, shard, config.workers, config.max_workers, &runtimes, &stop).await
+        }
         Model::Closed { connections, streams, requests, duration } => {
             let next = Arc::new(AtomicU64::new(0));
             let deadline = duration.map(|d| start + d);
-            for c in 0..*connections {
+            let requests = requests.map(|r| shard.share_of(r));
+            for c in 0..shard.share_of(*connections as u64) as usize {
                 for _ in 0..*streams {
                     let mut w = Worker::new(Arc::clone(&shared), c);
-                    let (next, stop, limit) = (Arc::clone(&next), stop.clone(), *requests);
+                    let (next, stop, limit) = (Arc::clone(&next), stop.clone(), requests);
                     workers.spawn_on(
                         async move {
                             loop {
@@ -87,7 +91,7 @@ pub async fn run<C: Consumer + Send + 'static>(
                                 if limit.is_some_and(|l| seq >= l) {
                                     break;
                                 }
-                                w.execute(Job { seq, scheduled: Instant::now() }).await;
+                                w.execute(Job { seq: shard.global_seq(seq), scheduled: Instant::now() }).await;
                             }
                         },
                         runtimes.handle(c),
@@ -110,7 +114,7 @@ pub async fn run<C: Consumer + Send + 'static>(
         not_sent: g.not_sent.load(Ordering::Relaxed),
         asked_rate: match &config.model {
             Model::Open { schedule } => {
-                Some(schedule.total_hits() as f64 / schedule.duration().as_secs_f64().max(1e-9))
+                Some(shard.hits_of(schedule.total_hits()) as f64 / schedule.duration().as_secs_f64().max(1e-9))
             }
             Model::Closed { .. } => None,
         },
@@ -127,6 +131,24 @@ pub async fn run<C: Consumer + Send + 'static>(
         .await
         .map_err(|e| AttackError::Io(std::io::Error::other(e)))??;
     Ok(Summary { metrics, consumer, interrupted })
+}
+
+/// The schedule's start, as an instant and as wall-clock time. With `start_at` in the future it
+/// waits for it (or for `stop`); in the past, the start lies back there and the overdue hits go
+/// out at once, their lag recorded.
+async fn start_time(start_at: Option<SystemTime>, stop: &CancellationToken) -> (Instant, SystemTime) {
+    let Some(at) = start_at else { return (Instant::now(), SystemTime::now()) };
+    match at.duration_since(SystemTime::now()) {
+        Ok(wait) => {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.cancelled() => {}
+            }
+            let late = SystemTime::now().duration_since(at).unwrap_or_default();
+            (Instant::now().checked_sub(late).unwrap_or_else(Instant::now), at)
+        }
+        Err(behind) => (Instant::now().checked_sub(behind.duration()).unwrap_or_else(Instant::now), at),
+    }
 }
 
 /// With `--compressed`, a target that sets no Accept-Encoding asks for gzip (as Go's client
