@@ -132,8 +132,32 @@ async fn signalled() {
     }
 }
 
+/// This worker's shard: `--shard I/N`, or `--shards N` with the index a Kubernetes Indexed Job
+/// gives its pods.
+fn shard(a: &AttackArgs) -> anyhow::Result<attack::Shard> {
+    match (a.shard.shard, a.shard.shards) {
+        (Some(s), _) => Ok(s),
+        (None, Some(n)) => {
+            let index = std::env::var("JOB_COMPLETION_INDEX")
+                .map_err(|_| bad("--shards needs JOB_COMPLETION_INDEX (set in each pod of an Indexed Job)"))?;
+            let index: u64 =
+                index.trim().parse().map_err(|_| bad(format!("JOB_COMPLETION_INDEX={index:?} is not a number")))?;
+            attack::Shard::new(index, n).map_err(|e| bad(format!("--shards {n}: {e}")))
+        }
+        (None, None) => Ok(attack::Shard::default()),
+    }
+}
+
 pub fn run(a: AttackArgs) -> anyhow::Result<()> {
-    let config = config(&a)?;
+    let mut config = config(&a)?;
+    config.shard = shard(&a)?;
+    if a.shard.barrier.is_some() && config.shard.is_whole() {
+        return Err(bad("--barrier needs --shard or --shards"));
+    }
+    if !config.shard.is_whole() {
+        config.settings.insert("shard".into(), json!(config.shard.to_string()));
+    }
+    config.start_at = a.shard.start_at;
     let out: Box<dyn Write + Send> = if a.output == "-" {
         if std::io::stdout().is_terminal() {
             return Err(bad(
@@ -168,6 +192,10 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             };
             Progress::new(extent, Arc::clone(&config.gauges), cap)
         });
+        if let Some(addr) = &a.shard.barrier {
+            let start = crate::barrier::meet(addr, config.shard, a.shard.barrier_timeout).await?;
+            config.start_at = Some(start);
+        }
         let file = LlrWriter::new(BufWriter::with_capacity(1 << 16, out));
         let title = if a.name.is_empty() { "loadlab attack".to_owned() } else { a.name.clone() };
         let serving = crate::live_cmd::start(&a.live, &title).await?;

@@ -212,6 +212,43 @@ pub struct LabRunArgs {
     pub live: LiveArgs,
 }
 
+/// One worker of an attack run by many, and how the workers start together.
+#[derive(Args, Debug, Clone)]
+pub struct ShardArgs {
+    /// Run worker I of N of one attack: hits I, I+N ... of the schedule at their global times, or
+    /// its share of --connections and --requests. The workers' files report as one run.
+    #[arg(long, value_name = "I/N", value_parser = |s: &str| s.parse::<attack::Shard>(), conflicts_with = "shards")]
+    pub shard: Option<attack::Shard>,
+    /// Run worker $JOB_COMPLETION_INDEX of N (a pod of a Kubernetes Indexed Job).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=attack::MAX_SHARDS))]
+    pub shards: Option<u64>,
+    /// Start the schedule at this time, the same for every worker: RFC 3339
+    /// (2026-11-23T10:00:00Z) or Unix seconds.
+    #[arg(long, value_parser = start_time, conflicts_with = "barrier")]
+    pub start_at: Option<std::time::SystemTime>,
+    /// Start together: worker 0 listens on HOST:PORT, the others connect to it, and once all are
+    /// there worker 0 hands out a start time a second ahead.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub barrier: Option<String>,
+    /// How long the barrier waits for every worker.
+    #[arg(long, default_value = "5m", value_parser = positive_duration)]
+    pub barrier_timeout: Duration,
+}
+
+/// A start time: RFC 3339, or Unix seconds.
+fn start_time(s: &str) -> Result<std::time::SystemTime, String> {
+    let bad = || format!("bad time {s:?} (expected RFC 3339 like 2026-11-23T10:00:00Z, or Unix seconds)");
+    if let Ok(secs) = s.trim().parse::<f64>() {
+        if !(0.0..1e11).contains(&secs) {
+            return Err(bad());
+        }
+        return Ok(std::time::UNIX_EPOCH + Duration::from_secs_f64(secs));
+    }
+    let t = chrono::DateTime::parse_from_rfc3339(s.trim()).map_err(|_| bad())?;
+    let ns = t.timestamp_nanos_opt().filter(|n| *n >= 0).ok_or_else(bad)?;
+    Ok(std::time::UNIX_EPOCH + Duration::from_nanos(ns as u64))
+}
+
 /// The live view of a run.
 #[derive(Args, Debug, Clone)]
 pub struct LiveArgs {
@@ -337,6 +374,8 @@ pub struct AttackArgs {
     pub output: String,
     #[command(flatten)]
     pub live: LiveArgs,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 
     /// Open model: requests per second (N, N/s, N/m), or a ramp A..B with --ramp.
     #[arg(long, value_parser = rate, conflicts_with = "rate_steps")]

@@ -3,6 +3,7 @@
 //! No logic of its own.
 
 mod attack_cmd;
+mod barrier;
 mod cli;
 mod demo_cmd;
 mod encode_cmd;

@@ -1,0 +1,149 @@
+//! A sharded attack: four worker processes, as the pods of an Indexed Job would run them, meet at
+//! a barrier and together give the numbers of one process running the same attack.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use attack::testing::{Behaviour, TestServer};
+
+fn loadlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_loadlab"))
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loadlab-shards-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn report(files: &[PathBuf]) -> serde_json::Value {
+    let o = loadlab().args(["report", "--type", "json"]).args(files).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Per file: records by scheduled second (from the run's start), the sequence numbers, the run's
+/// start (ns since the epoch) and how late its first hit went out (µs).
+fn read(file: &Path) -> (BTreeMap<u64, u64>, Vec<u64>, u64, u64) {
+    let mut reader = results::Reader::new(std::fs::File::open(file).unwrap(), "shard");
+    let (mut start, mut per_second, mut seqs, mut first) = (0, BTreeMap::new(), Vec::new(), (u64::MAX, 0));
+    while let Some(item) = reader.next().unwrap() {
+        match item {
+            results::Item::Run(h) => start = h.start_unix_ns,
+            results::Item::Record(r) => {
+                *per_second.entry(r.scheduled_us / 1_000_000).or_default() += 1;
+                seqs.push(r.seq);
+                first = first.min((r.scheduled_us, r.lag_us));
+            }
+            results::Item::End(_) => {}
+        }
+    }
+    (per_second, seqs, start, first.1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_workers_make_one_run() {
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(5), ..Default::default() }).await;
+    let dir = tempdir("four");
+    let url = server.url("/");
+    let port = free_port();
+    let d = dir.clone();
+    let (single, shards) = tokio::task::spawn_blocking(move || {
+        let attack = ["attack", &url, "--rate", "100..700", "--ramp", "2s", "--duration", "3s"];
+        let single = d.join("single.llr");
+        let o = loadlab().args(attack).arg("-o").arg(&single).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // Started one after the other, as pods are: the barrier lines them up.
+        let mut children = Vec::new();
+        let mut files = Vec::new();
+        for i in [3, 1, 0, 2] {
+            let file = d.join(format!("shard-{i}.llr"));
+            let child = loadlab()
+                .args(attack)
+                .args(["--shards", "4", "--barrier", &format!("127.0.0.1:{port}"), "-o"])
+                .arg(&file)
+                .env("JOB_COMPLETION_INDEX", i.to_string())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            children.push(child);
+            files.push(file);
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        files.sort();
+        (single, files)
+    })
+    .await
+    .unwrap();
+
+    let one = report(std::slice::from_ref(&single));
+    let all = report(&shards);
+    assert_eq!(all["requests"], one["requests"]);
+    let (a, b) = (all["asked_rate"].as_f64().unwrap(), one["asked_rate"].as_f64().unwrap());
+    assert!((a - b).abs() / b < 0.001, "asked rate {a} vs {b}");
+    assert_eq!(all["success"], 1.0);
+    // p50 and p99 within the server's own variation (it answers in 5 ms).
+    for q in ["50th", "99th"] {
+        let (x, y) = (all["latencies"][q].as_f64().unwrap() / 1e6, one["latencies"][q].as_f64().unwrap() / 1e6);
+        assert!((x - y).abs() < 5.0, "{q}: {x:.2} ms sharded vs {y:.2} ms");
+    }
+
+    // The same hits at the same global times: per-second counts equal, every sequence number once.
+    let (single_seconds, mut single_seqs, _, _) = read(&single);
+    let mut seconds = BTreeMap::new();
+    let mut seqs = Vec::new();
+    let mut starts = Vec::new();
+    let mut first_lags = Vec::new();
+    for f in &shards {
+        let (s, q, start, lag) = read(f);
+        for (k, v) in s {
+            *seconds.entry(k).or_insert(0) += v;
+        }
+        seqs.extend(q);
+        starts.push(start);
+        first_lags.push(lag);
+    }
+    assert_eq!(seconds, single_seconds);
+    seqs.sort_unstable();
+    single_seqs.sort_unstable();
+    assert_eq!(seqs, single_seqs);
+    // One schedule start for all, and each began on time: its first hit went out within 100 ms
+    // of its scheduled time on that shared clock.
+    assert!(starts.iter().all(|s| *s == starts[0]), "{starts:?}");
+    let latest = *first_lags.iter().max().unwrap();
+    assert!(latest < 100_000, "first hits late by {first_lags:?} µs");
+    eprintln!("first hits of the four workers late by {first_lags:?} µs");
+}
+
+#[test]
+fn shard_options_are_checked() {
+    let run = |args: &[&str]| {
+        loadlab()
+            .args(["attack", "http://127.0.0.1:1/", "--rate", "1", "--duration", "1s", "-o", "/dev/null"])
+            .args(args)
+            .env_remove("JOB_COMPLETION_INDEX")
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--shard", "4/4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the index counts from 0 to 3"));
+    let o = run(&["--shards", "4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--shards needs JOB_COMPLETION_INDEX"));
+    let o = run(&["--barrier", "127.0.0.1:1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["--start-at", "yesterday"]);
+    assert_eq!(o.status.code(), Some(2));
+}
