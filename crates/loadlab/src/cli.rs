@@ -28,6 +28,9 @@ pub enum Command {
     Encode(EncodeArgs),
     /// Draw charts of results files: a self-contained HTML page, or SVG or PNG.
     Plot(PlotArgs),
+    /// Kubernetes: render the manifests of a sharded attack (an Indexed Job).
+    #[command(subcommand)]
+    K8s(K8sCommand),
     /// Run the origin simulator (Origin Simulator recipes and admin API).
     Origin(OriginArgs),
     /// A short lab: a rate ladder against an embedded origin simulator, with reports.
@@ -210,6 +213,47 @@ pub struct LabRunArgs {
     pub quick: bool,
     #[command(flatten)]
     pub live: LiveArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum K8sCommand {
+    /// Print the manifests (YAML) of an attack run by N pods: an Indexed Job, a headless Service
+    /// for the start barrier and the live views, a ConfigMap with the given files, and a volume
+    /// claim for the results. Give the attack's own arguments after `--`.
+    Job(K8sJobArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct K8sJobArgs {
+    /// Name of the Job (and of its Service, ConfigMap and claim): a DNS label.
+    #[arg(long)]
+    pub name: String,
+    /// Pods, each sending its share of the attack.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=attack::MAX_SHARDS))]
+    pub shards: u64,
+    /// The container image with loadlab as its entry point's first word (`loadlab`).
+    #[arg(long)]
+    pub image: String,
+    /// Namespace of every object.
+    #[arg(long, default_value = "default")]
+    pub namespace: String,
+    /// CPU and memory each pod requests (and is limited to).
+    #[arg(long, default_value = "1")]
+    pub cpu: String,
+    #[arg(long, default_value = "512Mi")]
+    pub memory: String,
+    /// A file the attack reads (targets, bodies), put in the ConfigMap and mounted at /config.
+    #[arg(long = "file")]
+    pub files: Vec<PathBuf>,
+    /// Size of the results volume claim (ReadWriteMany), or `--results-claim` to use one.
+    #[arg(long, default_value = "1Gi")]
+    pub results_size: String,
+    /// An existing claim for the results, instead of a new one.
+    #[arg(long)]
+    pub results_claim: Option<String>,
+    /// The attack's arguments (after `--`), as for `loadlab attack`.
+    #[arg(last = true, required = true)]
+    pub attack: Vec<String>,
 }
 
 /// One worker of an attack run by many, and how the workers start together.
