@@ -65,8 +65,7 @@ pub fn manifests(a: &K8sJobArgs) -> anyhow::Result<Vec<Value>> {
             "--output".into(),
             // Kubernetes puts each pod's index in for $(JOB_COMPLETION_INDEX).
             format!("/results/{name}-$(JOB_COMPLETION_INDEX).llr"),
-        ]
-        .into_iter(),
+        ],
     );
     let mut mounts = vec![json!({"name": "results", "mountPath": "/results"})];
     let mut volumes = vec![json!({"name": "results", "persistentVolumeClaim": {"claimName": claim}})];
