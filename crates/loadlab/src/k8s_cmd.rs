@@ -51,22 +51,20 @@ pub fn manifests(a: &K8sJobArgs) -> anyhow::Result<Vec<Value>> {
     let claim = a.results_claim.clone().unwrap_or_else(|| format!("{name}-results"));
     let mut args: Vec<String> = vec!["attack".into()];
     args.extend(a.attack.iter().cloned());
-    args.extend(
-        [
-            "--shards".to_owned(),
-            a.shards.to_string(),
-            "--barrier".into(),
-            format!("{name}-0.{name}:{BARRIER_PORT}"),
-            "--live".into(),
-            format!("0.0.0.0:{LIVE_PORT}"),
-            "--live-public".into(),
-            "--live-linger".into(),
-            "60s".into(),
-            "--output".into(),
-            // Kubernetes puts each pod's index in for $(JOB_COMPLETION_INDEX).
-            format!("/results/{name}-$(JOB_COMPLETION_INDEX).llr"),
-        ],
-    );
+    args.extend([
+        "--shards".to_owned(),
+        a.shards.to_string(),
+        "--barrier".into(),
+        format!("{name}-0.{name}:{BARRIER_PORT}"),
+        "--live".into(),
+        format!("0.0.0.0:{LIVE_PORT}"),
+        "--live-public".into(),
+        "--live-linger".into(),
+        "60s".into(),
+        "--output".into(),
+        // Kubernetes puts each pod's index in for $(JOB_COMPLETION_INDEX).
+        format!("/results/{name}-$(JOB_COMPLETION_INDEX).llr"),
+    ]);
     let mut mounts = vec![json!({"name": "results", "mountPath": "/results"})];
     let mut volumes = vec![json!({"name": "results", "persistentVolumeClaim": {"claimName": claim}})];
     let mut docs = Vec::new();

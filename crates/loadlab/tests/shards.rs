@@ -147,3 +147,38 @@ fn shard_options_are_checked() {
     let o = run(&["--start-at", "yesterday"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_model_workers_share_connections_and_requests() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("closed");
+    let url = server.url("/");
+    let d = dir.clone();
+    let files = tokio::task::spawn_blocking(move || {
+        let mut files = Vec::new();
+        for i in 0..3 {
+            let file = d.join(format!("closed-{i}.llr"));
+            let o = loadlab()
+                .args(["attack", &url, "--connections", "5", "--requests", "1000", "--shard", &format!("{i}/3"), "-o"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            files.push(file);
+        }
+        files
+    })
+    .await
+    .unwrap();
+    // 1000 requests split 334/333/333 over 2/2/1 connections; sequence numbers never collide.
+    let counts: Vec<u64> =
+        files.iter().map(|f| report(std::slice::from_ref(f))["requests"].as_u64().unwrap()).collect();
+    assert_eq!(counts, [334, 333, 333]);
+    let conns: Vec<u64> =
+        files.iter().map(|f| report(std::slice::from_ref(f))["connections"].as_u64().unwrap()).collect();
+    assert_eq!(conns, [2, 2, 1]);
+    let mut seqs: Vec<u64> = files.iter().flat_map(|f| read(f).1).collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, (0..1000).collect::<Vec<_>>());
+    assert_eq!(report(&files)["requests"], 1000);
+}
