@@ -154,7 +154,7 @@ pub async fn search_target(
     plan: &Plan,
     spec: &CapacitySpec,
     dir: &Path,
-    opts: &crate::experiment::RunOptions,
+    opts: &crate::options::RunOptions,
     events: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Result<CapacityResult, LabError> {
     let clauses = &plan.slo;

@@ -2,35 +2,21 @@
 //! order with a pause between them, takes everything down again (also on failure), and works out
 //! the findings.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use report::chart::RunSeries;
 use serde::Serialize;
-use tokio_util::sync::CancellationToken;
 
 use crate::capacity::{self, CapacityResult};
 pub use crate::events::{Event, LabError};
 use crate::matrix::{self, Matrix};
+pub use crate::options::{RunOptions, QUICK_STEP};
 use crate::outcome::{self, Findings, StepResult};
 use crate::plan::{LoadSpec, Plan, TargetKind};
 use crate::sample::{self, Sampler, Samples, Source};
 use crate::step;
 use crate::systems::{self, Embedded, StartError, Started};
-
-/// How a lab runs.
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    pub out: PathBuf,
-    /// Shorten every duration (for CI): steps of at most [`QUICK_STEP`].
-    pub quick: bool,
-    pub stop: CancellationToken,
-    /// The live view to feed (`--live`): every step's records, the steps and their verdicts.
-    pub live: Option<std::sync::Arc<live::Live>>,
-}
-
-/// A step's length under `--quick`.
-pub const QUICK_STEP: Duration = Duration::from_secs(2);
 
 /// A target as it ran.
 #[derive(Clone, Debug, Serialize)]

@@ -14,6 +14,7 @@ pub mod events;
 pub mod experiment;
 pub mod matrix;
 pub mod numbers;
+pub mod options;
 pub mod outcome;
 pub mod plan;
 pub mod render;

@@ -3,6 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::chromium;
+
 fn loadlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
 }
@@ -86,20 +89,6 @@ p99 = "< 5ms"
     assert!(dom.contains("data-runs-drawn=\"4\""), "interactive charts not drawn: {}", &dom[..dom.len().min(600)]);
     assert!(!dom.contains("data-errors=\""), "script errors: {dom}");
     assert_eq!(dom.matches("<figure class=\"chart\"><svg").count(), 2, "inline charts");
-}
-
-fn chromium(args: &[&str], profile: &Path) -> Output {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
-        .expect("Chromium is needed for this test (scripts/test-all installs Debian's chromium)");
-    Command::new(bin)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
-        .args(["--disable-component-update", "--disable-sync", "--window-size=1200,1800"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]

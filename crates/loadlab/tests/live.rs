@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use attack::testing::{Behaviour, TestServer};
 
+mod common;
+use common::chromium;
+
 fn loadlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
 }
@@ -193,27 +196,6 @@ fn live_refuses_a_public_address_unless_asked_and_needs_live_for_its_options() {
     let o =
         loadlab().args(["attack", "http://127.0.0.1:1/", "--live-linger", "1s", "-o", "/dev/null"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
-}
-
-fn chromium(args: &[&str], profile: &Path) -> Output {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .expect("Chromium is needed for this test (scripts/test-all installs Debian's chromium)");
-    Command::new(bin)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
-        .args(["--disable-component-update", "--disable-sync", "--hide-scrollbars", "--window-size=1200,1800"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

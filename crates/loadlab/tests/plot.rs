@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use attack::testing::{Behaviour, TestServer};
 
+mod common;
+use common::chromium;
+
 fn loadlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
 }
@@ -49,26 +52,6 @@ async fn results(dir: &Path) -> Vec<PathBuf> {
         files.push(file);
     }
     files
-}
-
-fn chromium(args: &[&str], profile: &Path) -> Output {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .expect("Chromium is needed for this test (scripts/test-all installs Debian's chromium)");
-    let mut cmd = Command::new(bin);
-    cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
-        .args(["--disable-component-update", "--disable-sync", "--hide-scrollbars", "--window-size=1200,1800"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args);
-    cmd.output().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
