@@ -8,7 +8,7 @@ use std::time::Duration;
 use attack::testing::{Behaviour, TestServer};
 
 mod common;
-use common::chromium;
+use common::{chromium, screenshot, Shot};
 
 fn loadlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
@@ -79,23 +79,13 @@ async fn html_draws_every_chart_in_headless_chromium() {
         .collect();
     assert_eq!(boxes.len(), 4);
 
-    let shot = dir.join("shot.png");
-    let o = chromium(
-        &["--virtual-time-budget=5000", &format!("--screenshot={}", shot.display()), &url],
-        &dir.join("profile-shot"),
-    );
-    assert!(shot.exists(), "no screenshot: {}", stderr(&o));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.line_size / info.width as usize;
+    let Shot { buf, line_size, channels, width, height } = screenshot(&url, &dir, "shot");
     for (i, [x, y, w, h]) in boxes.iter().enumerate() {
         // Inside the plot area (past the axis labels): coloured data pixels, not only white and grey.
         let mut coloured = 0;
-        for py in (y + 15)..(y + h - 40).min(info.height) {
-            for px in (x + 70)..(x + w - 20).min(info.width) {
-                let o = py as usize * info.line_size + px as usize * channels;
+        for py in (y + 15)..(y + h - 40).min(height) {
+            for px in (x + 70)..(x + w - 20).min(width) {
+                let o = py as usize * line_size + px as usize * channels;
                 let (r, g, b) = (buf[o] as i32, buf[o + 1] as i32, buf[o + 2] as i32);
                 if (r - g).abs() > 40 || (g - b).abs() > 40 || (r - b).abs() > 40 {
                     coloured += 1;
@@ -213,24 +203,14 @@ async fn twelve_runs_stay_distinct_on_screen() {
         .split(',')
         .map(|n| n.parse().unwrap())
         .collect();
-    let shot = dir.join("twelve.png");
-    let o = chromium(
-        &["--virtual-time-budget=5000", &format!("--screenshot={}", shot.display()), &url],
-        &dir.join("profile-shot"),
-    );
-    assert!(shot.exists(), "no screenshot: {}", stderr(&o));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.line_size / info.width as usize;
+    let Shot { buf, line_size, channels, height, .. } = screenshot(&url, &dir, "twelve");
     // The plot area only (past the axis labels), so legend swatches do not count.
-    let area = [b[0] + 66, b[1] + 14, b[2] - 84, (b[3] - 52).min(info.height - b[1] - 14)];
+    let area = [b[0] + 66, b[1] + 14, b[2] - 84, (b[3] - 52).min(height - b[1] - 14)];
     let palette = report::chart::PALETTE;
     let seen: Vec<(usize, &str, usize)> = palette[..12]
         .iter()
         .enumerate()
-        .map(|(k, c)| (k, *c, count_colour(&buf, info.line_size, channels, area, c)))
+        .map(|(k, c)| (k, *c, count_colour(&buf, line_size, channels, area, c)))
         .collect();
     let missing: Vec<_> = seen.iter().filter(|(_, _, n)| *n < 30).collect();
     assert!(missing.is_empty(), "runs without their own colour on screen: {missing:?} (all: {seen:?})");
