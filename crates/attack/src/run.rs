@@ -119,6 +119,8 @@ pub async fn run<C: Consumer + Send + 'static>(
             Model::Closed { .. } => None,
         },
         peak_in_flight: g.peak_in_flight.load(Ordering::Relaxed),
+        waits_for_target: g.waits_for_target.load(Ordering::Relaxed),
+        waits_for_generator: g.waits_for_generator.load(Ordering::Relaxed),
         decoded_bytes_in: config.client.compressed.then(|| g.decoded_bytes_in.load(Ordering::Relaxed)),
         in_flight_cap: match &config.model {
             Model::Open { .. } => Some(config.max_workers.unwrap_or(DEFAULT_MAX_WORKERS) as u64),

@@ -108,6 +108,12 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
             "In Flight\t[peak, cap]\t{}, {cap}: sends waited for a free connection (a slow target, or raise --max-workers)\n",
             m.peak_in_flight
         );
+    } else if m.behind() && m.waited_for_target() {
+        s += &format!(
+            "In Flight\t[peak, cap]\t{}, {}: sends waited for the target's connections (new ones open as those opened before answer)\n",
+            m.peak_in_flight,
+            m.in_flight_cap.map_or("-".to_owned(), |c| c.to_string())
+        );
     }
     if m.interrupted {
         s += "Stopped\t[early]\tinterrupted before the end of its schedule or count\n";

@@ -77,6 +77,8 @@ impl Consumer for Metrics {
             *self.asked_rate.get_or_insert(0.0) += r;
         }
         self.peak_in_flight = self.peak_in_flight.max(end.peak_in_flight);
+        self.waits_for_target += end.waits_for_target;
+        self.waits_for_generator += end.waits_for_generator;
         if let Some(c) = end.in_flight_cap {
             self.in_flight_cap = Some(self.in_flight_cap.map_or(c, |m| m.max(c)));
         }
@@ -134,6 +136,10 @@ pub struct Metrics {
     /// Most requests in flight at once, and the cap on them.
     pub peak_in_flight: u64,
     pub in_flight_cap: Option<u64>,
+    /// Sends that waited for a connection the pool could not add yet: for the target (new
+    /// connections not in use yet, or the cap reached), or for the generator's own thread.
+    pub waits_for_target: u64,
+    pub waits_for_generator: u64,
     /// A run was stopped before its end (SIGINT, SIGTERM).
     pub interrupted: bool,
     /// Runs that ended without their end marker (killed, truncated).
@@ -175,6 +181,8 @@ impl Default for Metrics {
             asked_rate: None,
             peak_in_flight: 0,
             in_flight_cap: None,
+            waits_for_target: 0,
+            waits_for_generator: 0,
             interrupted: false,
             incomplete: 0,
             imported_runs: 0,
@@ -277,6 +285,8 @@ impl Metrics {
         }
         self.peak_in_flight = self.peak_in_flight.max(other.peak_in_flight);
         self.in_flight_cap = self.in_flight_cap.max(other.in_flight_cap);
+        self.waits_for_target += other.waits_for_target;
+        self.waits_for_generator += other.waits_for_generator;
         self.interrupted |= other.interrupted;
         self.incomplete += other.incomplete;
         self.imported_runs += other.imported_runs;
@@ -331,20 +341,30 @@ impl Metrics {
     }
 
     /// The generator fell behind its schedule (over 1% of sends late, or requests not sent)
-    /// while its cap on requests in flight was not reached: the generator, not the target, was
-    /// the limit. Returns (rate sent, rate asked).
+    /// while its cap on requests in flight was not reached and its sends did not mostly wait for
+    /// the target: the generator, not the target, was the limit. Returns (rate sent, rate asked).
     pub fn generator_saturated(&self) -> Option<(f64, f64)> {
         let asked = self.asked_rate?;
-        let behind = self.late_share() > LATE_SHARE_LIMIT || self.not_sent > 0;
         let capped = self.in_flight_cap.is_some_and(|c| self.peak_in_flight >= c);
-        (behind && !capped).then(|| (self.sent_rate(), asked))
+        (self.behind() && !capped && !self.waited_for_target()).then(|| (self.sent_rate(), asked))
+    }
+
+    /// Sends fell behind the schedule: over 1% late, or some not sent.
+    pub fn behind(&self) -> bool {
+        self.late_share() > LATE_SHARE_LIMIT || self.not_sent > 0
+    }
+
+    /// Sends waited mostly for connections the target kept busy (new ones open only as those
+    /// opened before are in use), not for the generator's thread.
+    pub fn waited_for_target(&self) -> bool {
+        self.waits_for_target > self.waits_for_generator
     }
 
     /// The cap on requests in flight was reached while sends were late: the wait was for a
     /// free connection (a slow target, or a cap too low for the rate).
     pub fn cap_reached(&self) -> Option<u64> {
         let cap = self.in_flight_cap?;
-        (self.peak_in_flight >= cap && (self.late_share() > LATE_SHARE_LIMIT || self.not_sent > 0)).then_some(cap)
+        (self.peak_in_flight >= cap && self.behind()).then_some(cap)
     }
 
     /// Scheduled span of the sends (vegeta's "attack" duration), ns.
