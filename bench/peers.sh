@@ -4,7 +4,7 @@
 # a core. Run by hand (not in CI): bash bench/peers.sh   (peers: ../shared/tools/install-peers.sh)
 #
 # Environment: SECS (length of each run, default 5), CONNS (default 50), RATE (open-model rate,
-# default 2000), REPS (rounds, default 3: the tools take turns each round and the ratios use each
+# default 2000), HIGH (a second open-model rate, default 30000), REPS (rounds, default 3: the tools take turns each round and the ratios use each
 # tool's median, since one run on a 2-core machine varies by 10-30%), LONG=1 adds the 10-minute
 # memory run at 5000/s (REPS=0 LONG=1 runs only that).
 set -euo pipefail
@@ -13,6 +13,7 @@ SECS=${SECS:-5}
 REPS=${REPS:-3}
 CONNS=${CONNS:-50}
 RATE=${RATE:-2000}
+HIGH=${HIGH:-30000}
 GEN_CORE=0
 SRV_CORE=1
 work=$(mktemp -d)
@@ -74,6 +75,14 @@ measure "loadlab open" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$RATE" --
 measure "vegeta open" "$veg_count" -- vegeta attack -rate="$RATE" -duration="${SECS}s" -targets=<(echo "GET $H1")
 measure "oha open" "$oha_count" -- oha --no-tui --output-format json -q "$RATE" -z "${SECS}s" "$H1"
 measure "h2load --rps (h2c)" "grep -oE 'requests: [0-9]+ total' $work/out | tr -dc 0-9" -- h2load -c10 -m1 --rps $((RATE / 10)) -D"$SECS" "$H2"
+# The same open model over h2c: like h2load's protocol, but h2load's --rps timer fires at most
+# every 10 ms and sends bursts, where loadlab sends each request at its time.
+measure "loadlab open h2c" "$llr_count" -- "$LOADLAB" attack "$H2" --h2c --rate "$RATE" --duration "${SECS}s"
+echo
+echo "== open model, $HIGH req/s for ${SECS}s, HTTP/1.1 (sends close enough to share wake-ups)"
+measure "loadlab open high" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s"
+measure "oha open high" "$oha_count" -- oha --no-tui --output-format json -q "$HIGH" -z "${SECS}s" "$H1"
+measure "vegeta open high" "$veg_count" -- vegeta attack -rate="$HIGH" -duration="${SECS}s" -targets=<(echo "GET $H1")
 echo
 echo
 done
@@ -84,6 +93,9 @@ ratio "loadlab http1" "vegeta http1 (max rate)"
 ratio "loadlab open" "vegeta open"
 ratio "loadlab open" "oha open"
 ratio "loadlab open" "h2load --rps (h2c)"
+ratio "loadlab open h2c" "h2load --rps (h2c)"
+ratio "loadlab open high" "oha open high"
+ratio "loadlab open high" "vegeta open high"
 
 if [ "${LONG:-0}" = 1 ]; then
   echo
