@@ -15,23 +15,21 @@ use crate::worker::{Job, Shared, Worker};
 /// Jobs waiting for a worker, at most; beyond this the pacer waits (their scheduled times stand,
 /// so the wait shows in latency and lag, and memory stays bounded).
 const JOB_QUEUE: usize = 16_384;
-/// New workers whose first request has not completed yet, at most, per thread: a connection is
-/// opened only once the few opened before it are in use. Growing whenever jobs queued fed
-/// itself when the thread was the limit: each batch of overdue hits added connections, whose
-/// opening slowed the thread, which made bigger batches (60,000/s against nginx on one core:
-/// 1,024 connections, p99 43-105 ms; with 8 starting at most: 97 connections, p99 5 ms, and
-/// 90,000/s held where it had saturated at 85,000/s). Against a slow server the pool still
-/// grows by 8 per thread per response time (a 50 ms server: 320 connections a second).
-const STARTING_MAX: usize = 8;
 /// A thread this busy (CPU time over wall time, over the last `BUSY_WINDOW`) is itself the
 /// limit: its workers wait for the event loop, not for the server, and another connection would
-/// only add work.
+/// only add work. Growing whenever jobs queued fed itself when the thread was the limit: each
+/// batch of overdue hits added workers, opening their connections slowed the thread, which made
+/// the next batch bigger (60,000/s against nginx on one core: 1,024 connections and p99 82-94 ms;
+/// with these two rules 74-202 connections, p99 1.5-8 ms, and 90,000/s held).
 const BUSY_LIMIT: f64 = 0.9;
-const BUSY_WINDOW: Duration = Duration::from_millis(20);
+const BUSY_WINDOW: Duration = Duration::from_millis(10);
+/// Workers a thread adds per `BUSY_WINDOW` at most (6,400 a second): fast enough for a slow
+/// server's needs, slow enough that a saturated thread is seen before it opens hundreds.
+const GROW_PER_WINDOW: usize = 64;
 /// The open model. Each event-loop thread paces its share of the schedule (hits `k`, `k + N`,
 /// `k + 2N` ... of N threads) and hands them to its own pool of workers, which grows (up to its
-/// share of `max_workers`) whenever the queued jobs outnumber the idle workers, a few new ones
-/// at a time (`STARTING_MAX`). Returns whether it was stopped before the schedule ran out.
+/// share of `max_workers`) whenever the queued jobs outnumber the idle workers, at most
+/// `GROW_PER_WINDOW` per window and never while the thread is saturated. Returns whether it was stopped before the schedule ran out.
 pub(crate) async fn pace(
     shared: &Arc<Shared>,
     schedule: &Schedule,
@@ -55,7 +53,6 @@ pub(crate) async fn pace(
                 rx,
                 tx,
                 idle: Arc::new(AtomicUsize::new(0)),
-                starting: Arc::new(AtomicUsize::new(0)),
                 busy: Busy::new(),
                 workers: Vec::new(),
                 max: max_local,
@@ -97,8 +94,6 @@ struct Pool {
     rx: async_channel::Receiver<Job>,
     tx: async_channel::Sender<Job>,
     idle: Arc<AtomicUsize>,
-    /// Workers grown that have not completed a request yet.
-    starting: Arc<AtomicUsize>,
     busy: Busy,
     workers: Vec<tokio::task::JoinHandle<()>>,
     max: usize,
@@ -111,10 +106,8 @@ impl Pool {
     fn grow(&mut self) {
         let slot = self.slot + self.stride * self.workers.len();
         let mut w = Worker::new(Arc::clone(&self.shared), slot);
-        let (rx, idle, starting) = (self.rx.clone(), Arc::clone(&self.idle), Arc::clone(&self.starting));
-        starting.fetch_add(1, Ordering::Relaxed);
+        let (rx, idle) = (self.rx.clone(), Arc::clone(&self.idle));
         self.workers.push(tokio::spawn(async move {
-            let mut first = true;
             loop {
                 idle.fetch_add(1, Ordering::Relaxed);
                 let job = rx.recv().await;
@@ -123,12 +116,6 @@ impl Pool {
                     Ok(job) => w.execute(job).await,
                     Err(_) => break,
                 }
-                if std::mem::take(&mut first) {
-                    starting.fetch_sub(1, Ordering::Relaxed);
-                }
-            }
-            if first {
-                starting.fetch_sub(1, Ordering::Relaxed);
             }
         }));
     }
@@ -136,14 +123,15 @@ impl Pool {
 
 impl Dispatch for Pool {
     async fn dispatch(&mut self, seq: u64, due: Duration) -> bool {
-        // Grow the pool when the queued jobs outnumber the idle workers, the workers opened last
-        // are in use, and the thread has time for more.
+        // Grow the pool when the queued jobs outnumber the idle workers and the thread has time
+        // for more connections.
         if self.tx.len() >= self.idle.load(Ordering::Relaxed) {
-            let room = self.workers.len() < self.max && self.starting.load(Ordering::Relaxed) < STARTING_MAX;
+            let room = self.workers.len() < self.max && self.busy.grown < GROW_PER_WINDOW;
             let gauges = &self.shared.gauges;
             if self.busy.saturated() {
                 gauges.waits_for_generator.fetch_add(1, Ordering::Relaxed);
             } else if room {
+                self.busy.grown += 1;
                 self.grow();
             } else {
                 gauges.waits_for_target.fetch_add(1, Ordering::Relaxed);
@@ -163,11 +151,13 @@ struct Busy {
     since: std::time::Instant,
     cpu: Option<Duration>,
     saturated: bool,
+    /// Workers added in this window.
+    grown: usize,
 }
 
 impl Busy {
     fn new() -> Busy {
-        Busy { since: std::time::Instant::now(), cpu: thread_cpu(), saturated: false }
+        Busy { since: std::time::Instant::now(), cpu: thread_cpu(), saturated: false, grown: 0 }
     }
 
     fn saturated(&mut self) -> bool {
@@ -177,7 +167,7 @@ impl Busy {
             if let (Some(now), Some(before)) = (cpu, self.cpu) {
                 self.saturated = now.saturating_sub(before).as_secs_f64() >= BUSY_LIMIT * wall.as_secs_f64();
             }
-            (self.since, self.cpu) = (std::time::Instant::now(), cpu);
+            (self.since, self.cpu, self.grown) = (std::time::Instant::now(), cpu, 0);
         }
         self.saturated
     }
