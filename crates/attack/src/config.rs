@@ -74,10 +74,10 @@ pub struct Gauges {
     pub not_sent: AtomicU64,
     /// Response bodies' decoded size (`--compressed`).
     pub decoded_bytes_in: AtomicU64,
-    /// Open model: hits that found no idle worker while no new one could start, because the
-    /// connections opened last were not in use yet (or the cap was reached): the target is slow.
+    /// Open model: hits that found no idle worker while the thread's workers were at its share
+    /// of the cap, all busy with the target ...
     pub waits_for_target: AtomicU64,
-    /// ... and because the event-loop thread itself was saturated: the generator is the limit.
+    /// ... or while the event-loop thread itself was saturated: the generator is the limit.
     pub waits_for_generator: AtomicU64,
 }
 

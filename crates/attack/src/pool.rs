@@ -125,16 +125,17 @@ impl Dispatch for Pool {
     async fn dispatch(&mut self, seq: u64, due: Duration) -> bool {
         // Grow the pool when the queued jobs outnumber the idle workers and the thread has time
         // for more connections.
+        // A hit waits for the target when the pool is at its cap, for the generator when the
+        // thread is saturated; one refused only by this window's budget is the pool still growing.
         if self.tx.len() >= self.idle.load(Ordering::Relaxed) {
-            let room = self.workers.len() < self.max && self.busy.grown < GROW_PER_WINDOW;
             let gauges = &self.shared.gauges;
             if self.busy.saturated() {
                 gauges.waits_for_generator.fetch_add(1, Ordering::Relaxed);
-            } else if room {
+            } else if self.workers.len() >= self.max {
+                gauges.waits_for_target.fetch_add(1, Ordering::Relaxed);
+            } else if self.busy.grown < GROW_PER_WINDOW {
                 self.busy.grown += 1;
                 self.grow();
-            } else {
-                gauges.waits_for_target.fetch_add(1, Ordering::Relaxed);
             }
         }
         let job = Job { seq, scheduled: self.shared.start + due };

@@ -110,7 +110,7 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
         );
     } else if m.behind() && m.waited_for_target() {
         s += &format!(
-            "In Flight\t[peak, cap]\t{}, {}: sends waited for the target's connections (new ones open as those opened before answer)\n",
+            "In Flight\t[peak, cap]\t{}, {}: sends waited for a free connection (a thread's share of the cap was in use: a slow target)\n",
             m.peak_in_flight,
             m.in_flight_cap.map_or("-".to_owned(), |c| c.to_string())
         );

@@ -136,8 +136,8 @@ pub struct Metrics {
     /// Most requests in flight at once, and the cap on them.
     pub peak_in_flight: u64,
     pub in_flight_cap: Option<u64>,
-    /// Sends that waited for a connection the pool could not add yet: for the target (new
-    /// connections not in use yet, or the cap reached), or for the generator's own thread.
+    /// Sends that waited for a connection the pool could not add: for the target (a thread's
+    /// share of the cap in use), or for the generator's own thread (saturated).
     pub waits_for_target: u64,
     pub waits_for_generator: u64,
     /// A run was stopped before its end (SIGINT, SIGTERM).
@@ -354,8 +354,8 @@ impl Metrics {
         self.late_share() > LATE_SHARE_LIMIT || self.not_sent > 0
     }
 
-    /// Sends waited mostly for connections the target kept busy (new ones open only as those
-    /// opened before are in use), not for the generator's thread.
+    /// Sends waited mostly for connections the target kept busy, not for the generator's
+    /// thread.
     pub fn waited_for_target(&self) -> bool {
         self.waits_for_target > self.waits_for_generator
     }
@@ -467,6 +467,38 @@ mod tests {
         m.add(0, &Record { lag_us: LATE_SEND_US - 1, status: 200, ..Default::default() }, None);
         assert_eq!(m.late_sends, 1);
         assert_eq!(m.connections, 1);
+    }
+
+    #[test]
+    fn late_sends_are_blamed_on_whichever_the_sends_waited_for() {
+        // Half the sends late, the cap never reached: the end record's wait counts decide.
+        let mut m = Metrics::new();
+        for i in 0..10 {
+            m.add(
+                0,
+                &Record { lag_us: if i % 2 == 0 { LATE_SEND_US } else { 0 }, status: 200, ..Default::default() },
+                None,
+            );
+        }
+        let end = |t, g| RunEnd {
+            asked_rate: Some(100.0),
+            peak_in_flight: 20,
+            in_flight_cap: Some(300),
+            waits_for_target: t,
+            waits_for_generator: g,
+            complete: true,
+            ..Default::default()
+        };
+        let mut busy = m.clone();
+        busy.end(&end(3, 40)).unwrap();
+        assert!(busy.generator_saturated().is_some());
+        let mut slow = m.clone();
+        slow.end(&end(40, 3)).unwrap();
+        assert_eq!(slow.generator_saturated(), None);
+        assert!(slow.behind() && slow.waited_for_target());
+        // A file from before the wait counts: the old rule (cap not reached: the generator).
+        m.end(&end(0, 0)).unwrap();
+        assert!(m.generator_saturated().is_some());
     }
 }
 

@@ -68,8 +68,8 @@ pub struct RunEnd {
     pub peak_in_flight: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight_cap: Option<u64>,
-    /// Open model: sends that found no free connection while none could be added, because those
-    /// opened last were not in use yet or the cap was reached (the target's doing) ...
+    /// Open model: sends that found no free connection while none could be added, because the
+    /// thread's share of the cap was in use (the target's doing) ...
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waits_for_target: u64,
     /// ... or because the generator's own thread was saturated.
