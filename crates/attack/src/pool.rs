@@ -29,7 +29,8 @@ const GROW_PER_WINDOW: usize = 64;
 /// The open model. Each event-loop thread paces its share of the schedule (hits `k`, `k + N`,
 /// `k + 2N` ... of N threads) and hands them to its own pool of workers, which grows (up to its
 /// share of `max_workers`) whenever the queued jobs outnumber the idle workers, at most
-/// `GROW_PER_WINDOW` per window and never while the thread is saturated. Returns whether it was stopped before the schedule ran out.
+/// `GROW_PER_WINDOW` per window and never while the thread is saturated. Returns whether it was
+/// stopped before the schedule ran out.
 pub(crate) async fn pace(
     shared: &Arc<Shared>,
     schedule: &Schedule,
@@ -53,7 +54,7 @@ pub(crate) async fn pace(
                 rx,
                 tx,
                 idle: Arc::new(AtomicUsize::new(0)),
-                busy: Busy::new(),
+                window: GrowthWindow::new(),
                 workers: Vec::new(),
                 max: max_local,
                 slot: k,
@@ -94,7 +95,7 @@ struct Pool {
     rx: async_channel::Receiver<Job>,
     tx: async_channel::Sender<Job>,
     idle: Arc<AtomicUsize>,
-    busy: Busy,
+    window: GrowthWindow,
     workers: Vec<tokio::task::JoinHandle<()>>,
     max: usize,
     slot: usize,
@@ -124,17 +125,17 @@ impl Pool {
 impl Dispatch for Pool {
     async fn dispatch(&mut self, seq: u64, due: Duration) -> bool {
         // Grow the pool when the queued jobs outnumber the idle workers and the thread has time
-        // for more connections.
-        // A hit waits for the target when the pool is at its cap, for the generator when the
-        // thread is saturated; one refused only by this window's budget is the pool still growing.
+        // for more connections. Otherwise the hit waits: for the generator when the thread is
+        // saturated, for the target when the pool is at its cap (one refused only by this
+        // window's budget is the pool still growing).
         if self.tx.len() >= self.idle.load(Ordering::Relaxed) {
             let gauges = &self.shared.gauges;
-            if self.busy.saturated() {
+            if self.window.saturated() {
                 gauges.waits_for_generator.fetch_add(1, Ordering::Relaxed);
             } else if self.workers.len() >= self.max {
                 gauges.waits_for_target.fetch_add(1, Ordering::Relaxed);
-            } else if self.busy.grown < GROW_PER_WINDOW {
-                self.busy.grown += 1;
+            } else if self.window.grown < GROW_PER_WINDOW {
+                self.window.grown += 1;
                 self.grow();
             }
         }
@@ -146,19 +147,19 @@ impl Dispatch for Pool {
     }
 }
 
-/// How busy this thread has been lately: its CPU time over wall time, sampled at most every
-/// `BUSY_WINDOW` (reading the thread's CPU clock is a system call).
-struct Busy {
+/// The thread's current growth window: how busy it was in the last one (CPU time over wall time,
+/// read once per `BUSY_WINDOW`: reading the thread's CPU clock is a system call), and the
+/// workers added in this one.
+struct GrowthWindow {
     since: std::time::Instant,
     cpu: Option<Duration>,
     saturated: bool,
-    /// Workers added in this window.
     grown: usize,
 }
 
-impl Busy {
-    fn new() -> Busy {
-        Busy { since: std::time::Instant::now(), cpu: thread_cpu(), saturated: false, grown: 0 }
+impl GrowthWindow {
+    fn new() -> GrowthWindow {
+        GrowthWindow { since: std::time::Instant::now(), cpu: thread_cpu(), saturated: false, grown: 0 }
     }
 
     fn saturated(&mut self) -> bool {
