@@ -78,9 +78,14 @@ measure "h2load --rps (h2c)" "grep -oE 'requests: [0-9]+ total' $work/out | tr -
 # The same open model over h2c: like h2load's protocol, but h2load's --rps timer fires at most
 # every 10 ms and sends bursts, where loadlab sends each request at its time.
 measure "loadlab open h2c" "$llr_count" -- "$LOADLAB" attack "$H2" --h2c --rate "$RATE" --duration "${SECS}s"
+# Like for like with the peers' pacing: sends batched per tick as h2load --rps (10 ms) and oha
+# (tokio's 1 ms timer wheel) batch theirs.
+measure "loadlab open h2c tick 10ms" "$llr_count" -- "$LOADLAB" attack "$H2" --h2c --rate "$RATE" --duration "${SECS}s" --pace-tick 10ms
+measure "loadlab open tick 1ms" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$RATE" --duration "${SECS}s" --pace-tick 1ms
 echo
 echo "== open model, $HIGH req/s for ${SECS}s, HTTP/1.1 (sends close enough to share wake-ups)"
 measure "loadlab open high" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s"
+measure "loadlab open high tick 1ms" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s" --pace-tick 1ms
 measure "oha open high" "$oha_count" -- oha --no-tui --output-format json -q "$HIGH" -z "${SECS}s" "$H1"
 measure "vegeta open high" "$veg_count" -- vegeta attack -rate="$HIGH" -duration="${SECS}s" -targets=<(echo "GET $H1")
 echo
@@ -94,7 +99,10 @@ ratio "loadlab open" "vegeta open"
 ratio "loadlab open" "oha open"
 ratio "loadlab open" "h2load --rps (h2c)"
 ratio "loadlab open h2c" "h2load --rps (h2c)"
+ratio "loadlab open h2c tick 10ms" "h2load --rps (h2c)"
+ratio "loadlab open tick 1ms" "oha open"
 ratio "loadlab open high" "oha open high"
+ratio "loadlab open high tick 1ms" "oha open high"
 ratio "loadlab open high" "vegeta open high"
 
 if [ "${LONG:-0}" = 1 ]; then

@@ -17,6 +17,8 @@ pub const DEFAULT_WORKERS: usize = 10;
 /// connections and "too many open files" at 60,000/s against one nginx); 1,024 holds every rate
 /// one core can send against a fast server, and 1,000/s against a target taking a second.
 pub const DEFAULT_MAX_WORKERS: usize = 1024;
+/// The longest `--pace-tick`: beyond it, batching is no longer pacing.
+pub const MAX_PACE_TICK: Duration = Duration::from_secs(1);
 /// How long after the schedule's end a late hit may still be sent; later ones are counted as
 /// not sent, so an attack ends within its duration, this grace and its timeout.
 pub const SEND_GRACE: Duration = Duration::from_secs(1);
@@ -43,6 +45,10 @@ pub struct AttackConfig {
     pub max_workers: Option<usize>,
     /// Open model over HTTP/2: connections the workers share.
     pub h2_connections: usize,
+    /// Open model: send the hits due within each tick of this length together, at its end
+    /// (`--pace-tick`); zero sends each hit at its own time. Fewer wake-ups per request, for up
+    /// to one tick of lag, which latencies (counted from the schedule) include.
+    pub pace_tick: Duration,
     /// Close and reopen a connection after this many requests.
     pub requests_per_conn: Option<u64>,
     /// Recorded in the results file's header as given.
@@ -91,6 +97,7 @@ impl AttackConfig {
             workers: DEFAULT_WORKERS,
             max_workers: None,
             h2_connections: 1,
+            pace_tick: Duration::ZERO,
             requests_per_conn: None,
             settings: serde_json::Map::new(),
             threads: None,
@@ -126,6 +133,12 @@ impl AttackConfig {
         }
         if self.max_workers == Some(0) {
             return Err("--max-workers must be at least 1".into());
+        }
+        if self.pace_tick > MAX_PACE_TICK {
+            return Err(format!("--pace-tick must be at most {}ms", MAX_PACE_TICK.as_millis()));
+        }
+        if !self.pace_tick.is_zero() && matches!(self.model, Model::Closed { .. }) {
+            return Err("--pace-tick paces an open model: it needs --rate or --rate-steps".into());
         }
         if self.requests_per_conn == Some(0) {
             return Err("--requests-per-conn must be at least 1".into());

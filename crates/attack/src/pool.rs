@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::pacer::{pacer, Dispatch, TimerFdClock, TokioClock};
+use crate::config::AttackConfig;
+use crate::pacer::{pacer, Dispatch, Ticked, TimerFdClock, TokioClock};
 use crate::runtimes::Runtimes;
 use crate::schedule::Schedule;
 use crate::worker::{Job, Shared, Worker};
@@ -34,13 +35,12 @@ const GROW_PER_WINDOW: usize = 64;
 pub(crate) async fn pace(
     shared: &Arc<Shared>,
     schedule: &Schedule,
-    shard: crate::shard::Shard,
-    workers: usize,
-    max_workers: Option<usize>,
+    config: &AttackConfig,
     runtimes: &Runtimes,
     stop: &CancellationToken,
 ) -> bool {
-    let max_workers = max_workers.unwrap_or(crate::config::DEFAULT_MAX_WORKERS);
+    let (shard, workers, tick) = (config.shard, config.workers, config.pace_tick);
+    let max_workers = config.max_workers.unwrap_or(crate::config::DEFAULT_MAX_WORKERS);
     let n = runtimes.handles.len().min(max_workers).max(1);
     let mut pacers = Vec::new();
     for k in 0..n {
@@ -67,12 +67,12 @@ pub(crate) async fn pace(
             // Thread k of n, worker I of N: hits I + N*k, I + N*(k + n) ... of the global schedule.
             let (first, stride) = (shard.index + shard.count * k as u64, shard.count * n as u64);
             let stopped = match TimerFdClock::new(pool.shared.start.into_std()) {
-                Ok(mut clock) => pacer(&schedule, first, stride, &mut clock, &stop, &mut pool).await,
+                Ok(clock) => pacer(&schedule, first, stride, &mut Ticked { clock, tick }, &stop, &mut pool).await,
                 // No timerfd (a sandbox that forbids it): tokio's coarser timer still keeps the
                 // schedule, only with up to a millisecond of lag per send.
                 Err(_) => {
-                    let mut clock = TokioClock { start: pool.shared.start };
-                    pacer(&schedule, first, stride, &mut clock, &stop, &mut pool).await
+                    let clock = TokioClock { start: pool.shared.start };
+                    pacer(&schedule, first, stride, &mut Ticked { clock, tick }, &stop, &mut pool).await
                 }
             };
             pool.tx.close();

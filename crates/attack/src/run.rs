@@ -43,7 +43,7 @@ pub async fn run<C: Consumer + Send + 'static>(
         version: results::FORMAT_VERSION,
         name: config.name.clone(),
         start_unix_ns,
-        settings: config.settings.clone(),
+        settings: settings_with_pacing(&config),
         targets: config.targets.iter().map(Target::label).collect(),
     };
     let (sink, tx) = Sink::start(consumer, header, config.flush_every, stop.clone())?;
@@ -70,9 +70,7 @@ pub async fn run<C: Consumer + Send + 'static>(
     let runtimes = Runtimes::start(threads, heartbeat)?;
     let mut workers = JoinSet::new();
     let interrupted = match &config.model {
-        Model::Open { schedule } => {
-            pace(&shared, schedule, shard, config.workers, config.max_workers, &runtimes, &stop).await
-        }
+        Model::Open { schedule } => pace(&shared, schedule, &config, &runtimes, &stop).await,
         Model::Closed { connections, streams, requests, duration } => {
             let next = Arc::new(AtomicU64::new(0));
             let deadline = duration.map(|d| start + d);
@@ -161,4 +159,14 @@ fn asking_gzip(t: &Target, compressed: bool) -> Target {
         t.headers.push((http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("gzip")));
     }
     t
+}
+
+/// The settings for the header, with the pacing tick that readers need to judge lateness (a
+/// send waits for the end of its tick by design).
+fn settings_with_pacing(config: &AttackConfig) -> serde_json::Map<String, serde_json::Value> {
+    let mut settings = config.settings.clone();
+    if !config.pace_tick.is_zero() {
+        settings.insert("pace_tick".into(), format!("{:?}", config.pace_tick).into());
+    }
+    settings
 }

@@ -91,6 +91,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     };
     config.workers = a.workers;
     config.max_workers = a.max_workers;
+    config.pace_tick = a.pace_tick;
     if a.rate.is_some() || a.rate_steps.is_some() {
         if config.client.protocol == Protocol::Http1 {
             // An HTTP/1.1 connection carries one request at a time: connections bound the

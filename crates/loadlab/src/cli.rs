@@ -440,6 +440,11 @@ pub struct AttackArgs {
     /// 1024). Sends that find every worker busy wait, measured from their scheduled time.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
     pub max_workers: Option<usize>,
+    /// Open model: send the hits due within each tick together at its end (e.g. 1ms as oha
+    /// paces, 10ms as h2load --rps). Fewer wake-ups per request, for up to one tick of lag,
+    /// which latencies (counted from the schedule) include. 0 sends each hit at its time.
+    #[arg(long, default_value = "0s", value_parser = duration)]
+    pub pace_tick: Duration,
 
     /// Closed model (without --rate): connections sending back to back. With --rate: over
     /// HTTP/1.1 the most connections (as --max-workers), over HTTP/2 the connections shared.

@@ -32,8 +32,9 @@ pub struct Progress {
     latency: Histogram<u64>,
     done: u64,
     errors: u64,
-    /// Sends at least 5 ms late since the last draw.
+    /// Sends late (past the run's threshold) since the last draw.
     late: u64,
+    late_us: u64,
     /// The cap on requests in flight (open model), to tell a slow target from a slow generator.
     cap: Option<u64>,
 }
@@ -60,13 +61,15 @@ impl Progress {
             done: 0,
             errors: 0,
             late: 0,
+            late_us: results::LATE_SEND_US,
             cap,
         }
     }
 }
 
 impl Consumer for Progress {
-    fn start(&mut self, _: &RunHeader) -> std::io::Result<()> {
+    fn start(&mut self, header: &RunHeader) -> std::io::Result<()> {
+        self.late_us = header.late_send_us();
         self.started = Instant::now();
         self.last_draw = self.started;
         Ok(())
@@ -76,7 +79,7 @@ impl Consumer for Progress {
         self.count += 1;
         self.done += 1;
         self.errors += u64::from(e.error.is_some());
-        self.late += u64::from(e.record.lag_us >= results::LATE_SEND_US);
+        self.late += u64::from(e.record.lag_us >= self.late_us);
         self.latency.saturating_record(e.record.latency_us.max(1));
         Ok(())
     }

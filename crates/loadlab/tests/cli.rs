@@ -210,6 +210,14 @@ fn bad_input_is_one_line_naming_the_place_and_exits_2() {
             "--streams above 1 needs HTTP/2",
         ),
         (&["encode", "--to", "xml", "-"], "--to: unknown format \"xml\""),
+        (
+            &["attack", "http://127.0.0.1:1/", "--connections", "2", "--requests", "1", "--pace-tick", "1ms"],
+            "--pace-tick paces an open model",
+        ),
+        (
+            &["attack", "http://127.0.0.1:1/", "-rate", "1", "-duration", "1s", "-pace-tick", "2s"],
+            "--pace-tick must be at most",
+        ),
     ] {
         let o = run(loadlab().args(args).stdin(Stdio::null()));
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));

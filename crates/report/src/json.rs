@@ -44,7 +44,7 @@ pub fn json_report(m: &Metrics) -> Value {
             "99th": q(&m.lag, 0.99),
             "max": max(&m.lag),
             "late_sends": m.late_sends,
-            "late_threshold": results::LATE_SEND_US * 1000,
+            "late_threshold": m.late_threshold_us() * 1000,
         },
         "ttfb": {
             "50th": q(&m.ttfb, 0.5),

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use results::{Metrics, LATE_SEND_US};
+use results::Metrics;
 
 use crate::duration::vegeta;
 use crate::tabwriter::align;
@@ -73,12 +73,16 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
     }
     if !m.all_closed() {
         s += &format!(
-            "Schedule Lag\t[50, 99, max, late sends]\t{}, {}, {}, {} (>{:?})\n",
+            "Schedule Lag\t[50, 99, max, late sends]\t{}, {}, {}, {} (>{:?}{})\n",
             us(quantile_us(lag, 0.5)),
             us(quantile_us(lag, 0.99)),
             us(if lag.is_empty() { 0 } else { lag.max() }),
             m.late_sends,
-            Duration::from_micros(LATE_SEND_US)
+            Duration::from_micros(m.late_threshold_us()),
+            match m.pace_tick_us {
+                0 => String::new(),
+                t => format!(", sends paced by {:?} ticks", Duration::from_micros(t)),
+            }
         );
     }
     s += &format!(

@@ -58,6 +58,8 @@ impl SecondStats {
 impl Consumer for Metrics {
     fn start(&mut self, header: &RunHeader) -> std::io::Result<()> {
         self.run_start_ns = header.start_unix_ns;
+        self.run_late_us = header.late_send_us();
+        self.pace_tick_us = self.pace_tick_us.max(header.pace_tick_us());
         self.runs.push(header.name.clone());
         let s = &header.settings;
         self.imported_runs += u64::from(s.contains_key("imported_from"));
@@ -118,6 +120,11 @@ pub struct Metrics {
     /// Error text to count.
     pub errors: BTreeMap<String, u64>,
     pub late_sends: u64,
+    /// The longest pacing tick of the runs (`--pace-tick`), us: a send is late past
+    /// `LATE_SEND_US` beyond its tick ([`Metrics::late_threshold_us`]).
+    pub pace_tick_us: u64,
+    /// The current run's late threshold.
+    run_late_us: u64,
     pub connections: u64,
     /// Latest actual send (scheduled time plus lag), ns since the Unix epoch.
     pub latest_sent_ns: u64,
@@ -170,6 +177,8 @@ impl Default for Metrics {
             status: BTreeMap::new(),
             errors: BTreeMap::new(),
             late_sends: 0,
+            pace_tick_us: 0,
+            run_late_us: LATE_SEND_US,
             connections: 0,
             earliest_ns: u64::MAX,
             latest_sent_ns: 0,
@@ -226,7 +235,7 @@ impl Metrics {
                 self.errors.insert(e.to_owned(), 1);
             }
         }
-        self.late_sends += u64::from(r.lag_us >= LATE_SEND_US);
+        self.late_sends += u64::from(r.lag_us >= self.run_late_us);
         self.connections += u64::from(r.new_conn);
         let at = run_start_ns.saturating_add(r.scheduled_us.saturating_mul(1000));
         self.earliest_ns = self.earliest_ns.min(at);
@@ -262,6 +271,7 @@ impl Metrics {
             *self.errors.entry(k.clone()).or_default() += v;
         }
         self.late_sends += other.late_sends;
+        self.pace_tick_us = self.pace_tick_us.max(other.pace_tick_us);
         self.connections += other.connections;
         self.earliest_ns = self.earliest_ns.min(other.earliest_ns);
         self.latest_ns = self.latest_ns.max(other.latest_ns);
@@ -329,6 +339,11 @@ impl Metrics {
             return self.rate();
         }
         (self.requests - 1) as f64 / (span as f64 / 1e9)
+    }
+
+    /// How late a send left to count as late: `LATE_SEND_US` past the longest pacing tick.
+    pub fn late_threshold_us(&self) -> u64 {
+        LATE_SEND_US + self.pace_tick_us
     }
 
     /// Share of sends that left late (the schedule was not kept), 0..1.
@@ -467,6 +482,27 @@ mod tests {
         m.add(0, &Record { lag_us: LATE_SEND_US - 1, status: 200, ..Default::default() }, None);
         assert_eq!(m.late_sends, 1);
         assert_eq!(m.connections, 1);
+    }
+
+    #[test]
+    fn a_runs_pace_tick_moves_its_late_threshold() {
+        let header = |tick: Option<&str>| RunHeader {
+            settings: tick.map(|t| [("pace_tick".to_owned(), t.into())].into_iter().collect()).unwrap_or_default(),
+            ..RunHeader::default()
+        };
+        let mut m = Metrics::new();
+        m.start(&header(Some("10ms"))).unwrap();
+        m.add(0, &Record { lag_us: 10_000 + LATE_SEND_US - 1, status: 200, ..Default::default() }, None);
+        m.add(0, &Record { lag_us: 10_000 + LATE_SEND_US, status: 200, ..Default::default() }, None);
+        assert_eq!(m.late_sends, 1);
+        // The next run sends each hit at its time: 5 ms late is late again.
+        m.start(&header(None)).unwrap();
+        m.add(0, &Record { lag_us: LATE_SEND_US, status: 200, ..Default::default() }, None);
+        assert_eq!(m.late_sends, 2);
+        assert_eq!((m.pace_tick_us, m.late_threshold_us()), (10_000, 15_000));
+        let mut merged = Metrics::new();
+        merged.merge(&m);
+        assert_eq!(merged.pace_tick_us, 10_000);
     }
 
     #[test]

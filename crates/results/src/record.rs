@@ -53,6 +53,21 @@ pub struct RunHeader {
     pub targets: Vec<String>,
 }
 
+impl RunHeader {
+    /// The open model's pacing tick (`--pace-tick`, in the settings), in microseconds; 0 when
+    /// each hit was sent at its own time.
+    pub fn pace_tick_us(&self) -> u64 {
+        let tick = self.settings.get("pace_tick").and_then(|v| v.as_str());
+        tick.and_then(|t| crate::duration::parse(t).ok()).map_or(0, |d| d.as_micros() as u64)
+    }
+
+    /// How late a send of this run may leave and still count as on time: the late threshold
+    /// past its pacing tick (a send waits for the end of its tick by design).
+    pub fn late_send_us(&self) -> u64 {
+        crate::LATE_SEND_US + self.pace_tick_us()
+    }
+}
+
 /// What a run's end says, written with its end marker.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunEnd {
