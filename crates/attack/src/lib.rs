@@ -26,7 +26,9 @@ mod tls;
 mod worker;
 
 pub use client::{fetch, ClientOptions, Fetched, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
-pub use config::{AttackConfig, AttackError, Gauges, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, SEND_GRACE};
+pub use config::{
+    AttackConfig, AttackError, Gauges, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, MAX_PACE_TICK, SEND_GRACE,
+};
 pub use run::run;
 pub use schedule::{Rate, RateSpec, Schedule, MAX_RATE};
 pub use shard::{Shard, MAX_SHARDS};

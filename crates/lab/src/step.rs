@@ -64,6 +64,7 @@ pub fn config(
     c.requests_per_conn = point.requests_per_conn;
     if point.rate.is_some() {
         c.h2_connections = point.connections.unwrap_or(1);
+        c.pace_tick = load.pace_tick;
     }
     let mut settings = serde_json::Map::new();
     settings.insert("point".into(), serde_json::to_value(point).unwrap_or_default());
@@ -107,4 +108,28 @@ pub async fn run(
         series: builder.and_then(|b| b.finish().runs.into_iter().next()),
         interrupted: summary.interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attack::Model;
+    use std::time::Duration;
+
+    #[test]
+    fn a_plans_pace_tick_reaches_its_open_steps() {
+        let text = "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 100\npace_tick = \"10ms\"\n";
+        let plan = crate::plan::parse(text, "plan.toml", std::path::Path::new(".")).unwrap();
+        let point = Point {
+            variant: None,
+            rate: Some(100.0),
+            connections: None,
+            protocol: attack::Protocol::Http1,
+            requests_per_conn: None,
+            streams: 1,
+        };
+        let c = config("s", "http://127.0.0.1:1/", &point, &plan.load, None, Duration::from_secs(1)).unwrap();
+        assert!(matches!(c.model, Model::Open { .. }));
+        assert_eq!(c.pace_tick, Duration::from_millis(10));
+    }
 }

@@ -1,0 +1,123 @@
+//! The plan parser's tests: a full plan, and each rejection naming its place.
+
+use super::*;
+
+const FULL: &str = r#"
+name = "c6g vs c5"
+question = "Does c6g hold more load than c5?"
+
+[origin]
+recipe = "recipes/200kb-100ms.json"
+
+[targets.c5]
+url = "http://127.0.0.1:7080/foobar"
+start = ["nginx", "-p", ".", "-c", "c5.conf"]
+ready = "http://127.0.0.1:7080/health"
+metrics = "http://127.0.0.1:7080/metrics"
+series = ["pool_busy_workers"]
+
+[targets.c6g]
+origin = "recipes/fast.json"
+path = "/foobar"
+
+[load]
+rate = [400, "800/s", 1000]
+duration = "60s"
+warmup = "5s"
+repeats = 3
+protocol = ["http1", "h2c"]
+headers = ["replayed-traffic: true"]
+pace_tick = "1ms"
+
+[[variants]]
+name = "gzip 300kb"
+recipe = "recipes/300kb-gzip.json"
+
+[slo]
+success = ">= 99.9%"
+p99 = "< 1s"
+
+[capacity]
+start = 100
+max = 50000
+precision = "5%"
+probe = "30s"
+
+[[hypotheses]]
+claim = "c6g answers faster than c5"
+metric = "p99"
+lower = "c6g"
+than = "c5"
+"#;
+
+#[test]
+fn a_full_plan_parses() {
+    let p = parse(FULL, "plan.toml", Path::new("/plans")).unwrap();
+    assert_eq!(p.name, "c6g vs c5");
+    assert_eq!(p.targets.len(), 2);
+    assert_eq!(p.targets[0].name, "c5", "targets keep the file's order");
+    assert!(matches!(&p.targets[0].kind, TargetKind::Command { start, .. } if start[0] == "nginx"));
+    assert!(
+        matches!(&p.targets[1].kind, TargetKind::Simulator { recipe } if recipe == Path::new("/plans/recipes/fast.json"))
+    );
+    assert_eq!(p.load.rate, vec![400.0, 800.0, 1000.0]);
+    assert_eq!(p.load.protocol, vec![Protocol::Http1, Protocol::H2c]);
+    assert_eq!((p.load.duration, p.load.warmup, p.load.repeats), (Duration::from_secs(60), Duration::from_secs(5), 3));
+    assert_eq!(p.load.pace_tick, Duration::from_millis(1));
+    assert_eq!(p.slo.len(), 2);
+    let c = p.capacity.unwrap();
+    assert_eq!((c.start, c.max, c.precision, c.probe), (100.0, 50000.0, 0.05, Duration::from_secs(30)));
+    assert_eq!(p.hypotheses[0].subject, "c6g");
+    assert!(p.hypotheses[0].lower);
+    assert_eq!(p.variants[0].recipe.as_deref(), Some(Path::new("/plans/recipes/300kb-gzip.json")));
+}
+
+/// Each bad plan fails with the file, the line and the field in one line.
+#[test]
+fn rejections_name_file_line_and_field() {
+    let base = "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 10\n";
+    for (text, line, want) in [
+        ("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = \"fast\"\n", 4, "load.rate: bad rate \"fast\""),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 10\nduration = \"10\"\n",
+            5,
+            "load.duration: bad duration \"10\": missing unit",
+        ),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 10\nprotocol = \"spdy\"\n",
+            5,
+            "load.protocol: unknown protocol \"spdy\"",
+        ),
+        ("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 10\nratee = 5\n", 5, "unknown field `ratee`"),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nconnections = 0\n",
+            4,
+            "load.connections: 0 is out of range",
+        ),
+        ("[targets.a]\nurl = \"http://127.0.0.1:99999/\"\n[load]\nrate = 1\n", 2, "targets.a.url: bad URL"),
+        ("[targets.a]\nport = 3\n", 1, "targets.a: unknown field `port`"),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nconnections = 2\npace_tick = \"1ms\"\n",
+            5,
+            "load.pace_tick: paces an open model",
+        ),
+        (&format!("{base}pace_tick = \"2s\"\n"), 5, "load.pace_tick: must be at most 1s"),
+        ("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n", 0, "load: give rate (open model) or connections"),
+        (&format!("{base}[slo]\np99 = \"1s\"\n"), 6, "slo.p99: \"1s\": expected a comparison"),
+        (&format!("{base}[slo]\np42 = \"< 1s\"\n"), 6, "slo.p42: unknown metric"),
+        (
+            &format!("{base}[[hypotheses]]\nclaim = \"x\"\nmetric = \"p99\"\nlower = \"b\"\nthan = \"a\"\n"),
+            5,
+            "\"b\" is not a target or a variant",
+        ),
+        (&format!("{base}[capacity]\nstart = 100\nmax = 50\n"), 7, "capacity.max: 50 is not above start"),
+        ("name = [1\n", 2, "invalid array; expected `]`"),
+        ("", 0, "no [targets.NAME] table"),
+    ] {
+        let e = parse(text, "plan.toml", Path::new(".")).unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with(&format!("plan.toml:{line}: ")), "{text:?}: {s}");
+        assert!(s.contains(want), "{text:?}: {s}");
+        assert_eq!(s.lines().count(), 1, "{s}");
+    }
+}
