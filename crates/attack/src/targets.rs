@@ -219,6 +219,16 @@ struct JsonTarget {
     body: Option<String>,
 }
 
+/// serde_json's message, with any value it quotes cut short (it quotes a bad string whole).
+fn json_error(e: &serde_json::Error) -> String {
+    const MAX: usize = 120;
+    let text = e.to_string();
+    match text.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}... at line {} column {}", &text[..i], e.line(), e.column()),
+        None => text,
+    }
+}
+
 fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<Vec<Target>, TargetError> {
     let mut targets = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -226,7 +236,7 @@ fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
         if line.trim().is_empty() {
             continue;
         }
-        let j: JsonTarget = serde_json::from_str(line).map_err(|e| err(line_no, e.to_string()))?;
+        let j: JsonTarget = serde_json::from_str(line).map_err(|e| err(line_no, json_error(&e)))?;
         let method = parse_method(&j.method).map_err(|e| err(line_no, format!("field method: {e}")))?;
         let url = parse_url(&j.url).map_err(|e| err(line_no, format!("field url: {e}")))?;
         let mut t = Target::new(method, url);
