@@ -128,8 +128,9 @@ where
                 break;
             }
             Some(false) => {
-                // Noise at the boundary: step down by the precision and try again.
-                let lower = c * (1.0 - spec.precision);
+                // Noise at the boundary: `c` now breaks; step down so that the answer stays
+                // within the precision of it (c * (1 - p) left the interval p / (1 - p) wide).
+                let lower = c / (1.0 + spec.precision);
                 result.holds_up_to = Some(lower);
                 candidate = Some(lower);
             }
@@ -356,6 +357,27 @@ mod tests {
             // Exponential then bisection: a handful of probes, not a sweep.
             assert!(r.probes.len() < 20, "{}", r.probes.len());
         }
+    }
+
+    #[test]
+    fn a_failed_confirmation_steps_down_within_the_precision() {
+        // Holds up to 5,000/s, but the confirming probe (the first repeat of a rate) fails: noise.
+        let mut inner = model(5_000.0);
+        let (mut seen, mut failed) = (Vec::new(), false);
+        let r = block(search(&spec(), "svc", |rate| {
+            let mut p = inner(rate).into_inner();
+            if seen.contains(&rate) && !failed {
+                failed = true;
+                p.holds = false;
+                p.broke = vec!["p99 < 100.0ms (measured 900.0ms)".into()];
+            }
+            seen.push(rate);
+            std::future::ready(p)
+        }));
+        assert!(failed);
+        let (lo, hi) = (r.holds_up_to.unwrap(), r.breaks_at.unwrap());
+        assert!(r.confirmed, "{r:?}");
+        assert!(lo < hi && (hi - lo) / lo <= 0.05 + 1e-9, "{lo}..{hi}: {r:?}");
     }
 
     #[test]
