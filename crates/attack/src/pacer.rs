@@ -117,8 +117,9 @@ impl PaceClock for TimerFdClock {
 
 /// A clock that wakes only at whole ticks from the start (`--pace-tick`), so that the hits due
 /// within a tick go out together at its end, as h2load's `--rps` (10 ms) and oha's (tokio's 1 ms
-/// wheel) do. At 2,000/s a 10 ms tick cut loadlab's CPU per request by about 60%, to h2load's; each
-/// hit keeps its scheduled time, so the added lag shows in latency. A zero tick is `clock` itself.
+/// wheel) do. At 2,000/s over h2c a 10 ms tick cut the CPU per request from 86 to 26 ms per 1000,
+/// h2load's figure. Each hit keeps its scheduled time, so the added lag shows in latency. A zero
+/// tick is `clock` itself.
 pub(crate) struct Ticked<C> {
     pub(crate) clock: C,
     pub(crate) tick: Duration,
