@@ -130,13 +130,11 @@ impl Dispatch for Pool {
         // window's budget is the pool still growing).
         if self.tx.len() >= self.idle.load(Ordering::Relaxed) {
             let gauges = &self.shared.gauges;
-            if self.window.saturated() {
-                gauges.waits_for_generator.fetch_add(1, Ordering::Relaxed);
-            } else if self.workers.len() >= self.max {
-                gauges.waits_for_target.fetch_add(1, Ordering::Relaxed);
-            } else if self.window.grown < GROW_PER_WINDOW {
-                self.window.grown += 1;
-                self.grow();
+            match self.window.decide(self.workers.len() >= self.max, std::time::Instant::now(), thread_cpu) {
+                Growth::Grow => self.grow(),
+                Growth::WaitForGenerator => _ = gauges.waits_for_generator.fetch_add(1, Ordering::Relaxed),
+                Growth::WaitForTarget => _ = gauges.waits_for_target.fetch_add(1, Ordering::Relaxed),
+                Growth::BudgetSpent => {}
             }
         }
         let job = Job { seq, scheduled: self.shared.start + due };
@@ -157,21 +155,44 @@ struct GrowthWindow {
     grown: usize,
 }
 
+/// What a hit that found no idle worker does.
+#[derive(Debug, PartialEq)]
+enum Growth {
+    Grow,
+    /// The thread was saturated in the last window: another connection would only add work.
+    WaitForGenerator,
+    /// The thread's share of the cap is in use.
+    WaitForTarget,
+    /// This window's growth budget is spent: the pool is still growing.
+    BudgetSpent,
+}
+
 impl GrowthWindow {
     fn new() -> GrowthWindow {
         GrowthWindow { since: std::time::Instant::now(), cpu: thread_cpu(), saturated: false, grown: 0 }
     }
 
-    fn saturated(&mut self) -> bool {
-        let wall = self.since.elapsed();
+    /// Whether to add a worker, at `now`; `cpu` reads the thread's CPU time, called only when a
+    /// window has passed.
+    fn decide(&mut self, at_cap: bool, now: std::time::Instant, cpu: impl FnOnce() -> Option<Duration>) -> Growth {
+        let wall = now.saturating_duration_since(self.since);
         if wall >= BUSY_WINDOW {
-            let cpu = thread_cpu();
+            let cpu = cpu();
             if let (Some(now), Some(before)) = (cpu, self.cpu) {
                 self.saturated = now.saturating_sub(before).as_secs_f64() >= BUSY_LIMIT * wall.as_secs_f64();
             }
-            (self.since, self.cpu, self.grown) = (std::time::Instant::now(), cpu, 0);
+            (self.since, self.cpu, self.grown) = (now, cpu, 0);
         }
-        self.saturated
+        if self.saturated {
+            Growth::WaitForGenerator
+        } else if at_cap {
+            Growth::WaitForTarget
+        } else if self.grown < GROW_PER_WINDOW {
+            self.grown += 1;
+            Growth::Grow
+        } else {
+            Growth::BudgetSpent
+        }
     }
 }
 
@@ -179,4 +200,45 @@ impl GrowthWindow {
 fn thread_cpu() -> Option<Duration> {
     let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
     Some(Duration::new(t.tv_sec() as u64, t.tv_nsec() as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A window that started at `t0` with `cpu0` of thread CPU time.
+    fn window(t0: Instant, cpu0: Duration) -> GrowthWindow {
+        GrowthWindow { since: t0, cpu: Some(cpu0), saturated: false, grown: 0 }
+    }
+
+    #[test]
+    fn a_window_grows_its_budget_then_waits_for_the_next() {
+        let t0 = Instant::now();
+        let mut w = window(t0, Duration::ZERO);
+        let no_read = || -> Option<Duration> { panic!("the CPU clock is read once per window") };
+        for _ in 0..GROW_PER_WINDOW {
+            assert_eq!(w.decide(false, t0 + Duration::from_millis(1), no_read), Growth::Grow);
+        }
+        assert_eq!(w.decide(false, t0 + Duration::from_millis(2), no_read), Growth::BudgetSpent);
+        // The next window, 20% busy: a fresh budget.
+        let next = t0 + BUSY_WINDOW;
+        assert_eq!(w.decide(false, next, || Some(BUSY_WINDOW / 5)), Growth::Grow);
+        assert_eq!(w.decide(true, next, no_read), Growth::WaitForTarget);
+    }
+
+    #[test]
+    fn a_saturated_thread_adds_no_worker_until_it_has_time_again() {
+        let t0 = Instant::now();
+        let mut w = window(t0, Duration::ZERO);
+        // 95% of the window on the CPU: saturated, whatever the cap.
+        let busy = BUSY_WINDOW * 95 / 100;
+        assert_eq!(w.decide(false, t0 + BUSY_WINDOW, || Some(busy)), Growth::WaitForGenerator);
+        assert_eq!(w.decide(true, t0 + BUSY_WINDOW, || None), Growth::WaitForGenerator);
+        // The next window 50% busy: it grows again.
+        let t1 = t0 + 2 * BUSY_WINDOW;
+        assert_eq!(w.decide(false, t1, || Some(busy + BUSY_WINDOW / 2)), Growth::Grow);
+        // No CPU clock (a sandbox): the last judgement stands, and growth goes on by the budget.
+        assert_eq!(w.decide(false, t1 + BUSY_WINDOW, || None), Growth::Grow);
+    }
 }
