@@ -178,8 +178,8 @@ impl GrowthWindow {
         let wall = now.saturating_duration_since(self.since);
         if wall >= BUSY_WINDOW {
             let cpu = cpu();
-            if let (Some(now), Some(before)) = (cpu, self.cpu) {
-                self.saturated = now.saturating_sub(before).as_secs_f64() >= BUSY_LIMIT * wall.as_secs_f64();
+            if let (Some(used), Some(before)) = (cpu, self.cpu) {
+                self.saturated = used.saturating_sub(before).as_secs_f64() >= BUSY_LIMIT * wall.as_secs_f64();
             }
             (self.since, self.cpu, self.grown) = (now, cpu, 0);
         }
