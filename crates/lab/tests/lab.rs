@@ -121,12 +121,13 @@ than = "fast"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn capacity_search_finds_the_knee_of_a_limited_origin() {
     let _alone = ONE_AT_A_TIME.lock().await;
-    // 50 requests at once, 10 ms each: about 5,000 per second, then a queue, then 503s.
+    // 50 requests at once, 20 ms each: about 2,500 per second, then a queue, then 503s. (At a
+    // 5,000/s knee a debug build on a busy 2-core machine was sometimes the limit itself.)
     let d = dir("capacity");
     write(
         &d,
         "svc.json",
-        r#"{"route": "/*", "body": "ok", "stages": [{"at": 0, "status": 200, "latency": "10ms", "concurrency": 50, "queue": 2000}]}"#,
+        r#"{"route": "/*", "body": "ok", "stages": [{"at": 0, "status": 200, "latency": "20ms", "concurrency": 50, "queue": 2000}]}"#,
     );
     write(
         &d,
@@ -149,7 +150,7 @@ probe = "2s"
     let c = &lab.capacity[0];
     let (lo, hi) = (c.holds_up_to.expect("a rate held"), c.breaks_at.expect("a rate broke"));
     assert!(c.generator_limited_at.is_none(), "{c:?}");
-    assert!((4000.0..=5300.0).contains(&lo), "{c:?}");
-    assert!(hi > lo && hi <= 5800.0 && (hi - lo) / lo <= 0.1 + 1e-9, "{c:?}");
+    assert!((2000.0..=2650.0).contains(&lo), "{c:?}");
+    assert!(hi > lo && hi <= 2900.0 && (hi - lo) / lo <= 0.1 + 1e-9, "{c:?}");
     assert!(c.confirmed, "{c:?}");
 }
