@@ -1,0 +1,102 @@
+use super::*;
+use clap::CommandFactory;
+
+fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(std::iter::once("loadlab").chain(args.iter().copied()))
+}
+
+#[test]
+fn the_definition_is_consistent() {
+    Cli::command().debug_assert();
+}
+
+#[test]
+fn typed_values() {
+    let Command::Attack(a) =
+        parse(&["attack", "http://127.0.0.1/", "--rate", "50/s", "--duration", "1m30s"]).unwrap().command
+    else {
+        panic!("not an attack")
+    };
+    assert_eq!(a.rate, Some(RateSpec::Constant(50.0)));
+    assert_eq!(a.duration, Some(Duration::from_secs(90)));
+    assert_eq!(a.timeout, Duration::from_secs(30));
+    let Command::Attack(a) = parse(&["attack", "--rate-steps", "1,2@1s"]).unwrap().command else { panic!() };
+    assert_eq!(a.rate_steps, Some(RateSpec::Steps(vec![1.0, 2.0], Duration::from_secs(1))));
+    let Command::Encode(e) = parse(&["encode", "--to", "vegeta-json"]).unwrap().command else { panic!() };
+    assert_eq!(e.to, Some(EncodeFormat::Json));
+}
+
+#[test]
+fn vegeta_single_dash_flags_parse_as_double_dash_ones() {
+    let args = |v: &[&str]| {
+        std::iter::once("loadlab").chain(v.iter().copied()).map(Into::into).collect::<Vec<std::ffi::OsString>>()
+    };
+    let single = args(&[
+        "attack",
+        "-rate",
+        "100",
+        "-duration=5s",
+        "-http2=false",
+        "-keepalive=false",
+        "-max-body=0",
+        "-H",
+        "a: b",
+        "-insecure",
+        "http://127.0.0.1/",
+    ]);
+    let double = args(&[
+        "attack",
+        "--rate",
+        "100",
+        "--duration=5s",
+        "--http2=false",
+        "--keepalive=false",
+        "--max-body=0",
+        "-H",
+        "a: b",
+        "--insecure",
+        "http://127.0.0.1/",
+    ]);
+    let parsed = |a: Vec<std::ffi::OsString>| match Cli::try_parse_from(vegeta_style(a)).unwrap().command {
+        Command::Attack(a) => format!("{a:?}"),
+        _ => panic!("not an attack"),
+    };
+    assert_eq!(parsed(single.clone()), parsed(double));
+    let Command::Attack(a) = Cli::try_parse_from(vegeta_style(single)).unwrap().command else { panic!() };
+    assert!(!a.http2 && !a.keepalive && a.insecure && a.max_body == 0);
+    assert_eq!(a.rate, Some(RateSpec::Constant(100.0)));
+    let Command::Attack(a) =
+        Cli::try_parse_from(vegeta_style(args(&["attack", "-http2", "-rate=1", "-duration=1s"]))).unwrap().command
+    else {
+        panic!()
+    };
+    assert!(a.http2);
+    let Command::Report(r) =
+        Cli::try_parse_from(vegeta_style(args(&["report", "-type", "json", "x.llr"]))).unwrap().command
+    else {
+        panic!()
+    };
+    assert_eq!(r.kind, ReportType::Json);
+    // Negative numbers and unknown words stay as they are.
+    let kept = vegeta_style(args(&["attack", "-max-body", "-1", "-nope"]));
+    assert_eq!(kept[3], "-1");
+    assert_eq!(kept[4], "-nope");
+}
+
+#[test]
+fn refusals_name_the_flag() {
+    for args in [
+        &["attack", "--rate", "10", "--rate-steps", "1,2@1s"][..],
+        &["attack", "--http2", "--h2c", "--rate", "1"],
+        &["attack", "--ramp", "5s"],
+        &["attack", "--timeout", "0s"],
+        &["attack", "--connections", "0"],
+        &["attack", "--rate", "1e300"],
+        &["attack", "--rate", "1,2@1s"],
+        &["attack", "--cert", "c.pem"],
+        &["report", "--every", "0"],
+        &["plot", "-o", "x.svg", "--chart", "pie"],
+    ] {
+        assert!(parse(args).is_err(), "{args:?}");
+    }
+}
