@@ -1,126 +1,18 @@
-//! The attack over real loopback sockets against the in-process test server.
+//! The attack over real loopback sockets against the in-process test server: protocols, TLS,
+//! the closed model, requests and responses of every shape.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+mod common;
+
 use std::time::Duration;
 
 use attack::testing::{Behaviour, TestServer};
-use attack::{AttackConfig, ClientOptions, Model, Protocol, Schedule, Target};
+use attack::{AttackConfig, ClientOptions, Model, Protocol, Target};
 use bytes::Bytes;
 use http::Method;
-use results::{Item, LlrWriter, Metrics, Reader, Record};
+use results::LlrWriter;
 use tokio_util::sync::CancellationToken;
 
-#[derive(Clone, Default)]
-struct SharedBuf(Arc<Mutex<Vec<u8>>>);
-
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-struct Run {
-    metrics: Metrics,
-    records: Vec<(Record, Option<String>)>,
-}
-
-impl Run {
-    fn errors(&self) -> Vec<&str> {
-        self.records.iter().filter_map(|(_, e)| e.as_deref()).collect()
-    }
-}
-
-fn target(url: &str) -> Target {
-    Target::new(Method::GET, url.parse().unwrap())
-}
-
-fn open(targets: Vec<Target>, rate: f64, secs: f64) -> AttackConfig {
-    AttackConfig::new(targets, Model::Open { schedule: Schedule::constant(rate, Duration::from_secs_f64(secs)) })
-}
-
-fn closed(targets: Vec<Target>, connections: usize, streams: usize, requests: u64) -> AttackConfig {
-    AttackConfig::new(targets, Model::Closed { connections, streams, requests: Some(requests), duration: None })
-}
-
-async fn attack(config: AttackConfig) -> Run {
-    let buf = SharedBuf::default();
-    let summary = attack::run(config, LlrWriter::new(buf.clone()), CancellationToken::new()).await.unwrap();
-    let bytes = buf.0.lock().unwrap().clone();
-    let mut reader = Reader::new(&bytes[..], "mem");
-    let mut records = Vec::new();
-    let mut ended = false;
-    while let Some(item) = reader.next().unwrap() {
-        match item {
-            Item::Record(r) => records.push((r, reader.error_text(r.error).map(str::to_owned))),
-            Item::End(_) => ended = true,
-            Item::Run(_) => {}
-        }
-    }
-    assert!(reader.warnings().is_empty(), "{:?}", reader.warnings());
-    assert!(ended, "results file not closed cleanly");
-    assert_eq!(records.len() as u64, summary.metrics.requests);
-    Run { metrics: summary.metrics, records }
-}
-
-fn ms(us: u64) -> f64 {
-    us as f64 / 1000.0
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn open_model_sends_exactly_the_schedule() {
-    let server = TestServer::start(Behaviour::default()).await;
-    let run = attack(open(vec![target(&server.url("/"))], 500.0, 4.0)).await;
-    assert_eq!(run.records.len(), 2000);
-    let mut seqs: Vec<u64> = run.records.iter().map(|(r, _)| r.seq).collect();
-    seqs.sort_unstable();
-    assert!(seqs.iter().enumerate().all(|(i, s)| *s == i as u64));
-    assert_eq!(run.metrics.successes, 2000);
-    // Scheduled times are exact: 2 ms apart, so the achieved rate is the asked one.
-    let rate = run.metrics.rate();
-    assert!((rate - 500.0).abs() / 500.0 < 0.001, "rate {rate}");
-    assert_eq!(server.captured().len(), 2000);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn latency_includes_the_servers_delay() {
-    let server = TestServer::start(Behaviour { delay: Duration::from_millis(50), ..Default::default() }).await;
-    let run = attack(open(vec![target(&server.url("/"))], 40.0, 1.0)).await;
-    let p50 = ms(run.metrics.latency.value_at_quantile(0.5));
-    assert!((50.0..150.0).contains(&p50), "p50 {p50} ms");
-    let ttfb = ms(run.metrics.ttfb.value_at_quantile(0.5));
-    assert!((50.0..150.0).contains(&ttfb), "ttfb {ttfb} ms");
-    assert_eq!(run.records[0].0.bytes_in, 2);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_frozen_server_shows_in_the_percentiles_despite_few_workers() {
-    // 100/s for 2 s; the server answers nothing from 0.5 s to 1.5 s; only 2 workers. Measured from
-    // the send (coordinated omission) only ~2 requests would look slow; measured from the schedule,
-    // every request due in the freeze waits for it.
-    let b = Behaviour {
-        delay: Duration::from_millis(2),
-        freeze: Some((Duration::from_millis(500), Duration::from_secs(1))),
-        ..Default::default()
-    };
-    let server = TestServer::start(b).await;
-    let mut config = open(vec![target(&server.url("/"))], 100.0, 2.0);
-    config.workers = 2;
-    config.max_workers = Some(2);
-    let run = attack(config).await;
-    assert_eq!(run.records.len(), 200);
-    let p90 = ms(run.metrics.latency.value_at_quantile(0.90));
-    let p99 = ms(run.metrics.latency.value_at_quantile(0.99));
-    assert!(p90 >= 300.0, "p90 {p90} ms");
-    assert!(p99 >= 800.0, "p99 {p99} ms");
-    // The queueing delay is recorded too, and the late sends are counted.
-    assert!(ms(run.metrics.lag.max()) >= 800.0);
-    assert!(run.metrics.late_sends >= 50, "{}", run.metrics.late_sends);
-}
+use common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closed_model_counts_requests_and_connections() {
@@ -322,13 +214,6 @@ async fn stopping_drains_and_closes_the_file() {
     assert_eq!(summary.metrics.successes, summary.metrics.requests);
 }
 
-fn tempdir() -> std::path::PathBuf {
-    let d =
-        std::env::temp_dir().join(format!("loadlab-attack-{}-{:?}", std::process::id(), std::thread::current().id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_to_keeps_the_urls_host() {
     let server = TestServer::start(Behaviour::default()).await;
@@ -503,65 +388,6 @@ async fn large_bodies_cross_http2_flow_control_both_ways() {
     assert_eq!(server.connections(), 1);
 }
 
-/// Per-second counts of sends (actual send time = scheduled + lag), from the run's records.
-fn sends_per_second(run: &Run) -> std::collections::BTreeMap<u64, u64> {
-    let mut per = std::collections::BTreeMap::new();
-    for (r, _) in &run.records {
-        *per.entry((r.scheduled_us + r.lag_us) / 1_000_000).or_insert(0u64) += 1;
-    }
-    per
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_frozen_server_under_an_open_model_opens_no_connection_storm_and_the_rate_recovers() {
-    // 2,000/s for 4 s; the server answers nothing from 1 s to 2 s.
-    let b = Behaviour { freeze: Some((Duration::from_secs(1), Duration::from_secs(1))), ..Default::default() };
-    let server = TestServer::start(b).await;
-    let mut config = open(vec![target(&server.url("/"))], 2000.0, 4.0);
-    config.max_workers = Some(300);
-    let run = attack(config).await;
-    assert_eq!(run.records.len(), 8000);
-    assert_eq!(run.metrics.not_sent, 0);
-    // Connections stay under the cap: requests waited for one, their time counted.
-    assert!(server.connections() <= 300, "{} connections", server.connections());
-    assert_eq!(run.metrics.in_flight_cap, Some(300));
-    // The waits were for the target: not taken for a saturated generator.
-    assert!(run.metrics.waited_for_target(), "{} / {}", run.metrics.waits_for_target, run.metrics.waits_for_generator);
-    assert_eq!(run.metrics.generator_saturated(), None);
-    // The freeze shows in the latencies measured from the schedule.
-    assert!(ms(run.metrics.latency.value_at_quantile(0.99)) >= 700.0);
-    // After the freeze the backlog drains and the asked rate is held again: the last second's
-    // requests left on time.
-    let last: Vec<&Record> = run.records.iter().map(|(r, _)| r).filter(|r| r.scheduled_us >= 3_000_000).collect();
-    assert_eq!(last.len(), 2000);
-    let late = last.iter().filter(|r| r.lag_us >= 5_000).count();
-    // Back on schedule (during the freeze every send was late); a noisy machine may add a few.
-    assert!(late < 200, "{late} late sends in the last second");
-    // The last second (3 s to 4 s) sent the asked 2,000 (a send a few µs late may fall past 4 s).
-    let per_second = sends_per_second(&run);
-    assert!(per_second.get(&3).is_some_and(|n| (1900..=2100).contains(n)), "{per_second:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rate_beyond_the_server_ends_on_time_with_the_unsent_counted() {
-    // 10 workers against 50 ms answers hold 200/s; 2,000/s is asked for 1 s.
-    let server = TestServer::start(Behaviour { delay: Duration::from_millis(50), ..Default::default() }).await;
-    let mut config = open(vec![target(&server.url("/"))], 2000.0, 1.0);
-    config.max_workers = Some(10);
-    config.client.timeout = Duration::from_secs(2);
-    let started = std::time::Instant::now();
-    let run = attack(config).await;
-    let took = started.elapsed();
-    // Duration (1 s) + the send grace (1 s) + timeout (2 s), and a little drain.
-    assert!(took < Duration::from_millis(4500), "took {took:?}");
-    assert!(run.metrics.not_sent >= 1000, "not sent {}", run.metrics.not_sent);
-    assert_eq!(run.metrics.requests + run.metrics.not_sent, 2000);
-    assert!(run.metrics.requests <= 500, "{}", run.metrics.requests);
-    assert!(run.metrics.cap_reached().is_some());
-    assert_eq!(run.metrics.generator_saturated(), None, "the target, not the generator, was the limit");
-    assert_eq!(run.metrics.successes, run.metrics.requests);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn responses_against_rfc_9112_are_judged_as_it_says() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -655,68 +481,4 @@ async fn compressed_asks_for_gzip_and_counts_both_sizes() {
     assert_eq!(run.metrics.bytes_in, 2 * 8000);
     assert_eq!(run.metrics.decoded_in(), Some(2 * 8000));
     assert_eq!(server.captured().last().unwrap().headers.get("accept-encoding").unwrap(), "identity");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn endless_responses_end_with_the_timeout_and_the_attack_on_time() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    // A body, trailers or interim responses that never end: each request times out, and the
-    // attack ends within its duration plus the timeout.
-    let shapes: [(&[u8], &[u8]); 3] = [
-        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", b"4\r\nmore\r\n"),
-        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n", b"X-Trailer: more\r\n"),
-        (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
-    ];
-    for (head, forever) in shapes {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = tokio::spawn(async move {
-            loop {
-                let Ok((mut s, _)) = listener.accept().await else { return };
-                tokio::spawn(async move {
-                    let mut buf = vec![0u8; 4096];
-                    if s.read(&mut buf).await.is_err() || s.write_all(head).await.is_err() {
-                        return;
-                    }
-                    while s.write_all(forever).await.is_ok() {
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
-                });
-            }
-        });
-        let mut config = open(vec![target(&format!("http://{addr}/"))], 20.0, 1.0);
-        config.client.timeout = Duration::from_millis(500);
-        let started = std::time::Instant::now();
-        let run = attack(config).await;
-        let took = started.elapsed();
-        server.abort();
-        let what = String::from_utf8_lossy(forever).into_owned();
-        assert!(took < Duration::from_millis(2500), "{what:?}: the attack took {took:?}");
-        assert_eq!(run.records.len(), 20, "{what:?}");
-        assert!(run.errors().iter().all(|e| *e == "timeout"), "{what:?}: {:?}", run.errors());
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pace_tick_sends_in_batches_at_tick_ends_and_counts_its_lag_as_on_time() {
-    let server = TestServer::start(Behaviour::default()).await;
-    let mut config = open(vec![target(&server.url("/"))], 1000.0, 1.0);
-    config.pace_tick = Duration::from_millis(20);
-    let run = attack(config).await;
-    assert_eq!(run.records.len(), 1000);
-    assert_eq!(run.metrics.successes, 1000);
-    // Each send waits for the end of its 20 ms tick: lag spreads over 0..20 ms (median about
-    // 10 ms, where each hit sent at its own time lags by microseconds) ...
-    let mut lags: Vec<u64> = run.records.iter().map(|(r, _)| r.lag_us).collect();
-    lags.sort_unstable();
-    let median = lags[lags.len() / 2];
-    assert!((5_000..=15_000).contains(&median), "median lag {median} us");
-    // ... and the sends leave together just after tick ends (scheduler noise aside).
-    let near_tick_end = run.records.iter().filter(|(r, _)| (r.scheduled_us + r.lag_us) % 20_000 < 5_000).count();
-    assert!(near_tick_end >= 900, "{near_tick_end} of 1000 sends near a tick's end");
-    // The lag the tick asks for is not lateness: the header says the tick, and the generator is
-    // not called saturated.
-    assert_eq!(run.metrics.pace_tick_us, 20_000);
-    assert_eq!(run.metrics.late_threshold_us(), 25_000);
-    assert!(run.metrics.generator_saturated().is_none(), "{:?}", run.metrics.generator_saturated());
 }
