@@ -120,6 +120,7 @@ where
     }
     // Confirm the boundary: the highest holding rate must hold again.
     let mut candidate = result.holds_up_to;
+    let mut stepped_down = false;
     for _ in 0..CONFIRM_TRIES {
         let Some(c) = candidate else { break };
         match record(probe(c).await, &mut result) {
@@ -133,12 +134,16 @@ where
                 let lower = c / (1.0 + spec.precision);
                 result.holds_up_to = Some(lower);
                 candidate = Some(lower);
+                stepped_down = true;
             }
+            // The generator could not send the rate again: the rate that held stays the answer,
+            // unconfirmed, as when growth stops at the generator's limit.
             None => break,
         }
     }
-    if !result.confirmed {
-        result.holds_up_to = result.holds_up_to.filter(|_| false);
+    if !result.confirmed && stepped_down {
+        // Every lower rate tried broke too, and the last one was never probed: claim nothing.
+        result.holds_up_to = None;
     }
     result
 }
@@ -405,5 +410,43 @@ mod tests {
         assert_eq!(r.generator_limited_at, Some(1600.0));
         assert_eq!(r.holds_up_to, Some(800.0));
         assert_eq!(r.breaks_at, None);
+    }
+
+    #[test]
+    fn a_generator_limited_confirmation_keeps_the_rate_that_held_unconfirmed() {
+        // The knee is found, then the machine gets busy: the confirming probe cannot be sent.
+        let mut inner = model(5_000.0);
+        let mut seen = Vec::new();
+        let r = block(search(&spec(), "svc", |rate| {
+            let mut p = inner(rate).into_inner();
+            p.generator_limited = seen.contains(&rate);
+            seen.push(rate);
+            std::future::ready(p)
+        }));
+        let (lo, hi) = (r.holds_up_to.expect("the rate that held"), r.breaks_at.unwrap());
+        assert!(lo <= 5_000.0 && hi > 5_000.0 && (hi - lo) / lo <= 0.05, "{r:?}");
+        assert_eq!(r.generator_limited_at, Some(lo));
+        assert!(!r.confirmed);
+    }
+
+    #[test]
+    fn confirmations_that_all_break_claim_no_rate() {
+        // From the first repeated rate on, every probe breaks: the confirmation and each rate
+        // it steps down to.
+        let mut inner = model(5_000.0);
+        let (mut seen, mut confirming) = (Vec::new(), false);
+        let r = block(search(&spec(), "svc", |rate| {
+            let mut p = inner(rate).into_inner();
+            confirming |= seen.contains(&rate);
+            if confirming {
+                p.holds = false;
+                p.broke = vec!["p99 < 100.0ms (measured 900.0ms)".into()];
+            }
+            seen.push(rate);
+            std::future::ready(p)
+        }));
+        assert_eq!(r.probes.len(), seen.len());
+        assert!(!r.confirmed, "{r:?}");
+        assert_eq!(r.holds_up_to, None, "{r:?}");
     }
 }

@@ -136,7 +136,7 @@ async fn capacity_search_finds_the_knee_of_a_limited_origin() {
 [targets.svc]
 origin = "svc.json"
 [slo]
-p99 = "< 40ms"
+p99 = "< 100ms"
 success = ">= 99%"
 [capacity]
 start = 1000
@@ -148,7 +148,7 @@ probe = "2s"
     let lab = run(&d.join("plan.toml"), &d.join("out")).await;
     assert!(lab.steps.is_empty());
     let c = &lab.capacity[0];
-    let (lo, hi) = (c.holds_up_to.expect("a rate held"), c.breaks_at.expect("a rate broke"));
+    let (Some(lo), Some(hi)) = (c.holds_up_to, c.breaks_at) else { panic!("a rate held and one broke: {c:?}") };
     assert!(c.generator_limited_at.is_none(), "{c:?}");
     assert!((2000.0..=2650.0).contains(&lo), "{c:?}");
     assert!(hi > lo && hi <= 2900.0 && (hi - lo) / lo <= 0.1 + 1e-9, "{c:?}");

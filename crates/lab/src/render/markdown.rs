@@ -184,7 +184,11 @@ fn capacity_sentence(c: &crate::capacity::CapacityResult) -> String {
         s += &format!(" The generator could not send {g:.0} req/s: the search stopped there.");
     }
     if !c.confirmed && c.breaks_at.is_some() {
-        s += " The boundary did not confirm (noisy).";
+        s += if c.generator_limited_at.is_some() {
+            " The boundary is not confirmed."
+        } else {
+            " The boundary did not confirm (noisy)."
+        };
     }
     s
 }
