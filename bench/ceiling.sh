@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The highest open-model rate each generator holds from one core: loadlab (exact pacing and a
+# 1 ms tick), oha and vegeta, against one nginx on loopback (nginx on core 1, generators on core
+# 0). Unlike CPU per request in a closed loop, which is bounded by nginx's core once both cores
+# are busy, this asks what a user asks of a generator: how far does its schedule hold?
+# Run by hand (not in CI): bash bench/ceiling.sh   (peers: ../shared/tools/install-peers.sh)
+#
+# A rate holds when the run answered at least 98% of rate x SECS with 2xx and ended within
+# SECS + 1 s; for loadlab, also when the p99 of its sends' lag stays within its late threshold.
+# Each tool climbs RATES in order and stops at its first miss; its ceiling is the last rate held.
+# Environment: SECS (default 3), RATES (default "5000 10000 20000 30000 45000 60000 75000 90000
+# 105000 120000"), REPS (rounds, default 3: a ceiling on a 2-core machine moves by a rung or two
+# between runs, so each tool's median is given beside every round's).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${SECS:-3}
+REPS=${REPS:-3}
+RATES=${RATES:-5000 10000 20000 30000 45000 60000 75000 90000 105000 120000}
+GEN_CORE=0
+SRV_CORE=1
+work=$(mktemp -d)
+trap 'nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+
+for tool in nginx vegeta oha /usr/bin/time taskset; do
+  command -v "$tool" >/dev/null || { echo "missing $tool: run ../shared/tools/install-peers.sh" >&2; exit 1; }
+done
+cargo build --release -q
+LOADLAB=$PWD/target/release/loadlab
+source bench/nginx.sh
+start_nginx "$work" $SRV_CORE "server {
+    listen 127.0.0.1:18089 backlog=65535;
+    location = /empty { return 200 \"\"; }
+  }"
+URL=http://127.0.0.1:18089/empty
+echo "GET $URL" > "$work/targets"
+
+# Each prints the 2xx count of the run in $work/out.
+llr_ok='$LOADLAB report --type json "$work/out" | python3 -c "import json,sys; d=json.load(sys.stdin); print(sum(n for c,n in d[\"status_codes\"].items() if c.startswith(\"2\")))"'
+veg_ok='vegeta report -type=json "$work/out" | python3 -c "import json,sys; d=json.load(sys.stdin); print(sum(n for c,n in d[\"status_codes\"].items() if c.startswith(\"2\")))"'
+oha_ok='python3 -c "import json; d=json.load(open(\"$work/out\")); print(sum(n for c,n in d[\"statusCodeDistribution\"].items() if c.startswith(\"2\")))"'
+
+# step NAME RATE COUNT_CMD -- CMD...: runs CMD on the generator core; prints the line and
+# returns 0 when the rate held.
+step() {
+  local name=$1 rate=$2 count=$3; shift 4
+  taskset -c $GEN_CORE /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" > "$work/out" 2> "$work/err" || true
+  local ok; ok=$(eval "$count" 2>/dev/null || echo 0)
+  read -r wall user sys rss < <(tail -1 "$work/time")
+  # loadlab also reports its sends' lag: it must hold its own late threshold at p99 (5 ms, or
+  # the tick + 5 ms), stricter than the peers' test, which only sees what was answered in time.
+  local lag_ok=1 extra=""
+  if [[ $name == loadlab* ]]; then
+    read -r lag_ok extra < <("$LOADLAB" report --type json "$work/out" | python3 -c "
+import json, sys
+d = json.load(sys.stdin); l = d['schedule_lag']
+print(int(l['99th'] <= l['late_threshold']), 'lag p99 %.1f ms, %d late sends, %s' % (
+    l['99th'] / 1e6, l['late_sends'], 'saturated' if d['generator_saturated'] else 'not saturated'))")
+  fi
+  python3 - "$name" "$rate" "$ok" "$wall" "$user" "$sys" "$rss" "$SECS" "$lag_ok" "$extra" <<'PY'
+import sys
+name, rate, ok, wall, user, sys_, rss, secs, lag_ok, extra = sys.argv[1:]
+rate, ok, wall, secs = float(rate), int(ok), float(wall), float(secs)
+held = ok >= 0.98 * rate * secs and wall <= secs + 1 and lag_ok == '1'
+print('%-22s %7d/s  %8d ok (%5.1f%%)  %5.2fs wall  %5.2f CPU s  %5d MiB  %-5s %s' % (
+    name, rate, ok, 100 * ok / (rate * secs), wall, float(user) + float(sys_), int(rss) // 1024,
+    'held' if held else 'MISS', extra))
+sys.exit(0 if held else 1)
+PY
+}
+
+declare -A CEILINGS
+climb() {
+  local name=$1 count=$2; shift 3
+  local ceiling=0
+  for rate in $RATES; do
+    local cmd=()
+    for a in "$@"; do cmd+=("${a//@RATE@/$rate}"); done
+    if step "$name" "$rate" "$count" -- "${cmd[@]}"; then ceiling=$rate; else break; fi
+  done
+  CEILINGS[$name]="${CEILINGS[$name]:-} $ceiling"
+  echo
+}
+
+for round in $(seq "$REPS"); do
+  echo "#### round $round of $REPS: open model, HTTP/1.1 keep-alive, ${SECS}s per rate, nginx /empty"
+  climb "loadlab" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s"
+  climb "loadlab tick 1ms" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s" --pace-tick 1ms
+  climb "oha" "$oha_ok" -- oha --no-tui --output-format json -q @RATE@ -z "${SECS}s" "$URL"
+  climb "vegeta" "$veg_ok" -- vegeta attack -rate=@RATE@ -duration="${SECS}s" -targets="$work/targets"
+done
+
+echo "== highest rate held (req/s): median of $REPS rounds, then each round"
+for name in "loadlab" "loadlab tick 1ms" "oha" "vegeta"; do
+  python3 -c "import statistics,sys; v=[int(x) for x in sys.argv[2:]]; print('%-22s %7d   %s' % (sys.argv[1], statistics.median(v), ' '.join(map(str, v))))" "$name" ${CEILINGS[$name]}
+done
