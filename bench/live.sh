@@ -14,12 +14,9 @@ REPS=${REPS:-3}
 RATE=${RATE:-2000}
 work=$(mktemp -d)
 trap 'nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in nginx curl /usr/bin/time taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
-done
-cargo build --release -q
-LOADLAB=$PWD/target/release/loadlab
-source bench/nginx.sh
+source bench/common.sh
+need_tools nginx curl /usr/bin/time taskset
+build_loadlab
 start_nginx "$work" 1 "server { listen 127.0.0.1:18089; location = /empty { return 200 \"\"; } }"
 URL=http://127.0.0.1:18089/empty
 

@@ -10,14 +10,11 @@ SECS=${SECS:-5}
 work=$(mktemp -d)
 cleanup() { [ -n "${ORIGIN_PID:-}" ] && kill "$ORIGIN_PID" 2>/dev/null; nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-for tool in nginx wrk taskset python3; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: run ../shared/tools/install-peers.sh" >&2; exit 1; }
-done
-cargo build --release -q
-LOADLAB=$PWD/target/release/loadlab
+source bench/common.sh
+need_tools nginx wrk taskset python3
+build_loadlab
 ulimit -n "$(ulimit -Hn)"  # 10,000 connections need more than the usual 1024
 
-source bench/nginx.sh
 start_nginx "$work" 1 "server { listen 127.0.0.1:18091; root $work/html; }"
 
 start_origin() {

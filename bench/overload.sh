@@ -19,12 +19,9 @@ SRV_CORE=1
 work=$(mktemp -d)
 trap 'nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
 
-for tool in nginx vegeta oha ss /usr/bin/time taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: run ../shared/tools/install-peers.sh" >&2; exit 1; }
-done
-cargo build --release -q
-LOADLAB=$PWD/target/release/loadlab
-source bench/nginx.sh
+source bench/common.sh
+need_tools nginx vegeta oha ss /usr/bin/time taskset
+build_loadlab
 start_nginx "$work" $SRV_CORE "server {
     listen 127.0.0.1:18089 backlog=65535;
     location = /empty { return 200 \"\"; }

@@ -19,13 +19,10 @@ SRV_CORE=1
 work=$(mktemp -d)
 trap 'nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
 
-for tool in nginx wrk h2load vegeta oha /usr/bin/time taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: run ../shared/tools/install-peers.sh" >&2; exit 1; }
-done
-cargo build --release -q
-LOADLAB=$PWD/target/release/loadlab
+source bench/common.sh
+need_tools nginx wrk h2load vegeta oha /usr/bin/time taskset
+build_loadlab
 
-source bench/nginx.sh
 start_nginx "$work" $SRV_CORE "server {
     listen 127.0.0.1:18089;
     listen 127.0.0.1:18090 http2;

@@ -1,4 +1,20 @@
-# Sourced by the bench scripts. start_nginx WORK CORE SERVER_BLOCK: writes a 200 KiB file to
+# Sourced by the bench scripts (from the repository's top).
+
+# need_tools TOOL...: exits with a one-line message when a tool is missing.
+need_tools() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "missing $tool: run ../shared/tools/install-peers.sh" >&2; exit 1; }
+  done
+}
+
+# build_loadlab: builds the release binary and sets LOADLAB to its path.
+build_loadlab() {
+  cargo build --release -q
+  LOADLAB=$PWD/target/release/loadlab
+}
+
+# start_nginx WORK CORE SERVER_BLOCK: writes a 200 KiB file to
 # WORK/html/200k and starts one nginx worker pinned to CORE with SERVER_BLOCK (which may use
 # $work/html as its root); the caller stops it with `nginx -c WORK/nginx.conf -s stop`.
 start_nginx() {
