@@ -1,5 +1,6 @@
 //! The Prometheus text exposition (version 0.0.4) of the live numbers: one set of series per run,
-//! labelled with its name; counters only go up within a run.
+//! labelled with its name (and its shard, `I/N`, in a sharded attack, so the pods' series stay
+//! apart without the scraper's labels); counters only go up within a run.
 
 use std::fmt::Write;
 
@@ -15,15 +16,23 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
-fn histogram(out: &mut String, name: &str, run: &str, b: &Buckets) {
+/// A run's labels: `run="NAME"`, and `,shard="I/N"` for a shard.
+fn labels(r: &RunState) -> String {
+    match &r.shard {
+        Some(shard) => format!("run=\"{}\",shard=\"{}\"", esc(&r.name), esc(shard)),
+        None => format!("run=\"{}\"", esc(&r.name)),
+    }
+}
+
+fn histogram(out: &mut String, name: &str, labels: &str, b: &Buckets) {
     let mut cumulative = 0;
     for (le, n) in BUCKETS.iter().zip(b.counts) {
         cumulative += n;
-        let _ = writeln!(out, "{name}_bucket{{run=\"{run}\",le=\"{le}\"}} {cumulative}");
+        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{le}\"}} {cumulative}");
     }
-    let _ = writeln!(out, "{name}_bucket{{run=\"{run}\",le=\"+Inf\"}} {}", b.count);
-    let _ = writeln!(out, "{name}_sum{{run=\"{run}\"}} {}", b.sum_us as f64 / 1e6);
-    let _ = writeln!(out, "{name}_count{{run=\"{run}\"}} {}", b.count);
+    let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {}", b.count);
+    let _ = writeln!(out, "{name}_sum{{{labels}}} {}", b.sum_us as f64 / 1e6);
+    let _ = writeln!(out, "{name}_count{{{labels}}} {}", b.count);
 }
 
 /// Writes one gauge or counter family: a value per run.
@@ -35,13 +44,13 @@ fn per_run(
     help: &str,
     value: impl Fn(&RunState) -> Option<f64>,
 ) {
-    let values: Vec<(String, f64)> = runs.iter().filter_map(|r| Some((esc(&r.name), value(r)?))).collect();
+    let values: Vec<(String, f64)> = runs.iter().filter_map(|r| Some((labels(r), value(r)?))).collect();
     if values.is_empty() {
         return;
     }
     family(out, name, kind, help);
-    for (run, v) in values {
-        let _ = writeln!(out, "{name}{{run=\"{run}\"}} {v}");
+    for (labels, v) in values {
+        let _ = writeln!(out, "{name}{{{labels}}} {v}");
     }
 }
 
@@ -54,11 +63,10 @@ pub(crate) fn render(st: &State) -> String {
         "Requests answered or failed, by target and status (0: no response).",
     );
     for r in &st.runs {
-        let run = esc(&r.name);
+        let labels = labels(r);
         for ((target, status), n) in &r.by_target_status {
             let target = esc(r.targets.get(*target as usize).map_or("", String::as_str));
-            let _ =
-                writeln!(out, "loadlab_requests_total{{run=\"{run}\",target=\"{target}\",status=\"{status}\"}} {n}");
+            let _ = writeln!(out, "loadlab_requests_total{{{labels},target=\"{target}\",status=\"{status}\"}} {n}");
         }
     }
     family(
@@ -68,11 +76,11 @@ pub(crate) fn render(st: &State) -> String {
         "Latency from the scheduled send to the end of the response.",
     );
     for r in &st.runs {
-        histogram(&mut out, "loadlab_request_duration_seconds", &esc(&r.name), &r.latency);
+        histogram(&mut out, "loadlab_request_duration_seconds", &labels(r), &r.latency);
     }
     family(&mut out, "loadlab_schedule_lag_seconds", "histogram", "Delay from the scheduled send to the actual send.");
     for r in &st.runs {
-        histogram(&mut out, "loadlab_schedule_lag_seconds", &esc(&r.name), &r.lag);
+        histogram(&mut out, "loadlab_schedule_lag_seconds", &labels(r), &r.lag);
     }
     let runs = &st.runs;
     per_run(&mut out, runs, "loadlab_requests_in_flight", "gauge", "Requests sent and not yet answered.", |r| {

@@ -50,6 +50,8 @@ impl Buckets {
 /// One run (an attack, a lab step) as seen so far.
 pub(crate) struct RunState {
     pub name: String,
+    /// `I/N` when the run is one shard of a sharded attack.
+    pub shard: Option<String>,
     pub targets: Vec<String>,
     /// Requests by (target index, status); status 0 when no response came.
     pub by_target_status: BTreeMap<(u32, u16), u64>,
@@ -228,6 +230,7 @@ impl Consumer for LiveConsumer {
         }
         st.runs.push(RunState {
             name,
+            shard: header.settings.get("shard").and_then(Value::as_str).map(str::to_owned),
             targets: header.targets.clone(),
             by_target_status: BTreeMap::new(),
             latency: Buckets::default(),

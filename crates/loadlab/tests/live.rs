@@ -59,6 +59,38 @@ fn sample(metrics: &str, prefix: &str) -> f64 {
         .sum()
 }
 
+/// Asserts that promtool accepts `text` as Prometheus metrics.
+fn promtool_check(text: &str) {
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool is needed for this test (scripts/test-all installs Debian's prometheus)");
+    promtool.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = promtool.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "promtool: {}{}\n{text}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Polls /metrics until the run is done (bounded); returns the last text.
+fn metrics_when_done(addr: &str) -> String {
+    let started = Instant::now();
+    loop {
+        let m = get(addr, "/metrics").1;
+        if sample(&m, "loadlab_run_done{") == 1.0 {
+            return m;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "the run did not end: {m}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 fn report_json(file: &Path) -> serde_json::Value {
     let o: Output = loadlab().args(["report", "--type", "json"]).arg(file).output().unwrap();
     assert!(o.status.success());
@@ -80,36 +112,13 @@ async fn metrics_pass_promtool_and_end_equal_to_the_results_file() {
         std::thread::sleep(Duration::from_millis(1200));
         let (status, mid) = get(&addr, "/metrics");
         assert_eq!(status, 200);
-        let started = Instant::now();
-        let end = loop {
-            let m = get(&addr, "/metrics").1;
-            if sample(&m, "loadlab_run_done{") == 1.0 {
-                break m;
-            }
-            assert!(started.elapsed() < Duration::from_secs(15), "the run did not end: {m}");
-            std::thread::sleep(Duration::from_millis(200));
-        };
-        (mid, end, child)
+        (mid, metrics_when_done(&addr), child)
     })
     .await
     .unwrap();
     let mut child = child;
     for text in [&metrics_mid, &metrics_end] {
-        let mut promtool = Command::new("promtool")
-            .args(["check", "metrics"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("promtool is needed for this test (scripts/test-all installs Debian's prometheus)");
-        promtool.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-        let o = promtool.wait_with_output().unwrap();
-        assert!(
-            o.status.success(),
-            "promtool: {}{}\n{text}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
+        promtool_check(text);
     }
     let mid_requests = sample(&metrics_mid, "loadlab_requests_total{");
     assert!(mid_requests > 50.0 && mid_requests < 400.0, "mid-run: {mid_requests}");
@@ -136,6 +145,32 @@ async fn metrics_pass_promtool_and_end_equal_to_the_results_file() {
     let sum = sample(m, "loadlab_request_duration_seconds_sum{");
     let total_ns = r["latencies"]["total"].as_f64().unwrap();
     assert!((sum - total_ns / 1e9).abs() < 1e-3, "{sum} vs {}", total_ns / 1e9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shards_metrics_carry_its_shard_label() {
+    // Pods of a sharded attack share a run name: the shard label keeps their series apart.
+    let server = TestServer::start(Behaviour::default()).await;
+    let file = tempdir("shard").join("run.llr");
+    let url = server.url("/");
+    let metrics = tokio::task::spawn_blocking(move || {
+        let args = [url.as_str(), "--shard", "1/2", "--rate", "200", "--duration", "1s", "--live-linger", "20s"];
+        let (mut child, addr) = attack_live(&args, &file);
+        let m = metrics_when_done(&addr);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        m
+    })
+    .await
+    .unwrap();
+    promtool_check(&metrics);
+    let samples: Vec<&str> = metrics.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    assert!(samples.len() > 20, "{metrics}");
+    for line in samples {
+        assert!(line.contains("{run=\"watched\",shard=\"1/2\""), "{line}");
+    }
+    // The shard's half of the 200 hits.
+    assert_eq!(sample(&metrics, "loadlab_requests_total{"), 100.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
