@@ -346,6 +346,27 @@ mod tests {
         }
     }
 
+    /// The knee model, with `change` applied to each probe, told whether its rate was probed
+    /// before (a confirmation).
+    fn model_with_repeats(
+        knee: f64,
+        mut change: impl FnMut(&mut Probe, bool),
+    ) -> impl FnMut(f64) -> std::future::Ready<Probe> {
+        let mut inner = model(knee);
+        let mut seen = Vec::new();
+        move |rate| {
+            let mut p = inner(rate).into_inner();
+            change(&mut p, seen.contains(&rate));
+            seen.push(rate);
+            std::future::ready(p)
+        }
+    }
+
+    fn break_probe(p: &mut Probe) {
+        p.holds = false;
+        p.broke = vec!["p99 < 100.0ms (measured 900.0ms)".into()];
+    }
+
     fn block<T>(f: impl Future<Output = T>) -> T {
         tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
     }
@@ -367,18 +388,17 @@ mod tests {
     #[test]
     fn a_failed_confirmation_steps_down_within_the_precision() {
         // Holds up to 5,000/s, but the confirming probe (the first repeat of a rate) fails: noise.
-        let mut inner = model(5_000.0);
-        let (mut seen, mut failed) = (Vec::new(), false);
-        let r = block(search(&spec(), "svc", |rate| {
-            let mut p = inner(rate).into_inner();
-            if seen.contains(&rate) && !failed {
-                failed = true;
-                p.holds = false;
-                p.broke = vec!["p99 < 100.0ms (measured 900.0ms)".into()];
-            }
-            seen.push(rate);
-            std::future::ready(p)
-        }));
+        let mut failed = false;
+        let r = block(search(
+            &spec(),
+            "svc",
+            model_with_repeats(5_000.0, |p, repeat| {
+                if repeat && !failed {
+                    failed = true;
+                    break_probe(p);
+                }
+            }),
+        ));
         assert!(failed);
         let (lo, hi) = (r.holds_up_to.unwrap(), r.breaks_at.unwrap());
         assert!(r.confirmed, "{r:?}");
@@ -415,14 +435,7 @@ mod tests {
     #[test]
     fn a_generator_limited_confirmation_keeps_the_rate_that_held_unconfirmed() {
         // The knee is found, then the machine gets busy: the confirming probe cannot be sent.
-        let mut inner = model(5_000.0);
-        let mut seen = Vec::new();
-        let r = block(search(&spec(), "svc", |rate| {
-            let mut p = inner(rate).into_inner();
-            p.generator_limited = seen.contains(&rate);
-            seen.push(rate);
-            std::future::ready(p)
-        }));
+        let r = block(search(&spec(), "svc", model_with_repeats(5_000.0, |p, repeat| p.generator_limited = repeat)));
         let (lo, hi) = (r.holds_up_to.expect("the rate that held"), r.breaks_at.unwrap());
         assert!(lo <= 5_000.0 && hi > 5_000.0 && (hi - lo) / lo <= 0.05, "{r:?}");
         assert_eq!(r.generator_limited_at, Some(lo));
@@ -433,19 +446,20 @@ mod tests {
     fn confirmations_that_all_break_claim_no_rate() {
         // From the first repeated rate on, every probe breaks: the confirmation and each rate
         // it steps down to.
-        let mut inner = model(5_000.0);
-        let (mut seen, mut confirming) = (Vec::new(), false);
-        let r = block(search(&spec(), "svc", |rate| {
-            let mut p = inner(rate).into_inner();
-            confirming |= seen.contains(&rate);
-            if confirming {
-                p.holds = false;
-                p.broke = vec!["p99 < 100.0ms (measured 900.0ms)".into()];
-            }
-            seen.push(rate);
-            std::future::ready(p)
-        }));
-        assert_eq!(r.probes.len(), seen.len());
+        let mut confirming = false;
+        let mut probes = 0;
+        let r = block(search(
+            &spec(),
+            "svc",
+            model_with_repeats(5_000.0, |p, repeat| {
+                probes += 1;
+                confirming |= repeat;
+                if confirming {
+                    break_probe(p);
+                }
+            }),
+        ));
+        assert_eq!(r.probes.len(), probes);
         assert!(!r.confirmed, "{r:?}");
         assert_eq!(r.holds_up_to, None, "{r:?}");
     }
