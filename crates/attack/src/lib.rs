@@ -8,6 +8,7 @@
 
 mod client;
 mod config;
+pub mod cpu;
 mod decoded;
 mod exchange;
 mod lean;

@@ -67,6 +67,7 @@ pub async fn run<C: Consumer + Send + 'static>(
     });
     let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let heartbeat = (config.client.timeout / 2).min(Duration::from_secs(1));
+    let machine_at_start = crate::cpu::machine();
     let runtimes = Runtimes::start(threads, heartbeat)?;
     let mut workers = JoinSet::new();
     let interrupted = match &config.model {
@@ -104,7 +105,8 @@ pub async fn run<C: Consumer + Send + 'static>(
     let _ = tokio::time::timeout(drain, async { while workers.join_next().await.is_some() {} }).await;
     workers.abort_all();
     while workers.join_next().await.is_some() {}
-    tokio::task::spawn_blocking(move || runtimes.stop()).await.ok();
+    let mut cpu = tokio::task::spawn_blocking(move || runtimes.stop()).await.unwrap_or_default();
+    cpu.machine_idle = crate::cpu::idle_share(machine_at_start, crate::cpu::machine());
     drop(shared);
     let interrupted = interrupted || stop.is_cancelled();
     let g = &config.gauges;
@@ -125,6 +127,7 @@ pub async fn run<C: Consumer + Send + 'static>(
             Model::Closed { connections, streams, .. } => Some((connections * streams) as u64),
         },
         interrupted,
+        generator_cpu: (cpu.threads > 0 && cpu.wall_us > 0).then_some(cpu),
         complete: true,
     };
     let (metrics, consumer) = tokio::task::spawn_blocking(move || sink.finish(end))

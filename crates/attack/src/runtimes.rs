@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+use results::GeneratorCpu;
+
+use crate::cpu::ThreadClock;
+
 /// One single-threaded runtime per thread, idling until tasks are spawned onto it.
 ///
 /// Each runtime also keeps a heartbeat timer due sooner than any request's timeout: tokio's time
@@ -10,7 +14,7 @@ use std::time::Duration;
 /// (strace: one extra write per request at 2000/s).
 pub(crate) struct Runtimes {
     pub(crate) handles: Vec<tokio::runtime::Handle>,
-    threads: Vec<(std::thread::JoinHandle<()>, tokio::sync::oneshot::Sender<()>)>,
+    threads: Vec<(std::thread::JoinHandle<GeneratorCpu>, tokio::sync::oneshot::Sender<()>)>,
 }
 
 impl Runtimes {
@@ -21,6 +25,7 @@ impl Runtimes {
             handles.push(rt.handle().clone());
             let (done, wait) = tokio::sync::oneshot::channel::<()>();
             let t = std::thread::Builder::new().name(format!("loadlab-worker-{i}")).spawn(move || {
+                let clock = ThreadClock::start();
                 rt.block_on(async {
                     tokio::pin!(wait);
                     loop {
@@ -30,6 +35,7 @@ impl Runtimes {
                         }
                     }
                 });
+                clock.used()
             })?;
             threads.push((t, done));
         }
@@ -40,10 +46,15 @@ impl Runtimes {
         &self.handles[i % self.handles.len()]
     }
 
-    pub(crate) fn stop(self) {
+    /// Stops the threads; returns what they used of the CPU.
+    pub(crate) fn stop(self) -> GeneratorCpu {
+        let mut used = GeneratorCpu::default();
         for (t, done) in self.threads {
             let _ = done.send(());
-            let _ = t.join();
+            if let Ok(u) = t.join() {
+                used.add(&u);
+            }
         }
+        used
     }
 }

@@ -259,17 +259,27 @@ async fn run_probe(
     let summary = summary.map_err(|e| format!("cannot run {id}: {e}"))?;
     let watch = summary.consumer.1;
     let numbers = watch.stats.numbers(Some(rate));
-    let broke: Vec<String> = clauses
-        .iter()
-        .filter(|c| !c.holds(&numbers))
-        .map(|c| format!("{} (measured {})", c.text(), c.metric.show(c.metric.of(&numbers))))
-        .collect();
+    // A probe stopped early left its schedule unsent on purpose: only a busy machine makes it
+    // the generator's.
+    let limited = if watch.stopped {
+        numbers.starved().then(|| format!("the SLO broke while the machine was busy: {}", numbers.busy_text()))
+    } else {
+        crate::verdict::uncounted(clauses, &numbers)
+    };
+    let broke: Vec<String> = match &limited {
+        Some(why) => vec![why.clone()],
+        None => clauses
+            .iter()
+            .filter(|c| !c.holds(&numbers))
+            .map(|c| format!("{} (measured {})", c.text(), c.metric.show(c.metric.of(&numbers))))
+            .collect(),
+    };
     Ok(Probe {
         rate,
         holds: broke.is_empty() && !watch.stopped,
         broke,
         stopped_early: watch.stopped,
-        generator_limited: numbers.generator_limited && !watch.stopped,
+        generator_limited: limited.is_some(),
         p99_ms: numbers.latency.p99,
         success: numbers.success,
     })

@@ -28,6 +28,26 @@ pub struct TargetRun {
     pub sampled: bool,
 }
 
+/// A started target that exited while the lab ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetDeath {
+    pub target: String,
+    /// The step it was found dead after (it died during it or in the pause after), if any ran.
+    pub during: Option<String>,
+    /// Seconds since the lab started, when it was found dead.
+    pub at_s: f64,
+    /// `exit status: 1`, `signal: 9 (SIGKILL)`.
+    pub status: String,
+    pub log_tail: String,
+}
+
+impl TargetDeath {
+    pub fn text(&self) -> String {
+        let when = self.during.as_ref().map_or("before the first step".to_owned(), |s| format!("during step {s}"));
+        format!("target {} exited ({}) {when}, {:.1} s into the lab", self.target, self.status, self.at_s)
+    }
+}
+
 /// Everything a lab did and found.
 #[derive(Debug, Serialize)]
 pub struct Lab {
@@ -45,6 +65,8 @@ pub struct Lab {
     pub steps: Vec<StepResult>,
     pub findings: Findings,
     pub capacity: Vec<CapacityResult>,
+    /// Started targets that exited before the lab ended.
+    pub deaths: Vec<TargetDeath>,
     #[serde(skip)]
     pub samples: Samples,
     /// Chart series of each step's first repeat, by step index.
@@ -52,6 +74,24 @@ pub struct Lab {
     pub series: Vec<(usize, RunSeries)>,
     #[serde(skip)]
     pub plan: Plan,
+}
+
+impl Lab {
+    /// What kept verdicts from being reached, one line each (empty when every verdict stands):
+    /// cells the generator could not send or whose target was down, capacity searches that
+    /// ended at the generator's limit before anything broke.
+    pub fn inconclusive(&self) -> Vec<String> {
+        let mut out = self.findings.inconclusive.clone();
+        for c in &self.capacity {
+            if let (Some(g), None) = (c.generator_limited_at, c.breaks_at) {
+                out.push(format!(
+                    "capacity of {}: the generator could not send {g:.0} req/s before the SLO broke",
+                    c.target
+                ));
+            }
+        }
+        out
+    }
 }
 
 /// The plan's load as this run uses it.
@@ -86,7 +126,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'
     let result = async {
         up.bring_up(plan, &samples_dir).await?;
         let sampler = Sampler::start(up.sources.clone(), started);
-        let steps = run_steps(plan, &matrix, &up, opts, &steps_dir, started, events).await;
+        let steps = run_steps(plan, &matrix, &mut up, opts, &steps_dir, started, events).await;
         let capacity = match (&steps, &plan.capacity) {
             (Ok(_), Some(spec)) => {
                 let spec = if opts.quick { capacity::quick(spec) } else { spec.clone() };
@@ -103,6 +143,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'
     }
     .await;
     let targets = up.targets.clone();
+    let deaths = std::mem::take(&mut up.deaths);
     up.take_down().await;
     let ((mut steps, series), capacity, samples) = result?;
     sample::write_csv(&samples, &samples_dir).map_err(io(&samples_dir))?;
@@ -130,6 +171,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'
         steps,
         findings,
         capacity,
+        deaths,
         samples,
         series,
         plan: plan.clone(),
@@ -141,7 +183,7 @@ type StepsAndSeries = (Vec<StepResult>, Vec<(usize, RunSeries)>);
 async fn run_steps(
     plan: &Plan,
     matrix: &Matrix,
-    up: &Up,
+    up: &mut Up,
     opts: &RunOptions,
     dir: &Path,
     started: Instant,
@@ -165,6 +207,28 @@ async fn run_steps(
                 up.load_variant(recipe).await?;
             }
             variant_loaded = Some(&v.name);
+        }
+        let last = results.last().map(|r: &StepResult| r.id.clone());
+        up.check_deaths(last.as_deref(), started);
+        if let Some(down) = up.down(s.target) {
+            // Nothing to measure: the step is recorded as not run, and why.
+            results.push(StepResult {
+                id: s.id.clone(),
+                target: s.target,
+                point: s.point,
+                repeat: s.repeat,
+                file: String::new(),
+                numbers: Default::default(),
+                warmup_requests: 0,
+                started_s: started.elapsed().as_secs_f64(),
+                ended_s: started.elapsed().as_secs_f64(),
+                target_cpu_pct: None,
+                target_rss_mb: None,
+                generator_cpu_pct: None,
+                down: Some(down),
+                text: String::new(),
+            });
+            continue;
         }
         let target = &up.targets[s.target];
         events(Event::Started { index: i, of: matrix.steps.len(), id: &s.id });
@@ -195,12 +259,15 @@ async fn run_steps(
             target_cpu_pct: None,
             target_rss_mb: None,
             generator_cpu_pct: None,
+            down: None,
             text: ran.text,
         });
         if i + 1 < matrix.steps.len() {
             tokio::time::sleep(load.pause).await;
         }
     }
+    let last = results.last().map(|r: &StepResult| r.id.clone());
+    up.check_deaths(last.as_deref(), started);
     Ok((results, series))
 }
 
@@ -210,8 +277,11 @@ struct Up {
     origin: Option<Embedded>,
     simulators: Vec<Embedded>,
     started: Vec<Started>,
+    /// Per target, its index in `started` (a command the lab started).
+    started_of: Vec<Option<usize>>,
     targets: Vec<TargetRun>,
     sources: Vec<Source>,
+    deaths: Vec<TargetDeath>,
 }
 
 impl Up {
@@ -233,6 +303,7 @@ impl Up {
                     )
                     .await?;
                     let pid = s.pid();
+                    self.started_of.push(Some(self.started.len()));
                     self.started.push(s);
                     (url.clone(), "started", Some(pid))
                 }
@@ -243,10 +314,14 @@ impl Up {
                     (url, "simulator", None)
                 }
             };
+            if self.started_of.len() < self.targets.len() + 1 {
+                self.started_of.push(None);
+            }
             if pid.is_some() || t.metrics.is_some() {
                 self.sources.push(Source {
                     name: t.name.clone(),
                     pid,
+                    tree: true,
                     metrics: t.metrics.clone(),
                     series: t.series.clone(),
                 });
@@ -254,6 +329,31 @@ impl Up {
             self.targets.push(TargetRun { name: t.name.clone(), url, kind, sampled: pid.is_some() });
         }
         Ok(())
+    }
+
+    /// Records every started target that has exited since the last look, as found after
+    /// step `last`.
+    fn check_deaths(&mut self, last: Option<&str>, origin: Instant) {
+        for s in &mut self.started {
+            if self.deaths.iter().any(|d| d.target == s.name) {
+                continue;
+            }
+            if let Some(status) = s.exited() {
+                self.deaths.push(TargetDeath {
+                    target: s.name.clone(),
+                    during: last.map(str::to_owned),
+                    at_s: origin.elapsed().as_secs_f64(),
+                    status,
+                    log_tail: s.log_tail(10),
+                });
+            }
+        }
+    }
+
+    /// Why target `t` cannot be measured any more, if it died.
+    fn down(&self, t: usize) -> Option<String> {
+        let s = &self.started[self.started_of.get(t).copied().flatten()?];
+        self.deaths.iter().find(|d| d.target == s.name).map(TargetDeath::text)
     }
 
     /// A variant's recipe goes to the embedded origin, else to every embedded simulator target.

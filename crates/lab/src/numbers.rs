@@ -9,9 +9,15 @@ use serde::Serialize;
 /// A step counts as generator-limited when the generator fell behind its schedule with room
 /// under its cap on requests in flight (more than 1% of sends late, or requests not sent: see
 /// `Metrics::generator_saturated`; a target so slow that every worker was busy is the target's
-/// fault), and its 99th percentile send left more than this late: a few sends 5 ms late while
-/// the pool grows at the start are noise, a generator that cannot keep up falls behind by far more.
+/// fault), and either its 99th percentile send left more than this late or more than 1% of the
+/// schedule was never sent: a few sends 5 ms late while the pool grows at the start are noise,
+/// a generator that cannot keep up falls behind by far more.
 pub const GENERATOR_LAG_P99_MS: f64 = 20.0;
+
+/// The generator's threads waited on a run queue for a CPU more than this share of their time:
+/// the machine, not the target, set the pace of what it read. Measured on a 2-core machine:
+/// an idle machine gives 0-2% at 2,000/s; a busy loop on each core gives 30-60%.
+pub const STARVED_WAIT_SHARE: f64 = 0.10;
 
 /// Takes a step's records after its warm-up.
 pub struct StepConsumer {
@@ -21,6 +27,8 @@ pub struct StepConsumer {
     pub ok_latency: Histogram<u64>,
     /// Records sent during the warm-up (kept in the file, not counted).
     pub warmup_requests: u64,
+    /// Connections opened during the warm-up (a step's connections are mostly opened then).
+    pub warmup_connections: u64,
 }
 
 impl StepConsumer {
@@ -30,12 +38,15 @@ impl StepConsumer {
             counted: Metrics::new(),
             ok_latency: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static bounds"),
             warmup_requests: 0,
+            warmup_connections: 0,
         }
     }
 
     /// The step's numbers; `asked_rate` is the open model's rate (None for a closed model).
     pub fn numbers(&self, asked_rate: Option<f64>) -> Numbers {
-        Numbers::of(&self.counted, &self.ok_latency, asked_rate)
+        let mut n = Numbers::of(&self.counted, &self.ok_latency, asked_rate);
+        n.connections += self.warmup_connections;
+        n
     }
 }
 
@@ -47,6 +58,7 @@ impl Consumer for StepConsumer {
     fn record(&mut self, e: &Entry<'_>) -> std::io::Result<()> {
         if e.record.scheduled_us < self.warmup_us {
             self.warmup_requests += 1;
+            self.warmup_connections += u64::from(e.record.new_conn);
             return Ok(());
         }
         if e.error.is_none() && e.record.is_success() {
@@ -116,10 +128,21 @@ pub struct Numbers {
     pub status: Vec<(u16, u64)>,
     /// The generator fell behind its schedule: the step says nothing about the target.
     pub generator_limited: bool,
+    /// Requests per second actually sent (from the first scheduled send to the last actual one).
+    pub sent_rate: f64,
+    /// Scheduled requests the generator never sent.
+    pub not_sent: u64,
+    /// Share of the generator's thread time spent waiting for a CPU, and the machine's idle
+    /// share, during the step (Linux).
+    pub cpu_wait: Option<f64>,
+    pub machine_idle: Option<f64>,
 }
 
 impl Numbers {
     pub fn of(m: &Metrics, ok: &Histogram<u64>, asked_rate: Option<f64>) -> Numbers {
+        let scheduled = m.requests + m.not_sent;
+        let unsent = m.not_sent as f64 > scheduled as f64 * 0.01;
+        let lag_p99 = m.lag.value_at_quantile(0.99) as f64 / 1000.0;
         Numbers {
             requests: m.requests,
             successes: m.successes,
@@ -138,8 +161,44 @@ impl Numbers {
             status: m.status.iter().map(|(k, v)| (*k, *v)).collect(),
             generator_limited: asked_rate.is_some()
                 && m.generator_saturated().is_some()
-                && m.lag.value_at_quantile(0.99) as f64 / 1000.0 > GENERATOR_LAG_P99_MS,
+                && (lag_p99 > GENERATOR_LAG_P99_MS || unsent || m.requests == 0),
+            sent_rate: if m.requests == 0 { 0.0 } else { m.sent_rate() },
+            not_sent: m.not_sent,
+            cpu_wait: m.generator_cpu.map(|c| c.wait_share()),
+            machine_idle: m.generator_cpu.and_then(|c| c.machine_idle),
         }
+    }
+
+    /// The generator's threads waited for a CPU beyond [`STARVED_WAIT_SHARE`].
+    pub fn starved(&self) -> bool {
+        self.cpu_wait.is_some_and(|w| w > STARVED_WAIT_SHARE)
+    }
+
+    /// What the machine did to the generator, for a reader: `its threads waited for a CPU 38%
+    /// of the time; the machine was 2% idle`.
+    pub fn busy_text(&self) -> String {
+        let wait = self
+            .cpu_wait
+            .map_or(String::new(), |w| format!("its threads waited for a CPU {:.0}% of the time", w * 100.0));
+        match self.machine_idle {
+            Some(i) => format!("{wait}; the machine was {:.0}% idle", i * 100.0),
+            None => wait,
+        }
+    }
+
+    /// Why the generator limited this step, or None: `sent 404.0/s of 1000.0/s asked`.
+    pub fn generator_text(&self) -> Option<String> {
+        if !self.generator_limited {
+            return None;
+        }
+        let mut s = format!("sent {:.1}/s of {:.1}/s asked", self.sent_rate, self.asked_rate.unwrap_or(0.0));
+        if self.not_sent > 0 {
+            s += &format!(", {} never sent", self.not_sent);
+        }
+        if self.starved() {
+            s += &format!(" ({})", self.busy_text());
+        }
+        Some(s)
     }
 }
 

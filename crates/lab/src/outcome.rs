@@ -30,6 +30,8 @@ pub struct StepResult {
     pub target_cpu_pct: Option<f64>,
     pub target_rss_mb: Option<f64>,
     pub generator_cpu_pct: Option<f64>,
+    /// The target was down during this step (it had exited: when and how): not a measurement.
+    pub down: Option<String>,
     /// vegeta's text report of the step.
     #[serde(skip)]
     pub text: String,
@@ -59,7 +61,8 @@ pub struct Cell {
     pub ok_p50: Summary,
     pub ok_p99: Summary,
     pub slo: SloVerdict,
-    pub generator_limited: bool,
+    /// Repeats that did not count (the generator could not send, or a busy machine), by why.
+    pub uncounted: Vec<String>,
 }
 
 /// A target's ceiling on a rate ladder: the highest rate that held the SLO below the first
@@ -71,6 +74,9 @@ pub struct Ceiling {
     pub breaks_at: Option<f64>,
     /// The clauses broken at `breaks_at`.
     pub broke: Vec<String>,
+    /// The first rate the generator could not send (nothing above it is claimed), and why.
+    pub generator_limited_at: Option<f64>,
+    pub generator_why: Option<String>,
 }
 
 /// A hypothesis at one load point.
@@ -103,6 +109,9 @@ pub struct Findings {
     pub hypotheses: Vec<HypothesisResult>,
     /// Some step broke the SLO (the exit status says so).
     pub slo_failed: bool,
+    /// What kept a verdict from being reached (generator-limited cells, a target that died),
+    /// one line each: the lab is inconclusive when this is not empty.
+    pub inconclusive: Vec<String>,
 }
 
 pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
@@ -115,15 +124,31 @@ pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
                 continue;
             }
             let numbers: Vec<&Numbers> = idx.iter().map(|&i| &steps[i].numbers).collect();
-            let values = |m: Metric| numbers.iter().map(|n| m.of(n)).collect::<Vec<_>>();
+            let uncounted: Vec<String> =
+                numbers.iter().filter_map(|n| crate::verdict::uncounted(&plan.slo, n)).collect();
+            // The cell's numbers are those of the repeats that count: a step the generator
+            // could not send has no numbers of the target.
+            let counted: Vec<&Numbers> =
+                numbers.iter().copied().filter(|n| crate::verdict::uncounted(&plan.slo, n).is_none()).collect();
+            let values = |m: Metric| counted.iter().map(|n| m.of(n)).collect::<Vec<_>>();
+            let slo = match idx.iter().find_map(|&i| steps[i].down.clone()) {
+                Some(why) if counted.is_empty() || idx.iter().all(|&i| steps[i].down.is_some()) => {
+                    SloVerdict::TargetDown { why }
+                }
+                _ => SloVerdict::of(&plan.slo, &numbers),
+            };
             cells.push(Cell {
                 target: t,
                 point: p,
-                metrics: SUMMARISED.iter().map(|m| (m.name(), summarize(&values(*m)))).collect(),
-                ok_p50: summarize(&numbers.iter().map(|n| n.ok_latency.p50).collect::<Vec<_>>()),
-                ok_p99: summarize(&numbers.iter().map(|n| n.ok_latency.p99).collect::<Vec<_>>()),
-                slo: SloVerdict::of(&plan.slo, &numbers),
-                generator_limited: numbers.iter().any(|n| n.generator_limited),
+                metrics: if counted.is_empty() {
+                    BTreeMap::new()
+                } else {
+                    SUMMARISED.iter().map(|m| (m.name(), summarize(&values(*m)))).collect()
+                },
+                ok_p50: summarize(&counted.iter().map(|n| n.ok_latency.p50).collect::<Vec<_>>()),
+                ok_p99: summarize(&counted.iter().map(|n| n.ok_latency.p99).collect::<Vec<_>>()),
+                slo,
+                uncounted,
                 steps: idx,
             });
         }
@@ -132,7 +157,31 @@ pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
         if plan.slo.is_empty() || plan.load.rate.len() < 2 { Vec::new() } else { ceilings(plan, matrix, &cells) };
     let hypotheses = plan.hypotheses.iter().map(|h| hypothesis(h, plan, matrix, steps)).collect();
     let slo_failed = cells.iter().any(|c| c.slo.failed());
-    Findings { cells, ceilings, hypotheses, slo_failed }
+    let mut inconclusive: Vec<String> = cells
+        .iter()
+        .filter(|c| c.slo.inconclusive())
+        .map(|c| {
+            format!(
+                "{} at {}: {}",
+                plan.targets[c.target].name,
+                matrix.points[c.point].label(&matrix.axes),
+                c.slo.label()
+            )
+        })
+        .collect();
+    if plan.slo.is_empty() {
+        // Without an SLO, a step the generator could not send is still not a measurement.
+        for c in &cells {
+            if let Some(why) = c.uncounted.first().filter(|_| c.metrics.is_empty()) {
+                inconclusive.push(format!(
+                    "{} at {}: generator-limited: {why}",
+                    plan.targets[c.target].name,
+                    matrix.points[c.point].label(&matrix.axes)
+                ));
+            }
+        }
+    }
+    Findings { cells, ceilings, hypotheses, slo_failed, inconclusive }
 }
 
 /// Per target (and per other setting of the point), walking the rates upwards.
@@ -158,6 +207,8 @@ fn ceilings(plan: &Plan, matrix: &Matrix, cells: &[Cell]) -> Vec<Ceiling> {
                 holds_up_to: None,
                 breaks_at: None,
                 broke: Vec::new(),
+                generator_limited_at: None,
+                generator_why: None,
             };
             for c in group {
                 let rate = matrix.points[c.point].rate;
@@ -168,8 +219,15 @@ fn ceilings(plan: &Plan, matrix: &Matrix, cells: &[Cell]) -> Vec<Ceiling> {
                         ceiling.broke = broken.clone();
                         break;
                     }
-                    // A generator-limited step says nothing about the target.
-                    SloVerdict::GeneratorLimited | SloVerdict::None => {}
+                    // The generator could not send this rate: nothing at or above it is
+                    // claimed of the target.
+                    SloVerdict::GeneratorLimited { why } => {
+                        ceiling.generator_limited_at = rate;
+                        ceiling.generator_why = Some(why.clone());
+                        break;
+                    }
+                    SloVerdict::TargetDown { .. } => break,
+                    SloVerdict::None => {}
                 }
             }
             out.push(ceiling);
@@ -184,7 +242,8 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
     let values = |t: usize, p: usize| -> Vec<f64> {
         steps
             .iter()
-            .filter(|s| s.target == t && s.point == p && !s.numbers.generator_limited)
+            .filter(|s| s.target == t && s.point == p && s.down.is_none())
+            .filter(|s| crate::verdict::uncounted(&plan.slo, &s.numbers).is_none())
             .map(|s| h.metric.of(&s.numbers))
             .collect()
     };
@@ -281,6 +340,7 @@ mod tests {
                     target_cpu_pct: None,
                     target_rss_mb: None,
                     generator_cpu_pct: None,
+                    down: None,
                     text: String::new(),
                 }
             })
@@ -298,16 +358,49 @@ mod tests {
         // a: p99 60, 70, 80 ms: holds everywhere. b: 120 ms at 100/s already breaks.
         assert_eq!(
             f.ceilings[0],
-            Ceiling { target: "a".into(), holds_up_to: Some(300.0), breaks_at: None, broke: vec![] }
+            Ceiling {
+                target: "a".into(),
+                holds_up_to: Some(300.0),
+                breaks_at: None,
+                broke: vec![],
+                generator_limited_at: None,
+                generator_why: None
+            }
         );
         assert_eq!(f.ceilings[1].holds_up_to, None);
         assert_eq!(f.ceilings[1].breaks_at, Some(100.0));
-        assert_eq!(f.ceilings[1].broke, vec!["p99 < 100.0ms (measured 120.0ms)".to_owned()]);
+        assert_eq!(f.ceilings[1].broke, vec!["p99 < 100.0ms (measured 121.0ms, median of 3 repeats)".to_owned()]);
         assert!(f.slo_failed);
         let h = &f.hypotheses[0];
         assert_eq!(h.points.len(), 3);
         assert_eq!(h.finding, Finding::Supported);
         assert!((h.points[0].comparison.ratio - 0.5).abs() < 0.02, "{:?}", h.points[0]);
+    }
+
+    #[test]
+    fn a_rate_the_generator_could_not_send_is_neither_a_failure_nor_a_ceiling() {
+        let p = plan("");
+        let m = crate::matrix::expand(&p);
+        let mut s = steps(&p, &m);
+        // Target a at 200/s: nothing sent (the generator's core was starved) in every repeat.
+        for st in s.iter_mut().filter(|st| st.target == 0 && m.points[st.point].rate == Some(200.0)) {
+            st.numbers =
+                Numbers { asked_rate: Some(200.0), not_sent: 400, generator_limited: true, ..Default::default() };
+        }
+        let f = find(&p, &m, &s);
+        let cell = f.cells.iter().find(|c| c.target == 0 && m.points[c.point].rate == Some(200.0)).unwrap();
+        assert!(
+            matches!(&cell.slo, SloVerdict::GeneratorLimited { why } if why == "sent 0.0/s of 200.0/s asked, 400 never sent")
+        );
+        assert!(cell.metrics.is_empty(), "no p99 0 ms or success 0 for the target: {cell:?}");
+        assert_eq!(cell.uncounted.len(), 3);
+        // a held 100/s; at 200/s the generator was the limit, so nothing above is claimed.
+        let c = &f.ceilings[0];
+        assert_eq!((c.holds_up_to, c.breaks_at, c.generator_limited_at), (Some(100.0), None, Some(200.0)));
+        // b broke at 100/s for real: the lab still fails; a's cell is listed as inconclusive.
+        assert!(f.slo_failed);
+        assert_eq!(f.inconclusive.len(), 1);
+        assert!(f.inconclusive[0].starts_with("a at 200 req/s: generator-limited: sent 0.0/s"), "{:?}", f.inconclusive);
     }
 
     #[test]

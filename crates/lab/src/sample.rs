@@ -1,5 +1,6 @@
 //! Sampling every second while a lab runs: CPU % (a process and all its descendants) and RSS of
-//! each sampled process from /proc, of the generator itself, and the series scraped from a
+//! each sampled process from /proc, of the generator itself (its own process only: the targets
+//! it starts are its children, sampled on their own), and the series scraped from a
 //! target's Prometheus endpoint (example 000's pool workers). Samples are kept (one row a second
 //! per source: small) and written to `samples/NAME.csv`.
 
@@ -21,6 +22,8 @@ pub struct Source {
     /// Names the CSV file and the charts.
     pub name: String,
     pub pid: Option<u32>,
+    /// Count the process's descendants too (a started server and its workers).
+    pub tree: bool,
     /// Prometheus endpoint and the series to keep (summed over their labels).
     pub metrics: Option<String>,
     pub series: Vec<String>,
@@ -59,6 +62,7 @@ impl Sampler {
         sources.push(Source {
             name: "generator".into(),
             pid: Some(std::process::id()),
+            tree: false,
             metrics: None,
             series: Vec::new(),
         });
@@ -97,7 +101,7 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
                 series: BTreeMap::new(),
             };
             if let Some(pid) = s.pid {
-                if let Some((ticks, rss)) = tree_usage(pid) {
+                if let Some((ticks, rss)) = usage(pid, s.tree) {
                     row.rss_mb = Some(rss as f64 / (1 << 20) as f64);
                     if let Some((t0, ticks0)) = last.get(&s.name) {
                         let secs = now.duration_since(*t0).as_secs_f64().max(1e-3);
@@ -126,11 +130,14 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
     }
 }
 
-/// CPU ticks (user + system) of `pid` and every live descendant, plus what its reaped children
-/// used; and the tree's resident memory in bytes.
-fn tree_usage(pid: u32) -> Option<(u64, u64)> {
+/// CPU ticks (user + system) of `pid` and, with `tree`, of every live descendant plus what its
+/// reaped children used; and the resident memory in bytes.
+fn usage(pid: u32, tree: bool) -> Option<(u64, u64)> {
     let page = procfs::page_size();
     let root = procfs::process::Process::new(pid as i32).ok()?.stat().ok()?;
+    if !tree {
+        return Some((root.utime + root.stime, root.rss * page));
+    }
     let mut ticks = root.utime + root.stime + (root.cutime + root.cstime).max(0) as u64;
     let mut rss = root.rss * page;
     // Children by parent, to walk the tree below `pid`.
@@ -236,7 +243,7 @@ mod tests {
             .spawn()
             .unwrap();
         let sampler = Sampler::start(
-            vec![Source { name: "spinner".into(), pid: Some(child.id()), metrics: None, series: vec![] }],
+            vec![Source { name: "spinner".into(), pid: Some(child.id()), tree: true, metrics: None, series: vec![] }],
             Instant::now(),
         );
         std::thread::sleep(Duration::from_millis(2600));
@@ -248,5 +255,8 @@ mod tests {
         assert!(busiest > 50.0, "{rows:?}");
         assert!(rows[1..].iter().all(|r| r.rss_mb.is_some_and(|m| m > 0.0)), "{rows:?}");
         assert!(samples["generator"].iter().any(|r| r.rss_mb.is_some()));
+        // The spinner is this test process's child: the generator's CPU leaves it out.
+        let generator = samples["generator"].iter().filter_map(|r| r.cpu_pct).fold(0.0, f64::max);
+        assert!(generator < 50.0, "{:?}", samples["generator"]);
     }
 }

@@ -100,7 +100,10 @@ pub async fn run(
     let summary = attack::run(config, consumer, stop).await.map_err(|e| bad(e.to_string()))?;
     let (_, stats, builder, _) = summary.consumer;
     let mut text = Vec::new();
-    report::write_text(&stats.counted, &mut text).map_err(|e| bad(e.to_string()))?;
+    // The report's connections include those opened in the warm-up, when most are opened.
+    let mut shown = stats.counted.clone();
+    shown.connections += stats.warmup_connections;
+    report::write_text(&shown, &mut text).map_err(|e| bad(e.to_string()))?;
     Ok(StepRun {
         text: String::from_utf8_lossy(&text).into_owned(),
         numbers: stats.numbers(asked_rate),

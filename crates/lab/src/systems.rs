@@ -62,6 +62,7 @@ pub async fn load_recipe(sim: &origin::Simulation, path: &Path) -> Result<(), St
 pub struct Started {
     pub name: String,
     child: Child,
+    log: PathBuf,
 }
 
 impl Started {
@@ -77,6 +78,15 @@ impl Started {
     ) -> Result<Started, StartError> {
         use std::os::unix::process::CommandExt;
         let bad = |m: String| StartError(format!("target {name}: {m}"));
+        // Another server on the port would be measured in its place, and the command would die
+        // at once with "Address already in use".
+        if let Some(port) = answering_port(url).await {
+            let holder = listener_pid(port).map_or(String::new(), |(pid, cmd)| format!(" by pid {pid} ({cmd})"));
+            return Err(bad(format!(
+                "port {port} of {url} already answers (held{holder}): the lab would measure that server, not \
+                 the one it starts; stop it or give the target another port"
+            )));
+        }
         let out = std::fs::File::create(log).map_err(|e| bad(format!("{}: {e}", log.display())))?;
         let err = out.try_clone().map_err(|e| bad(e.to_string()))?;
         let child = Command::new(&argv[0])
@@ -88,7 +98,7 @@ impl Started {
             .process_group(0)
             .spawn()
             .map_err(|e| bad(format!("cannot start {:?}: {e}", argv[0])))?;
-        let mut started = Started { name: name.to_owned(), child };
+        let mut started = Started { name: name.to_owned(), child, log: log.to_path_buf() };
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             if let Ok(Some(status)) = started.child.try_wait() {
@@ -107,6 +117,22 @@ impl Started {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// How the command ended, if it has: `exit status: 1`, `signal: 9 (SIGKILL)`.
+    pub fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(status.to_string()),
+            _ => None,
+        }
+    }
+
+    /// The last lines of the command's output.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let text = std::fs::read(&self.log).unwrap_or_default();
+        let text = String::from_utf8_lossy(&text[text.len().saturating_sub(8192)..]).into_owned();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
     }
 
     /// SIGTERM to the process group, SIGKILL after a grace period; waits for the child.
@@ -135,6 +161,45 @@ impl Drop for Started {
             self.stop();
         }
     }
+}
+
+/// The port of `url` when something already accepts connections on it.
+async fn answering_port(url: &str) -> Option<u16> {
+    let uri = attack::parse_url(url).ok()?;
+    let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+    is_ready(url, None).await.then_some(port)
+}
+
+/// The pid and command of the process listening on TCP `port`, from /proc (Linux; None when
+/// it cannot be told, e.g. another user's process).
+pub fn listener_pid(port: u16) -> Option<(u32, String)> {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // local_address is HEXIP:HEXPORT; state 0A is LISTEN; field 9 is the inode.
+            let listening = f.get(3) == Some(&"0A");
+            let on_port = f.get(1).and_then(|a| a.rsplit_once(':')).and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if listening && on_port == Some(port) {
+                inodes.extend(f.get(9).map(|i| format!("socket:[{i}]")));
+            }
+        }
+    }
+    if inodes.is_empty() {
+        return None;
+    }
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else { continue };
+        for fd in fds.flatten() {
+            if std::fs::read_link(fd.path()).is_ok_and(|l| inodes.iter().any(|i| l.as_os_str() == i.as_str())) {
+                let cmd = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+                return Some((pid, cmd.trim().to_owned()));
+            }
+        }
+    }
+    None
 }
 
 async fn is_ready(url: &str, ready: Option<&str>) -> bool {

@@ -100,22 +100,39 @@ impl Metric {
     }
 }
 
-/// Milliseconds as a short duration: `850µs`, `107.3ms`, `1.204s`.
 /// A step's line for the console and the live view: its numbers, and what they say of the SLO.
+/// A step the generator could not send says only that: its numbers are not the target's.
 pub fn step_line(slo: &[Clause], n: &Numbers) -> String {
+    if let Some(why) = uncounted(slo, n) {
+        return format!("generator-limited: {why} (not counted)");
+    }
     let broken = Clause::broken(slo, n);
-    let verdict = if n.generator_limited {
-        "  generator-limited (not counted)".to_owned()
-    } else if slo.is_empty() {
+    let verdict = if slo.is_empty() {
         String::new()
     } else if broken.is_empty() {
         "  SLO held".to_owned()
     } else {
         format!("  SLO broken: {}", broken.iter().map(|c| c.text()).collect::<Vec<_>>().join(", "))
     };
-    format!("{:.1} req/s, p99 {}, success {:.2}%{verdict}", n.rate, show_ms(n.latency.p99), n.success * 100.0)
+    let busy = if n.starved() { format!("  (machine busy: {})", n.busy_text()) } else { String::new() };
+    format!("{:.1} req/s, p99 {}, success {:.2}%{verdict}{busy}", n.rate, show_ms(n.latency.p99), n.success * 100.0)
 }
 
+/// Why a step does not count for or against its target, or None when it does: the generator
+/// could not send what was asked, or it broke the SLO while the generator's threads waited for
+/// a CPU (the machine was busy: the late responses may have been late in the generator). A step
+/// that held the SLO on a busy machine counts: the target held even so.
+pub fn uncounted(slo: &[Clause], n: &Numbers) -> Option<String> {
+    if let Some(t) = n.generator_text() {
+        return Some(t);
+    }
+    if n.starved() && !Clause::broken(slo, n).is_empty() {
+        return Some(format!("the SLO broke while the machine was busy: {}", n.busy_text()));
+    }
+    None
+}
+
+/// Milliseconds as a short duration: `850µs`, `107.3ms`, `1.204s`.
 pub fn show_ms(ms: f64) -> String {
     if ms < 1.0 {
         format!("{:.0}µs", ms * 1000.0)
@@ -213,23 +230,36 @@ pub enum SloVerdict {
     Fail {
         broken: Vec<String>,
     },
-    /// The generator fell behind: the step does not count against the target.
-    GeneratorLimited,
+    /// No repeat counted: the generator could not send what was asked (why).
+    GeneratorLimited {
+        why: String,
+    },
+    /// The target had exited before the step (when, how).
+    TargetDown {
+        why: String,
+    },
 }
 
 impl SloVerdict {
-    /// The verdict of a step over its repeats' numbers (every repeat must hold).
+    /// The verdict of a load point over its repeats' numbers: each clause on the median of the
+    /// repeats that count (see [`uncounted`]).
     pub fn of(clauses: &[Clause], repeats: &[&Numbers]) -> SloVerdict {
         if clauses.is_empty() {
             return SloVerdict::None;
         }
-        if repeats.iter().any(|n| n.generator_limited) {
-            return SloVerdict::GeneratorLimited;
+        let counted: Vec<&Numbers> = repeats.iter().copied().filter(|n| uncounted(clauses, n).is_none()).collect();
+        if counted.is_empty() {
+            let why = repeats.iter().find_map(|n| uncounted(clauses, n)).unwrap_or_else(|| "no step ran".into());
+            return SloVerdict::GeneratorLimited { why };
         }
         let mut broken = Vec::new();
         for c in clauses {
-            if let Some(worst) = repeats.iter().find(|n| !c.holds(n)) {
-                broken.push(format!("{} (measured {})", c.text(), c.metric.show(c.metric.of(worst))));
+            let values: Vec<f64> = counted.iter().map(|n| c.metric.of(n)).collect();
+            let median = crate::stats::median(&values);
+            if !c.op.holds(median, c.limit) {
+                let of =
+                    if counted.len() > 1 { format!(", median of {} repeats", counted.len()) } else { String::new() };
+                broken.push(format!("{} (measured {}{of})", c.text(), c.metric.show(median)));
             }
         }
         if broken.is_empty() {
@@ -243,12 +273,18 @@ impl SloVerdict {
         matches!(self, SloVerdict::Fail { .. })
     }
 
+    /// The verdict could not be reached: nothing here says whether the target holds.
+    pub fn inconclusive(&self) -> bool {
+        matches!(self, SloVerdict::GeneratorLimited { .. } | SloVerdict::TargetDown { .. })
+    }
+
     pub fn label(&self) -> String {
         match self {
             SloVerdict::None => "-".into(),
             SloVerdict::Pass => "pass".into(),
             SloVerdict::Fail { broken } => format!("FAIL: {}", broken.join("; ")),
-            SloVerdict::GeneratorLimited => "generator-limited (not counted)".into(),
+            SloVerdict::GeneratorLimited { why } => format!("generator-limited: {why} (not counted)"),
+            SloVerdict::TargetDown { why } => format!("target down: {why}"),
         }
     }
 }
@@ -330,16 +366,55 @@ mod tests {
     }
 
     #[test]
-    fn slo_verdicts_name_the_broken_clause_and_spare_generator_limited_steps() {
+    fn slo_verdicts_judge_the_median_and_spare_generator_limited_steps() {
         let slo = [Clause::parse("p99", "< 500ms").unwrap(), Clause::parse("success", ">= 99%").unwrap()];
         let ok = numbers(120.0, 1.0, false);
         let slow = numbers(800.0, 1.0, false);
         assert_eq!(SloVerdict::of(&slo, &[&ok, &ok]), SloVerdict::Pass);
-        let v = SloVerdict::of(&slo, &[&ok, &slow]);
-        assert_eq!(v, SloVerdict::Fail { broken: vec!["p99 < 500.0ms (measured 800.0ms)".into()] });
+        // One slow repeat of three: the median holds, and the verdict says what it judged.
+        assert_eq!(SloVerdict::of(&slo, &[&ok, &slow, &ok]), SloVerdict::Pass);
+        let v = SloVerdict::of(&slo, &[&slow, &ok, &slow]);
+        assert_eq!(
+            v,
+            SloVerdict::Fail { broken: vec!["p99 < 500.0ms (measured 800.0ms, median of 3 repeats)".into()] }
+        );
         assert!(v.failed());
-        assert_eq!(SloVerdict::of(&slo, &[&numbers(800.0, 0.5, true)]), SloVerdict::GeneratorLimited);
+        let one = SloVerdict::of(&slo, &[&slow]);
+        assert_eq!(one, SloVerdict::Fail { broken: vec!["p99 < 500.0ms (measured 800.0ms)".into()] });
+        // A step the generator could not send: 0 req/s, 0% success, never a failure.
+        let unsent = Numbers { asked_rate: Some(2000.0), not_sent: 4000, ..numbers(0.0, 0.0, true) };
+        let v = SloVerdict::of(&slo, &[&unsent]);
+        assert_eq!(v, SloVerdict::GeneratorLimited { why: "sent 0.0/s of 2000.0/s asked, 4000 never sent".into() });
+        assert!(v.inconclusive() && !v.failed());
+        assert_eq!(
+            step_line(&slo, &unsent),
+            "generator-limited: sent 0.0/s of 2000.0/s asked, 4000 never sent (not counted)"
+        );
+        // A generator-limited repeat beside counted ones: judged on those that count.
+        assert_eq!(SloVerdict::of(&slo, &[&ok, &unsent]), SloVerdict::Pass);
         assert_eq!(SloVerdict::of(&[], &[&slow]), SloVerdict::None);
+    }
+
+    #[test]
+    fn a_busy_machine_makes_a_broken_slo_inconclusive_but_not_a_held_one() {
+        let slo = [Clause::parse("p99", "< 500ms").unwrap()];
+        let busy = |p99| Numbers { cpu_wait: Some(0.4), machine_idle: Some(0.01), ..numbers(p99, 1.0, false) };
+        let v = SloVerdict::of(&slo, &[&busy(900.0)]);
+        assert_eq!(
+            v,
+            SloVerdict::GeneratorLimited {
+                why: "the SLO broke while the machine was busy: its threads waited for a CPU 40% of the time; \
+                      the machine was 1% idle"
+                    .into()
+            }
+        );
+        assert_eq!(SloVerdict::of(&slo, &[&busy(100.0)]), SloVerdict::Pass);
+        assert!(step_line(&slo, &busy(100.0)).ends_with(
+            "SLO held  (machine busy: its threads waited for a CPU 40% of the time; the machine was 1% idle)"
+        ));
+        // A little waiting is normal.
+        let calm = Numbers { cpu_wait: Some(0.02), ..numbers(900.0, 1.0, false) };
+        assert!(SloVerdict::of(&slo, &[&calm]).failed());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use lab::plan::Plan;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{LabCapacityArgs, LabCommand, LabRunArgs, LiveArgs};
-use crate::{bad, VerdictFailed};
+use crate::{bad, Inconclusive, VerdictFailed};
 
 pub fn run(c: LabCommand) -> anyhow::Result<()> {
     match c {
@@ -96,6 +96,10 @@ fn execute(plan: &Plan, out: &Path, quick: bool, live: &LiveArgs) -> anyhow::Res
     for f in &files {
         eprintln!("loadlab: wrote {}", f.display());
     }
+    let inconclusive = lab.inconclusive();
+    for why in &inconclusive {
+        eprintln!("loadlab: inconclusive: {why}");
+    }
     if lab.findings.slo_failed {
         let failed: Vec<String> = lab
             .findings
@@ -107,6 +111,13 @@ fn execute(plan: &Plan, out: &Path, quick: bool, live: &LiveArgs) -> anyhow::Res
             })
             .collect();
         return Err(anyhow::Error::new(VerdictFailed(format!("SLO failed: {}", failed.join(", ")))));
+    }
+    if !inconclusive.is_empty() {
+        return Err(anyhow::Error::new(Inconclusive(format!(
+            "inconclusive: {} verdict{} could not be reached (see above)",
+            inconclusive.len(),
+            if inconclusive.len() == 1 { "" } else { "s" }
+        ))));
     }
     Ok(())
 }

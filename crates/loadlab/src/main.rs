@@ -1,5 +1,6 @@
 //! The `loadlab` binary: parses arguments, builds the runtime, calls the libraries, and maps
-//! failures to exit codes (0 ok, 1 runtime failure, 2 bad usage or input, 3 a failed verdict).
+//! failures to exit codes (0 ok, 1 runtime failure, 2 bad usage or input, 3 a failed verdict,
+//! 4 a verdict that could not be reached).
 //! No logic of its own.
 
 mod attack_cmd;
@@ -42,6 +43,19 @@ impl std::fmt::Display for VerdictFailed {
 }
 
 impl std::error::Error for VerdictFailed {}
+
+/// A run that went through but could not reach its verdict (the generator could not send what
+/// was asked, the target died): exit 4.
+#[derive(Debug)]
+pub struct Inconclusive(pub String);
+
+impl std::fmt::Display for Inconclusive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Inconclusive {}
 
 /// Shorthand for a bad-input error.
 pub fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -123,6 +137,8 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             } else if e.downcast_ref::<VerdictFailed>().is_some() {
                 ExitCode::from(3)
+            } else if e.downcast_ref::<Inconclusive>().is_some() {
+                ExitCode::from(4)
             } else {
                 ExitCode::from(1)
             }

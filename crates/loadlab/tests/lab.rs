@@ -111,3 +111,145 @@ fn bad_plans_exit_2_naming_file_and_line_and_dead_targets_exit_1() {
     assert!(stderr(&o).contains("target a: \"false\" exited"), "{}", stderr(&o));
     assert!(Path::new(&d.join("out")).exists());
 }
+
+/// The pid of the process whose command line holds every one of `words`, other than this one.
+fn pid_of(words: &[&str]) -> Option<i32> {
+    std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+        let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
+        let c = std::fs::read(e.path().join("cmdline")).ok()?;
+        let c = String::from_utf8_lossy(&c).replace('\0', " ");
+        (pid != std::process::id() as i32 && words.iter().all(|w| c.contains(w))).then_some(pid)
+    })
+}
+
+/// Waits (at most a minute) until `path` exists.
+fn wait_for(path: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !path.exists() {
+        assert!(std::time::Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: i32, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).unwrap();
+}
+
+#[test]
+fn a_stalled_generator_is_inconclusive_never_the_targets_failure() {
+    // The lab is stopped (SIGSTOP) for 1.5 s in the middle of its only step: when it resumes,
+    // its sends leave seconds late and the responses read late. That is the generator's doing,
+    // not the target's: exit 4, and nothing calls it an SLO failure or a ceiling.
+    let d = tempdir("stalled");
+    std::fs::write(d.join("fast.json"), r#"{"route": "/*", "body": "x"}"#).unwrap();
+    std::fs::write(
+        d.join("plan.toml"),
+        "[targets.svc]\norigin = \"fast.json\"\n[load]\nrate = [20, 40]\nduration = \"4s\"\npause = \"100ms\"\n\
+         [slo]\np99 = \"< 500ms\"\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let child = loadlab()
+        .args(["lab", "run"])
+        .arg(d.join("plan.toml"))
+        .arg("--out")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    wait_for(&out.join("steps/svc--r20-http1--1.llr"));
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    signal(pid, nix::sys::signal::Signal::SIGSTOP);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    signal(pid, nix::sys::signal::Signal::SIGCONT);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("svc--r20-http1--1: generator-limited: sent"), "{err}");
+    assert!(err.contains("loadlab: inconclusive: svc at 20 req/s: generator-limited"), "{err}");
+    assert!(!err.contains("SLO failed"), "{err}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let summary = &md[md.find("## Summary").unwrap()..];
+    assert!(summary.starts_with("## Summary\n\n**Inconclusive: 1 verdict could not be reached.**"), "{summary}");
+    assert!(!md.contains("FAIL") && !md.contains("broke the SLO"), "{md}");
+    assert!(md.contains("At 20 req/s the generator was the limit"), "{md}");
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    let cell = &lab["findings"]["cells"][0];
+    assert_eq!(cell["slo"]["verdict"], "generator_limited", "{cell}");
+    assert!(cell["metrics"].as_object().unwrap().is_empty(), "no numbers of the target: {cell}");
+    // The step itself still says what was measured, and the generator's CPU wait was read.
+    let step = &lab["steps"][0]["numbers"];
+    assert!(step["lag_p99"].as_f64().unwrap() > 500.0, "{step}");
+    assert!(step["cpu_wait"].as_f64().is_some(), "{step}");
+}
+
+#[test]
+fn a_started_target_on_a_taken_port_is_refused_naming_the_holder() {
+    let d = tempdir("taken");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    std::fs::write(
+        d.join("plan.toml"),
+        format!(
+            "[targets.web]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"{bin}\", \"origin\", \"--listen\", \
+             \"127.0.0.1:{port}\"]\n[load]\nrate = 10\nduration = \"1s\"\n",
+            bin = env!("CARGO_BIN_EXE_loadlab")
+        ),
+    )
+    .unwrap();
+    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(d.join("out")).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let me = std::process::id();
+    assert!(
+        stderr(&o).contains(&format!(
+            "target web: port {port} of http://127.0.0.1:{port}/ already answers (held by pid {me}"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!origin_running(port), "the command was never started");
+    drop(taken);
+}
+
+#[test]
+fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() {
+    let d = tempdir("killed");
+    let port = free_port();
+    std::fs::write(
+        d.join("plan.toml"),
+        format!(
+            "[targets.web]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"{bin}\", \"origin\", \"--listen\", \
+             \"127.0.0.1:{port}\"]\n[load]\nrate = [20, 40, 60]\nduration = \"2s\"\npause = \"100ms\"\n\
+             [slo]\nsuccess = \">= 99%\"\n",
+            bin = env!("CARGO_BIN_EXE_loadlab")
+        ),
+    )
+    .unwrap();
+    let out = d.join("out");
+    let child = loadlab()
+        .args(["lab", "run"])
+        .arg(d.join("plan.toml"))
+        .arg("--out")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&out.join("steps/web--r20-http1--1.llr"));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let target = pid_of(&["origin", &format!("127.0.0.1:{port}")]).expect("the started origin");
+    signal(target, nix::sys::signal::Signal::SIGKILL);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    // The step it died in failed (its requests were refused): that is the target's; the two
+    // after it never ran.
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("inconclusive: web at 40 req/s: target down: target web exited (signal: 9 (SIGKILL)) during step web--r20-http1--1"), "{err}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("**target web exited (signal: 9 (SIGKILL)) during step web--r20-http1--1"), "{md}");
+    assert!(md.contains("### web--r60-http1--1 (target down: target web exited"), "{md}");
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    assert_eq!(lab["deaths"][0]["target"], "web");
+    assert_eq!(lab["findings"]["cells"][2]["slo"]["verdict"], "target_down");
+    assert!(!out.join("steps/web--r60-http1--1.llr").exists(), "a step on a dead target is not run");
+}

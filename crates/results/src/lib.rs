@@ -19,5 +19,5 @@ pub use codec::{Item, Reader, Writer, BLOCK_RECORDS};
 pub use consumer::{feed, Consumer, Entry, LlrWriter};
 pub use error::{Error, ErrorKind};
 pub use metrics::{Metrics, SecondStats, LATE_SEND_US, LATE_SHARE_LIMIT};
-pub use record::{Record, RunEnd, RunHeader, FORMAT_VERSION};
+pub use record::{GeneratorCpu, Record, RunEnd, RunHeader, FORMAT_VERSION};
 pub use steps::{BySteps, Step};

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::consumer::{Consumer, Entry};
-use crate::record::{Record, RunEnd, RunHeader};
+use crate::record::{GeneratorCpu, Record, RunEnd, RunHeader};
 
 /// A send counts as late when it left this long after its scheduled time: well above timer and
 /// scheduling noise, so it means the generator (or `--max-workers`) could not keep the schedule.
@@ -86,6 +86,9 @@ impl Consumer for Metrics {
         }
         self.interrupted |= end.interrupted;
         self.incomplete += u64::from(!end.complete);
+        if let Some(c) = &end.generator_cpu {
+            self.generator_cpu.get_or_insert_with(GeneratorCpu::default).add(c);
+        }
         if let Some(d) = end.decoded_bytes_in {
             *self.decoded_bytes_in.get_or_insert(0) += d;
             self.decoded_runs += 1;
@@ -149,6 +152,8 @@ pub struct Metrics {
     pub waits_for_generator: u64,
     /// A run was stopped before its end (SIGINT, SIGTERM).
     pub interrupted: bool,
+    /// What the generator's threads got of the CPU, over the runs that said.
+    pub generator_cpu: Option<GeneratorCpu>,
     /// Runs that ended without their end marker (killed, truncated).
     pub incomplete: u64,
     /// Runs imported from vegeta (which records no schedule lag, TTFB or connections), and
@@ -193,6 +198,7 @@ impl Default for Metrics {
             waits_for_target: 0,
             waits_for_generator: 0,
             interrupted: false,
+            generator_cpu: None,
             incomplete: 0,
             imported_runs: 0,
             closed_runs: 0,
@@ -298,6 +304,9 @@ impl Metrics {
         self.waits_for_target += other.waits_for_target;
         self.waits_for_generator += other.waits_for_generator;
         self.interrupted |= other.interrupted;
+        if let Some(c) = &other.generator_cpu {
+            self.generator_cpu.get_or_insert_with(GeneratorCpu::default).add(c);
+        }
         self.incomplete += other.incomplete;
         self.imported_runs += other.imported_runs;
         self.closed_runs += other.closed_runs;

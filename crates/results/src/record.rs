@@ -97,9 +97,57 @@ pub struct RunEnd {
     /// Stopped (SIGINT, SIGTERM) before its schedule or count ran out.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// What the attack's own threads got of the CPU (Linux), and how idle the machine was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_cpu: Option<GeneratorCpu>,
     /// The source had its end marker (false for a killed attack or a truncated file).
     #[serde(skip)]
     pub complete: bool,
+}
+
+/// CPU time of the attack's event-loop threads while it ran: on a CPU, and waiting on a run
+/// queue for one, summed over its threads; and the machine's idle share over the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorCpu {
+    pub threads: u64,
+    /// Wall time summed over the threads.
+    pub wall_us: u64,
+    pub run_us: u64,
+    pub wait_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_idle: Option<f64>,
+}
+
+impl GeneratorCpu {
+    /// The threads' time spent waiting for a CPU, as a share of their wall time (0..1).
+    pub fn wait_share(&self) -> f64 {
+        if self.wall_us == 0 {
+            0.0
+        } else {
+            self.wait_us as f64 / self.wall_us as f64
+        }
+    }
+
+    /// The threads' time on a CPU, as a share of their wall time.
+    pub fn run_share(&self) -> f64 {
+        if self.wall_us == 0 {
+            0.0
+        } else {
+            self.run_us as f64 / self.wall_us as f64
+        }
+    }
+
+    /// Adds another thread's or run's times (the machine's idle share: the lower).
+    pub fn add(&mut self, o: &GeneratorCpu) {
+        self.threads += o.threads;
+        self.wall_us += o.wall_us;
+        self.run_us += o.run_us;
+        self.wait_us += o.wait_us;
+        self.machine_idle = match (self.machine_idle, o.machine_idle) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -129,7 +129,7 @@ fn ladder(lab: &Lab) -> Vec<XyChart> {
     let mut ok: BTreeMap<(usize, String), Vec<(f64, f64)>> = BTreeMap::new();
     for c in &lab.findings.cells {
         let p = &lab.matrix.points[c.point];
-        if let Some(r) = p.rate {
+        if let Some(r) = p.rate.filter(|_| !c.metrics.is_empty()) {
             ok.entry((c.target, group(p))).or_default().push((r, c.ok_p99.median));
         }
     }
@@ -147,12 +147,17 @@ fn ladder(lab: &Lab) -> Vec<XyChart> {
             color: Some(color),
         })
         .collect();
+    // A log axis for latencies that span orders of magnitude; a linear one for a narrow range
+    // (100-102 ms on a 100-1000 ms log axis is a flat line on its bottom edge).
+    let ys = latency.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|y| *y > 0.0);
+    let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    let log_y = hi / lo > 4.0;
     vec![
         XyChart {
             title: "Latency by rate".into(),
             x_label: "requests per second asked".into(),
             y_label: "latency (ms)".into(),
-            log_y: true,
+            log_y,
             series: latency,
         },
         XyChart {

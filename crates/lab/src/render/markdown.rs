@@ -85,11 +85,32 @@ fn setup(md: &mut String, lab: &Lab) {
 fn summary(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Summary\n");
     let f = &lab.findings;
+    if !f.inconclusive.is_empty() {
+        let _ = writeln!(
+            md,
+            "**Inconclusive: {} verdict{} could not be reached.** Nothing below counts these against a target:\n",
+            f.inconclusive.len(),
+            if f.inconclusive.len() == 1 { "" } else { "s" }
+        );
+        for why in &f.inconclusive {
+            let _ = writeln!(md, "- {}", why.replace('|', "/"));
+        }
+        let _ = writeln!(md);
+    }
+    for d in &lab.deaths {
+        let _ = writeln!(
+            md,
+            "**{}.** Steps on it after that did not run. Its log ends:\n\n```\n{}\n```\n",
+            d.text(),
+            d.log_tail
+        );
+    }
     let mut lines = Vec::new();
     if !lab.plan.slo.is_empty() {
         let held = f.cells.iter().filter(|c| c.slo == SloVerdict::Pass).count();
         let failed = f.cells.iter().filter(|c| c.slo.failed()).count();
-        let limited = f.cells.iter().filter(|c| c.slo == SloVerdict::GeneratorLimited).count();
+        let limited = f.cells.iter().filter(|c| matches!(c.slo, SloVerdict::GeneratorLimited { .. })).count();
+        let down = f.cells.iter().filter(|c| matches!(c.slo, SloVerdict::TargetDown { .. })).count();
         let mut s = format!("The SLO held in {held} of {} target and load combinations", f.cells.len());
         if failed > 0 {
             s += &format!(" and failed in {failed}");
@@ -97,17 +118,31 @@ fn summary(md: &mut String, lab: &Lab) {
         if limited > 0 {
             s += &format!("; {limited} were generator-limited and are not counted against their target");
         }
+        if down > 0 {
+            s += &format!("; in {down} the target was down");
+        }
+        let judged = f.cells.iter().any(|c| c.steps.len() > 1);
+        if judged {
+            s += " (each clause judged on the median over the repeats)";
+        }
         lines.push(s + ".");
     }
     for c in &f.ceilings {
-        lines.push(match (c.holds_up_to, c.breaks_at) {
+        let mut s = match (c.holds_up_to, c.breaks_at) {
             (Some(h), Some(b)) => {
                 format!("{} held the SLO up to {h} req/s and broke it at {b} req/s ({}).", c.target, c.broke.join("; "))
             }
-            (Some(h), None) => format!("{} held the SLO at every rate tried, up to {h} req/s.", c.target),
+            (Some(h), None) if c.generator_limited_at.is_none() => {
+                format!("{} held the SLO at every rate tried, up to {h} req/s.", c.target)
+            }
+            (Some(h), None) => format!("{} held the SLO up to {h} req/s.", c.target),
             (None, Some(b)) => format!("{} broke the SLO already at {b} req/s ({}).", c.target, c.broke.join("; ")),
-            (None, None) => format!("{}: no step counted (generator-limited).", c.target),
-        });
+            (None, None) => format!("{}: no step counted.", c.target),
+        };
+        if let (Some(g), Some(why)) = (c.generator_limited_at, &c.generator_why) {
+            s += &format!(" At {g} req/s the generator was the limit ({why}): nothing is claimed from there up.");
+        }
+        lines.push(s);
     }
     for c in &lab.capacity {
         lines.push(capacity_sentence(c));
@@ -220,6 +255,12 @@ fn tables(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "| load | target | req/s | ok/s | success | p50 | p99 | ok p99 | max | SLO |\n|---|---|---|---|---|---|---|---|---|---|");
     for c in &lab.findings.cells {
         let m = |name: &str, metric: Metric| c.metrics.get(name).map_or("-".into(), |s| cell_text(metric, s));
+        let ok_p99 = if c.metrics.is_empty() { "-".into() } else { cell_text(Metric::P99, &c.ok_p99) };
+        let mut verdict = c.slo.label();
+        if !c.uncounted.is_empty() && !c.slo.inconclusive() {
+            verdict +=
+                &format!(" ({} of {} repeats not counted: {})", c.uncounted.len(), c.steps.len(), c.uncounted[0]);
+        }
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -230,9 +271,9 @@ fn tables(md: &mut String, lab: &Lab) {
             m("success", Metric::Success),
             m("p50", Metric::P50),
             m("p99", Metric::P99),
-            cell_text(Metric::P99, &c.ok_p99),
+            ok_p99,
             m("max", Metric::Max),
-            c.slo.label().replace('|', "/"),
+            verdict.replace('|', "/"),
         );
     }
     // Pivot: one row per load point, one column per target, for throughput and p99.
@@ -344,7 +385,7 @@ fn ceilings(md: &mut String, lab: &Lab) {
         );
         for (i, p) in c.probes.iter().enumerate() {
             let note = if p.generator_limited {
-                "generator-limited".to_owned()
+                format!("generator-limited: {}", p.broke.join("; "))
             } else if p.stopped_early {
                 format!("stopped early: {}", p.broke.join("; "))
             } else {
@@ -369,7 +410,11 @@ fn steps(md: &mut String, lab: &Lab) {
     let _ =
         writeln!(md, "Each step's results file is kept (`loadlab report FILE`, `loadlab plot FILE -o chart.html`).\n");
     for s in &lab.steps {
-        let limited = if s.numbers.generator_limited { " (generator-limited: not counted)" } else { "" };
+        let limited = match (&s.down, crate::verdict::uncounted(&lab.plan.slo, &s.numbers)) {
+            (Some(why), _) => format!(" (target down: {why})"),
+            (None, Some(why)) => format!(" (generator-limited: {why}; not counted)"),
+            (None, None) => String::new(),
+        };
         let _ = writeln!(
             md,
             "### {}{limited}\n\n`{}`, {} warm-up requests not counted.\n\n```\n{}```\n",
