@@ -40,6 +40,37 @@ pub enum Protocol {
     H2c,
 }
 
+impl Protocol {
+    /// The name plans and results use: `http1`, `http2`, `h2c`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http1",
+            Protocol::Http2 => "http2",
+            Protocol::H2c => "h2c",
+        }
+    }
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+
+    /// `http1` (or `http/1.1`), `http2` (or `h2`), `h2c`.
+    fn from_str(s: &str) -> Result<Protocol, String> {
+        match s {
+            "http1" | "http/1.1" => Ok(Protocol::Http1),
+            "http2" | "h2" => Ok(Protocol::Http2),
+            "h2c" => Ok(Protocol::H2c),
+            other => Err(format!("unknown protocol {other:?} (http1, h2c or http2)")),
+        }
+    }
+}
+
 /// Client settings shared by all workers.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {

@@ -168,7 +168,8 @@ pub async fn search_target(
     let mut failure = None;
     let result = search(spec, name, |rate| {
         n += 1;
-        let id = format!("capacity--{}--{n}", crate::matrix::slug(name));
+        // Two digits: a search takes fewer than 100 probes, and the files sort in order.
+        let id = format!("capacity--{}--{n:02}", crate::matrix::slug(name));
         let file = dir.join(format!("{id}.llr"));
         let point = crate::matrix::Point {
             variant: None,
@@ -182,6 +183,18 @@ pub async fn search_target(
         let stop = opts.stop.clone();
         let live = opts.live.clone();
         async move {
+            if stop.is_cancelled() {
+                // Interrupted: end the search without a probe that says nothing.
+                return Probe {
+                    rate,
+                    holds: false,
+                    broke: vec!["interrupted".into()],
+                    stopped_early: false,
+                    generator_limited: true,
+                    p99_ms: 0.0,
+                    success: 0.0,
+                };
+            }
             let probe = match config {
                 Ok(c) => {
                     let watch = live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&c.gauges))));

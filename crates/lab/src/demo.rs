@@ -6,8 +6,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::experiment::{Event, Lab, LabError, RunOptions};
 
 /// The recipe of example 002.
@@ -91,7 +89,7 @@ pub async fn run(opts: &DemoOptions, out: &mut (dyn Write + Send)) -> Result<Lab
         "Origin simulator embedded (100 ms, 200kb random content, gzip); a rate ladder of {:?} for {:?} each",
         opts.rates, opts.step
     );
-    let run_opts = RunOptions { out: opts.out.clone(), quick: false, stop: CancellationToken::new(), live: None };
+    let run_opts = RunOptions::new(opts.out.clone());
     let mut show = |e: Event<'_>| {
         if let Event::Started { id, .. } = e {
             let _ = writeln!(out, "running {id} ...");

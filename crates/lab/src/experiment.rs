@@ -17,6 +17,7 @@ use crate::plan::{LoadSpec, Plan, TargetKind};
 use crate::sample::{self, Sampler, Samples, Source};
 use crate::step;
 use crate::systems::{self, Embedded, StartError, Started};
+use tokio_util::sync::CancellationToken;
 
 /// A target as it ran.
 #[derive(Clone, Debug, Serialize)]
@@ -67,6 +68,10 @@ pub struct Lab {
     pub capacity: Vec<CapacityResult>,
     /// Started targets that exited before the lab ended.
     pub deaths: Vec<TargetDeath>,
+    /// Stopped by a signal: the steps in `not_run` never ran (the last one that ran may be
+    /// short).
+    pub interrupted: bool,
+    pub not_run: Vec<String>,
     #[serde(skip)]
     pub samples: Samples,
     /// Chart series of each step's first repeat, by step index.
@@ -95,7 +100,7 @@ impl Lab {
 }
 
 /// The plan's load as this run uses it.
-fn effective_load(plan: &Plan, quick: bool) -> LoadSpec {
+pub fn effective_load(plan: &Plan, quick: bool) -> LoadSpec {
     let mut load = plan.load.clone();
     if quick {
         load.duration = load.duration.min(QUICK_STEP);
@@ -124,14 +129,14 @@ pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'
     let matrix = matrix::expand(plan);
     let mut up = Up::default();
     let result = async {
-        up.bring_up(plan, &samples_dir).await?;
+        up.bring_up(plan, &samples_dir, &opts.stop).await?;
         let sampler = Sampler::start(up.sources.clone(), started);
         let steps = run_steps(plan, &matrix, &mut up, opts, &steps_dir, started, events).await;
         let capacity = match (&steps, &plan.capacity) {
             (Ok(_), Some(spec)) => {
                 let spec = if opts.quick { capacity::quick(spec) } else { spec.clone() };
                 let mut found = Vec::new();
-                for t in &up.targets {
+                for t in up.targets.iter().filter(|_| !opts.stop.is_cancelled()) {
                     found.push(capacity::search_target(&t.name, &t.url, plan, &spec, &steps_dir, opts, events).await?);
                 }
                 found
@@ -157,6 +162,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'
         }
     }
     let findings = outcome::find(plan, &matrix, &steps);
+    let not_run = matrix.steps.iter().filter(|s| !steps.iter().any(|r| r.id == s.id)).map(|s| s.id.clone()).collect();
     Ok(Lab {
         name: plan.name.clone(),
         question: plan.question.clone(),
@@ -172,6 +178,8 @@ pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'
         findings,
         capacity,
         deaths,
+        interrupted: opts.stop.is_cancelled() || opts.abort.is_cancelled(),
+        not_run,
         samples,
         series,
         plan: plan.clone(),
@@ -234,10 +242,14 @@ async fn run_steps(
         events(Event::Started { index: i, of: matrix.steps.len(), id: &s.id });
         let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration)
             .map_err(|message| step::StepError { step: s.id.clone(), message })?;
-        let file = dir.join(format!("{}.llr", s.id));
+        let file = dir.join(&s.file);
         let from = started.elapsed().as_secs_f64();
         let watch = opts.live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&config.gauges))));
-        let ran = step::run(&s.id, config, load, &file, s.repeat == 0, watch, opts.stop.clone()).await?;
+        // A second signal abandons the step: its file is left without its end marker.
+        let ran = tokio::select! {
+            ran = step::run(&s.id, config, load, &file, s.repeat == 0, watch, opts.stop.clone()) => ran?,
+            _ = opts.abort.cancelled() => break,
+        };
         let to = started.elapsed().as_secs_f64();
         if let Some(live) = &opts.live {
             live.step_done(&s.id, crate::verdict::step_line(&plan.slo, &ran.numbers));
@@ -251,7 +263,7 @@ async fn run_steps(
             target: s.target,
             point: s.point,
             repeat: s.repeat,
-            file: format!("steps/{}.llr", s.id),
+            file: format!("steps/{}", s.file),
             numbers: ran.numbers,
             warmup_requests: ran.warmup_requests,
             started_s: from + load.warmup.as_secs_f64(),
@@ -263,7 +275,10 @@ async fn run_steps(
             text: ran.text,
         });
         if i + 1 < matrix.steps.len() {
-            tokio::time::sleep(load.pause).await;
+            tokio::select! {
+                _ = tokio::time::sleep(load.pause) => {}
+                _ = opts.stop.cancelled() => {}
+            }
         }
     }
     let last = results.last().map(|r: &StepResult| r.id.clone());
@@ -285,7 +300,7 @@ struct Up {
 }
 
 impl Up {
-    async fn bring_up(&mut self, plan: &Plan, samples: &Path) -> Result<(), StartError> {
+    async fn bring_up(&mut self, plan: &Plan, samples: &Path, stop: &CancellationToken) -> Result<(), StartError> {
         if let Some(o) = &plan.origin {
             self.origin = Some(Embedded::start(o.listen.as_deref(), o.recipe.as_deref()).await?);
         }
@@ -300,6 +315,7 @@ impl Up {
                         &systems::log_path(samples, &t.name),
                         url,
                         ready.as_deref(),
+                        stop,
                     )
                     .await?;
                     let pid = s.pid();

@@ -27,11 +27,7 @@ fn protocol_name<S: serde::Serializer>(p: &Protocol, s: S) -> Result<S::Ok, S::E
 }
 
 pub fn protocol_text(p: Protocol) -> &'static str {
-    match p {
-        Protocol::Http1 => "http1",
-        Protocol::H2c => "h2c",
-        Protocol::Http2 => "http2",
-    }
+    p.name()
 }
 
 /// Which of a point's fields vary in the plan, to name points and pivot tables by them.
@@ -110,8 +106,11 @@ pub fn slug(s: &str) -> String {
 /// A step: one attack.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Step {
-    /// `target--point--N`, also the results file's stem.
+    /// `target--point--N`.
     pub id: String,
+    /// The results file's name: the step's place in the run, then its id
+    /// (`07-c5--r400-http1--2.llr`), so a listing sorts in run order.
+    pub file: String,
     /// Index into the plan's targets.
     pub target: usize,
     /// Index into [`Matrix::points`].
@@ -171,11 +170,14 @@ pub fn expand(plan: &Plan) -> Matrix {
         streams: l.streams.len() > 1,
     };
     let mut steps = Vec::new();
+    let width = (points.len() * plan.targets.len() * l.repeats as usize).to_string().len();
     for repeat in 0..l.repeats {
         for (p, point) in points.iter().enumerate() {
             for (t, target) in plan.targets.iter().enumerate() {
+                let id = format!("{}--{}--{}", slug(&target.name), point.slug(), repeat + 1);
                 steps.push(Step {
-                    id: format!("{}--{}--{}", slug(&target.name), point.slug(), repeat + 1),
+                    file: format!("{:0width$}-{id}.llr", steps.len() + 1),
+                    id,
                     target: t,
                     point: p,
                     repeat,
@@ -184,6 +186,37 @@ pub fn expand(plan: &Plan) -> Matrix {
         }
     }
     Matrix { axes, points, steps }
+}
+
+/// How many steps a plan expands to, without expanding it.
+pub fn count(plan: &Plan) -> u128 {
+    let l = &plan.load;
+    if l.rate.is_empty() && l.connections.is_empty() {
+        return 0;
+    }
+    let axis = |n: usize| n.max(1) as u128;
+    axis(plan.variants.len())
+        * axis(l.protocol.len())
+        * axis(l.requests_per_conn.len())
+        * axis(l.streams.len())
+        * axis(l.connections.len())
+        * axis(l.rate.len())
+        * plan.targets.len() as u128
+        * u128::from(l.repeats)
+}
+
+/// About how long a plan runs: its steps (warm-up, duration, the pause between), and a capacity
+/// search's usual number of probes per target (growth from start to max, bisection to the
+/// precision, a confirmation).
+pub fn estimate(plan: &Plan) -> std::time::Duration {
+    let l = &plan.load;
+    let steps = count(plan) as f64;
+    let mut secs = steps * (l.warmup + l.duration).as_secs_f64() + (steps - 1.0).max(0.0) * l.pause.as_secs_f64();
+    if let Some(c) = &plan.capacity {
+        let probes = (c.max / c.start).log2().ceil() + (1.0 / c.precision).log2().ceil() + 1.0;
+        secs += plan.targets.len() as f64 * probes * c.probe.as_secs_f64();
+    }
+    std::time::Duration::from_secs_f64(secs.min(1e12))
 }
 
 #[cfg(test)]
@@ -212,6 +245,17 @@ mod tests {
         let ids: std::collections::HashSet<&str> = m.steps.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids.len(), m.steps.len(), "step ids are unique");
         assert_eq!(m.steps[0].id, "a--c1-http1-k1--1");
+        // Files sort in run order: 48 steps, two digits.
+        assert_eq!(m.steps[0].file, "01-a--c1-http1-k1--1.llr");
+        assert_eq!(m.steps[47].file, "48-b--c64-h2c-k16--2.llr");
+        let files: std::collections::BTreeSet<&str> = m.steps.iter().map(|s| s.file.as_str()).collect();
+        assert!(files.iter().zip(&m.steps).all(|(f, s)| *f == s.file), "sorted names are the run order");
+        assert_eq!(
+            count(&plan(
+                "connections = [1, 8, 64]\nprotocol = [\"http1\", \"h2c\"]\nrequests_per_conn = [1, 16]\nrepeats = 2"
+            )),
+            48
+        );
         assert_eq!(m.points[1].label(&m.axes), "8 conns, http1, 1 req/conn");
     }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::matrix::{Matrix, Point};
 use crate::numbers::Numbers;
 use crate::plan::{Hypothesis, Plan};
-use crate::stats::{compare, summarize, Comparison, Summary};
+use crate::stats::{compare, summarize, summarize_share, Comparison, Summary};
 use crate::verdict::{Finding, Metric, SloVerdict};
 
 /// One step as it ran.
@@ -143,7 +143,14 @@ pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
                 metrics: if counted.is_empty() {
                     BTreeMap::new()
                 } else {
-                    SUMMARISED.iter().map(|m| (m.name(), summarize(&values(*m)))).collect()
+                    SUMMARISED
+                        .iter()
+                        .map(|m| {
+                            let v = values(*m);
+                            let s = if *m == Metric::Success { summarize_share(&v) } else { summarize(&v) };
+                            (m.name(), s)
+                        })
+                        .collect()
                 },
                 ok_p50: summarize(&counted.iter().map(|n| n.ok_latency.p50).collect::<Vec<_>>()),
                 ok_p99: summarize(&counted.iter().map(|n| n.ok_latency.p99).collect::<Vec<_>>()),

@@ -109,13 +109,23 @@ pub struct Hypothesis {
     pub lower: bool,
 }
 
-/// A bad plan: where and why.
+/// A bad plan: where and why (`plan.toml:12: load.rate: ...`; no line when the whole file is
+/// at fault).
 #[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
 pub struct PlanError {
     pub file: String,
+    /// 1-based; 0 when no line is to blame.
     pub line: usize,
     pub message: String,
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            0 => write!(f, "{}: {}", self.file, self.message),
+            n => write!(f, "{}:{n}: {}", self.file, self.message),
+        }
+    }
 }
 
 // ---- the file as written ----
@@ -245,20 +255,47 @@ pub const DEFAULT_DURATION: Duration = Duration::from_secs(30);
 /// Default quiet time between steps.
 pub const DEFAULT_PAUSE: Duration = Duration::from_secs(2);
 
-/// Reads and checks the plan at `path`.
-pub fn load(path: &Path) -> Result<Plan, PlanError> {
-    let text = std::fs::read_to_string(path).map_err(|e| PlanError {
-        file: path.display().to_string(),
-        line: 0,
-        message: e.to_string(),
-    })?;
-    let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    parse(&text, &path.display().to_string(), &dir)
+/// The largest plan file read: plans are a few kilobytes; a bound keeps a runaway file (a list
+/// of millions of rates) from taking the machine's memory.
+pub const MAX_PLAN_BYTES: u64 = 1 << 20;
+/// The largest `body_file` read.
+pub const MAX_BODY_BYTES: u64 = 64 << 20;
+/// The most steps a plan may expand to.
+pub const MAX_STEPS: usize = 100_000;
+
+/// Reads `path`, refusing more than `max` bytes.
+fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    f.take(max + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!("larger than the limit of {} KiB", max >> 10));
+    }
+    Ok(bytes)
 }
 
-/// Parses plan text; `file` names it in errors, `dir` resolves relative paths.
+/// Reads and checks the plan at `path`; the files it names must exist. Relative paths in it
+/// are relative to the plan's folder, however the plan was named (`plan.toml`, `./plan.toml`).
+pub fn load(path: &Path) -> Result<Plan, PlanError> {
+    let bad = |message: String| PlanError { file: path.display().to_string(), line: 0, message };
+    let bytes = read_bounded(path, MAX_PLAN_BYTES).map_err(bad)?;
+    let text = String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text".into()))?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    parse_with(&text, &path.display().to_string(), &dir, true)
+}
+
+/// Parses plan text; `file` names it in errors, `dir` resolves relative paths. Files the plan
+/// names are not looked at (see [`load`]).
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanError> {
-    let doc = Doc { text, file };
+    parse_with(text, file, dir, false)
+}
+
+fn parse_with(text: &str, file: &str, dir: &Path, files_exist: bool) -> Result<Plan, PlanError> {
+    let doc = Doc { text, file, files_exist };
     let raw: RawPlan = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(0, |s| doc.line_at(s.start));
         let field = e.span().and_then(|s| doc.field_at(s.start));
@@ -276,6 +313,8 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanError> {
 struct Doc<'a> {
     text: &'a str,
     file: &'a str,
+    /// Check that the files the plan names exist.
+    files_exist: bool,
 }
 
 impl Doc<'_> {
@@ -322,6 +361,30 @@ impl Doc<'_> {
         PlanError { file: self.file.to_owned(), line: self.line_of(field), message: format!("{field}: {message}") }
     }
 
+    /// `dir/name`, which must be a readable file when the plan is loaded from disk.
+    fn file(&self, field: &str, dir: &Path, name: &str) -> Result<PathBuf, PlanError> {
+        let path = dir.join(name);
+        if self.files_exist {
+            if let Err(e) = std::fs::File::open(&path) {
+                return Err(self.err(field, format!("{name}: {e}")));
+            }
+        }
+        Ok(path)
+    }
+
+    /// An axis's values must differ once read: `rate = [30, "30/s", "1800/m"]` is one load point
+    /// three times, whose steps would share one id and one results file.
+    fn distinct<T: PartialEq>(&self, field: &str, values: &[T], show: impl Fn(&T) -> String) -> Result<(), PlanError> {
+        for (i, v) in values.iter().enumerate() {
+            if values[..i].contains(v) {
+                return Err(
+                    self.err(field, format!("{} is given twice (after units are read): give each value once", show(v)))
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn duration(&self, field: &str, v: Option<&String>, default: Duration) -> Result<Duration, PlanError> {
         match v {
             None => Ok(default),
@@ -350,7 +413,13 @@ impl Doc<'_> {
 
     fn check(&self, raw: RawPlan, dir: &Path) -> Result<Plan, PlanError> {
         let path = |p: &str| dir.join(p);
-        let origin = raw.origin.map(|o| OriginSpec { listen: o.listen, recipe: o.recipe.as_deref().map(path) });
+        let origin = match raw.origin {
+            Some(o) => Some(OriginSpec {
+                listen: o.listen,
+                recipe: o.recipe.as_deref().map(|r| self.file("origin.recipe", dir, r)).transpose()?,
+            }),
+            None => None,
+        };
         if raw.targets.is_empty() {
             return Err(PlanError {
                 file: self.file.into(),
@@ -371,7 +440,9 @@ impl Doc<'_> {
                     let dir = t.dir.as_deref().map_or_else(|| dir.to_path_buf(), path);
                     TargetKind::Command { url, start, ready: t.ready, dir }
                 }
-                (None, Some(recipe), None) => TargetKind::Simulator { recipe: path(&recipe) },
+                (None, Some(recipe), None) => {
+                    TargetKind::Simulator { recipe: self.file(&format!("{field}.origin"), dir, &recipe)? }
+                }
                 (None, None, _) => {
                     return Err(
                         self.err(&field, "give url (a running system) or origin (a recipe for an embedded simulator)")
@@ -381,6 +452,18 @@ impl Doc<'_> {
             };
             if let TargetKind::Running { url, .. } | TargetKind::Command { url, .. } = &kind {
                 attack::parse_url(url).map_err(|e| self.err(&format!("{field}.url"), e))?;
+            }
+            // Step ids and files are named after the target's slug: two names that differ only
+            // in case or punctuation would write over each other's results.
+            let slug = crate::matrix::slug(&name);
+            if let Some(other) = targets.iter().find(|t: &&TargetSpec| crate::matrix::slug(&t.name) == slug) {
+                return Err(self.err(
+                    &field,
+                    format!("{name:?} and {:?} would share the results files of {slug:?}: rename one", other.name),
+                ));
+            }
+            if slug.is_empty() {
+                return Err(self.err(&field, "a name needs a letter or a digit"));
             }
             targets.push(TargetSpec {
                 name,
@@ -393,16 +476,27 @@ impl Doc<'_> {
         let load = self.load(raw.load.unwrap_or_else(empty_load), dir, raw.capacity.is_some())?;
         let mut variants = Vec::new();
         for (i, v) in raw.variants.into_iter().enumerate() {
-            if variants.iter().any(|o: &Variant| o.name == v.name) || v.name.is_empty() {
+            let clash = |o: &Variant| crate::matrix::slug(&o.name) == crate::matrix::slug(&v.name);
+            if variants.iter().any(clash) || crate::matrix::slug(&v.name).is_empty() {
                 return Err(PlanError {
                     file: self.file.into(),
                     line: self.nth_table_line("[[variants]]", i),
-                    message: format!("variants: name {:?} is empty or used twice", v.name),
+                    message: format!(
+                        "variants: name {:?} is empty or used twice (names differing only in case or punctuation count as one)",
+                        v.name
+                    ),
                 });
             }
+            let recipe = match v.recipe.as_deref() {
+                Some(r) => Some(
+                    self.file("variants.recipe", dir, r)
+                        .map_err(|e| PlanError { line: self.nth_table_line("[[variants]]", i), ..e })?,
+                ),
+                None => None,
+            };
             variants.push(Variant {
                 name: v.name,
-                recipe: v.recipe.as_deref().map(path),
+                recipe,
                 method: v.method,
                 headers: v.headers,
                 body: v.body.map(String::into_bytes),
@@ -438,7 +532,14 @@ impl Doc<'_> {
             }
             hypotheses.push(Hypothesis { claim: h.claim, metric, subject, than: h.than, lower });
         }
-        Ok(Plan { name: raw.name, question: raw.question, origin, targets, load, variants, slo, capacity, hypotheses })
+        let plan =
+            Plan { name: raw.name, question: raw.question, origin, targets, load, variants, slo, capacity, hypotheses };
+        let steps = crate::matrix::count(&plan);
+        if steps > MAX_STEPS as u128 {
+            return Err(self
+                .err("load", format!("the plan expands to {steps} steps, more than {MAX_STEPS}: shorten its lists")));
+        }
+        Ok(plan)
     }
 
     /// The line of the `n`th `[[table]]` header.
@@ -449,11 +550,13 @@ impl Doc<'_> {
     fn load(&self, l: RawLoad, dir: &Path, searching: bool) -> Result<LoadSpec, PlanError> {
         let rate = l.rate.map(OneOrMany::into_vec).unwrap_or_default();
         let rate = rate.iter().map(|r| self.rate("load.rate", r)).collect::<Result<Vec<_>, _>>()?;
+        self.distinct("load.rate", &rate, |r| format!("{r} req/s"))?;
         let counts = |field: &str, v: Option<OneOrMany<i64>>, max: i64| -> Result<Vec<u64>, PlanError> {
             v.map(OneOrMany::into_vec).unwrap_or_default().into_iter().map(|n| self.positive(field, n, max)).collect()
         };
         let connections: Vec<usize> =
             counts("load.connections", l.connections, 1_000_000)?.into_iter().map(|n| n as usize).collect();
+        self.distinct("load.connections", &connections, |c| c.to_string())?;
         if rate.is_empty() && connections.is_empty() && !searching {
             return Err(
                 self.err("load", "give rate (open model) or connections (closed model), or a [capacity] search")
@@ -464,22 +567,21 @@ impl Doc<'_> {
             .map(OneOrMany::into_vec)
             .unwrap_or_else(|| vec!["http1".into()])
             .iter()
-            .map(|p| match p.as_str() {
-                "http1" | "http/1.1" => Ok(Protocol::Http1),
-                "h2c" => Ok(Protocol::H2c),
-                "http2" | "h2" => Ok(Protocol::Http2),
-                other => Err(self.err("load.protocol", format!("unknown protocol {other:?} (http1, h2c or http2)"))),
-            })
+            .map(|p| p.parse::<Protocol>().map_err(|e| self.err("load.protocol", e)))
             .collect::<Result<Vec<_>, _>>()?;
+        self.distinct("load.protocol", &protocol, |p| p.to_string())?;
         let rpc = counts("load.requests_per_conn", l.requests_per_conn, i64::MAX)?;
+        self.distinct("load.requests_per_conn", &rpc, |c| c.to_string())?;
         let requests_per_conn = if rpc.is_empty() { vec![None] } else { rpc.into_iter().map(Some).collect() };
         let streams = counts("load.streams", l.streams, 100_000)?;
+        self.distinct("load.streams", &streams, |c| c.to_string())?;
         let streams = if streams.is_empty() { vec![1] } else { streams.into_iter().map(|n| n as usize).collect() };
         let body = match (l.body, l.body_file) {
             (Some(b), None) => Some(b.into_bytes()),
-            (None, Some(f)) => {
-                Some(std::fs::read(dir.join(&f)).map_err(|e| self.err("load.body_file", format!("{f}: {e}")))?)
-            }
+            (None, Some(f)) => Some(
+                read_bounded(&dir.join(&f), MAX_BODY_BYTES)
+                    .map_err(|e| self.err("load.body_file", format!("{f}: {e}")))?,
+            ),
             (None, None) => None,
             _ => return Err(self.err("load.body", "body and body_file exclude each other")),
         };

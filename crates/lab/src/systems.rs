@@ -75,6 +75,7 @@ impl Started {
         log: &Path,
         url: &str,
         ready: Option<&str>,
+        stop: &CancellationToken,
     ) -> Result<Started, StartError> {
         use std::os::unix::process::CommandExt;
         let bad = |m: String| StartError(format!("target {name}: {m}"));
@@ -111,7 +112,13 @@ impl Started {
                 started.stop();
                 return Err(bad(format!("not ready after {READY_TIMEOUT:?}; see {}", log.display())));
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                _ = stop.cancelled() => {
+                    started.stop();
+                    return Err(bad("interrupted while waiting for it to be ready".into()));
+                }
+            }
         }
     }
 

@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use lab::experiment::{Event, RunOptions};
 use lab::verdict::Finding;
-use tokio_util::sync::CancellationToken;
 
 /// The labs here run one at a time: a capacity search at 5,000/s beside another lab on a
 /// 2-core machine would measure the machine, and the search rightly stops as generator-limited.
@@ -23,7 +22,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 
 async fn run(plan: &Path, out: &Path) -> lab::experiment::Lab {
     let plan = lab::plan::load(plan).unwrap();
-    let opts = RunOptions { out: out.to_path_buf(), quick: false, stop: CancellationToken::new(), live: None };
+    let opts = RunOptions::new(out.to_path_buf());
     let mut events = |_: Event<'_>| {};
     lab::experiment::run(&plan, &opts, &mut events).await.unwrap()
 }

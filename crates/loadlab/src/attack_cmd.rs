@@ -110,7 +110,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
         "rate_steps": a.rate_steps.as_ref().map(RateSpec::to_string), "duration": text(a.duration),
         "connections": a.connections, "streams": a.streams, "requests": a.requests,
         "requests_per_conn": a.requests_per_conn, "max_workers": a.max_workers,
-        "protocol": format!("{:?}", config.client.protocol), "timeout": text(Some(a.timeout)),
+        "protocol": config.client.protocol.to_string(), "timeout": text(Some(a.timeout)),
         "max_body": a.max_body, "keepalive": a.keepalive, "compressed": a.compressed, "headers": a.headers,
     });
     if let serde_json::Value::Object(map) = settings {

@@ -194,8 +194,9 @@ fn encode_formats() -> Choice<EncodeFormat> {
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
     /// Run a plan (TOML) and write report.md, lab.json, steps/ and samples/ to --out.
-    /// Exit 0 when every SLO held, 3 when one failed, 2 for a bad plan, 1 when a target would
-    /// not start.
+    /// Exit 0 when every SLO held, 3 when one failed, 4 when a verdict could not be reached
+    /// (the generator could not send, a target died), 2 for a bad plan, 1 when a target would
+    /// not start, 130/143 when stopped by SIGINT/SIGTERM (the reports say what ran).
     Run(LabRunArgs),
     /// Search the highest rate a URL holds an SLO at (exponential, then bisection).
     Capacity(LabCapacityArgs),
@@ -205,14 +206,27 @@ pub enum LabCommand {
 pub struct LabRunArgs {
     /// The plan file.
     pub plan: PathBuf,
-    /// Output directory (default: lab-NAME of the plan file).
+    /// Output directory (default: a new one per run, lab-PLAN-YYYYMMDD-HHMMSS).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Shorten every step (2 s) and probe, for a quick check of a plan.
     #[arg(long)]
     pub quick: bool,
     #[command(flatten)]
+    pub guard: LabGuardArgs,
+    #[command(flatten)]
     pub live: LiveArgs,
+}
+
+/// What keeps a lab from running away or writing over a previous one.
+#[derive(Args, Debug)]
+pub struct LabGuardArgs {
+    /// Refuse a plan estimated to run longer than this.
+    #[arg(long, default_value = "24h", value_parser = positive_duration, value_name = "DURATION")]
+    pub max_time: Duration,
+    /// Write into --out even when it holds a previous lab (its results are replaced).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -331,9 +345,11 @@ pub struct LabCapacityArgs {
     /// Protocol: http1, h2c or http2.
     #[arg(long, default_value = "http1")]
     pub protocol: String,
-    /// Output directory.
-    #[arg(long, default_value = "lab-capacity")]
-    pub out: PathBuf,
+    /// Output directory (default: a new one per run, lab-capacity-YYYYMMDD-HHMMSS).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub guard: LabGuardArgs,
     #[command(flatten)]
     pub live: LiveArgs,
 }

@@ -2,14 +2,14 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use lab::experiment::{Event, RunOptions};
+use lab::experiment::{Event, Lab, RunOptions};
 use lab::plan::Plan;
-use tokio_util::sync::CancellationToken;
 
-use crate::cli::{LabCapacityArgs, LabCommand, LabRunArgs, LiveArgs};
-use crate::{bad, Inconclusive, VerdictFailed};
+use crate::cli::{LabCapacityArgs, LabCommand, LabGuardArgs, LabRunArgs, LiveArgs};
+use crate::{bad, Inconclusive, Interrupted, VerdictFailed};
 
 pub fn run(c: LabCommand) -> anyhow::Result<()> {
     match c {
@@ -20,11 +20,9 @@ pub fn run(c: LabCommand) -> anyhow::Result<()> {
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
     let plan = lab::plan::load(&a.plan).map_err(|e| bad(e.to_string()))?;
-    let out = a.out.clone().unwrap_or_else(|| {
-        let stem = a.plan.file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
-        PathBuf::from(format!("lab-{stem}"))
-    });
-    execute(&plan, &out, a.quick, &a.live)
+    let stem = a.plan.file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
+    let out = out_dir(a.out.as_deref(), &stem, a.guard.force)?;
+    execute(&plan, &out, a.quick, &a.guard, &a.live)
 }
 
 fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
@@ -48,30 +46,96 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     if plan.slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
-    execute(&plan, &a.out, false, &a.live)
+    let out = out_dir(a.out.as_deref(), "capacity", a.guard.force)?;
+    execute(&plan, &out, false, &a.guard, &a.live)
 }
 
-fn execute(plan: &Plan, out: &Path, quick: bool, live: &LiveArgs) -> anyhow::Result<()> {
-    // A previous run's files would mix with this one's.
-    if out.join("lab.json").exists() {
-        for sub in ["steps", "samples"] {
-            let _ = std::fs::remove_dir_all(out.join(sub));
+/// Where a lab writes: `--out`, which must not hold a previous lab unless `--force`; else a new
+/// folder named after the plan and the time, so no run replaces another.
+fn out_dir(out: Option<&Path>, stem: &str, force: bool) -> anyhow::Result<PathBuf> {
+    match out {
+        Some(dir) if dir.join("lab.json").exists() && !force => Err(bad(format!(
+            "--out {}: holds a previous lab (lab.json); give another --out, or --force to replace it",
+            dir.display()
+        ))),
+        Some(dir) => {
+            // A previous run's files would mix with this one's.
+            for sub in ["steps", "samples", "charts"] {
+                let _ = std::fs::remove_dir_all(dir.join(sub));
+            }
+            Ok(dir.to_path_buf())
+        }
+        None => {
+            let base = format!("lab-{stem}-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"));
+            let mut dir = PathBuf::from(&base);
+            let mut n = 1;
+            while dir.exists() {
+                n += 1;
+                dir = PathBuf::from(format!("{base}-{n}"));
+            }
+            Ok(dir)
         }
     }
+}
+
+/// `1h02m`, `45s`.
+fn span(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{:.1}s", d.as_secs_f64()),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// The plan before it runs: its steps and how long it should take; refused over `max_time`.
+fn preview(plan: &Plan, quick: bool, guard: &LabGuardArgs, out: &Path) -> anyhow::Result<()> {
+    let steps = lab::matrix::count(plan);
+    let mut shown = plan.clone();
+    if quick {
+        shown.load = lab::experiment::effective_load(plan, true);
+        shown.capacity = plan.capacity.as_ref().map(lab::capacity::quick);
+    }
+    let estimate = lab::matrix::estimate(&shown);
+    let l = &shown.load;
+    let mut what = format!("{steps} step{}", if steps == 1 { "" } else { "s" });
+    if steps > 0 {
+        what += &format!(
+            " ({} target{} x {} load point{} x {} repeat{}, {} each after {} of warm-up)",
+            plan.targets.len(),
+            if plan.targets.len() == 1 { "" } else { "s" },
+            steps / plan.targets.len() as u128 / u128::from(l.repeats),
+            if steps / plan.targets.len() as u128 / u128::from(l.repeats) == 1 { "" } else { "s" },
+            l.repeats,
+            if l.repeats == 1 { "" } else { "s" },
+            span(l.duration),
+            span(l.warmup)
+        );
+    }
+    if plan.capacity.is_some() {
+        what += " and a capacity search per target";
+    }
+    if estimate > guard.max_time {
+        return Err(bad(format!(
+            "the plan would run about {} ({what}), more than --max-time {}: raise --max-time to run it",
+            span(estimate),
+            span(guard.max_time)
+        )));
+    }
+    eprintln!("loadlab: {what}, about {}; writing to {}", span(estimate), out.display());
+    Ok(())
+}
+
+fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &LiveArgs) -> anyhow::Result<()> {
+    preview(plan, quick, guard, out)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let signal = Arc::new(AtomicU8::new(0));
     let lab = runtime.block_on(async {
-        let stop = CancellationToken::new();
-        let on_signal = stop.clone();
-        tokio::spawn(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            eprintln!("loadlab: stopping after the current step (again to quit at once)");
-            on_signal.cancel();
-            let _ = tokio::signal::ctrl_c().await;
-            std::process::exit(130);
-        });
+        let mut opts = RunOptions::new(out.to_path_buf());
+        opts.quick = quick;
+        watch_signals(&opts, Arc::clone(&signal))?;
         let serving = crate::live_cmd::start(live, &plan.name).await?;
-        let opts =
-            RunOptions { out: out.to_path_buf(), quick, stop, live: serving.as_ref().map(|s| Arc::clone(&s.live)) };
+        opts.live = serving.as_ref().map(|s| Arc::clone(&s.live));
         let tty = std::io::stderr().is_terminal();
         let mut show = move |e: Event<'_>| match e {
             Event::Started { index, of, id } if tty => eprint!("\r\x1b[2K[{}/{of}] {id} ...", index + 1),
@@ -91,14 +155,35 @@ fn execute(plan: &Plan, out: &Path, quick: bool, live: &LiveArgs) -> anyhow::Res
             s.finish().await;
         }
         Ok::<_, anyhow::Error>(result?)
-    })?;
+    });
+    let signalled = signal.load(Ordering::Relaxed);
+    let lab = match lab {
+        Ok(lab) => lab,
+        // Interrupted before the first step (waiting for a target): nothing to report.
+        Err(e) if signalled != 0 => return Err(anyhow::Error::new(Interrupted(signalled)).context(e.to_string())),
+        Err(e) => return Err(e),
+    };
     let files = lab::render::write(&lab, out)?;
     for f in &files {
         eprintln!("loadlab: wrote {}", f.display());
     }
+    verdict(&lab, signalled)
+}
+
+/// The lab's last lines and its exit: interrupted (130/143), failed (3), inconclusive (4), held.
+fn verdict(lab: &Lab, signalled: u8) -> anyhow::Result<()> {
+    for c in &lab.capacity {
+        eprintln!("loadlab: {}", lab::render::markdown::capacity_sentence(c));
+    }
     let inconclusive = lab.inconclusive();
     for why in &inconclusive {
         eprintln!("loadlab: inconclusive: {why}");
+    }
+    if lab.interrupted {
+        let code = if signalled == 0 { 130 } else { signalled };
+        let ran = lab.matrix.steps.len() - lab.not_run.len();
+        return Err(anyhow::Error::new(Interrupted(code))
+            .context(format!("interrupted after {ran} of {} steps; the reports cover those", lab.matrix.steps.len())));
     }
     if lab.findings.slo_failed {
         let failed: Vec<String> = lab
@@ -119,5 +204,31 @@ fn execute(plan: &Plan, out: &Path, quick: bool, live: &LiveArgs) -> anyhow::Res
             if inconclusive.len() == 1 { "" } else { "s" }
         ))));
     }
+    Ok(())
+}
+
+/// SIGINT and SIGTERM: the first stops the lab after the current step's requests in flight,
+/// the second abandons the current step; either way the targets are stopped and the reports
+/// written. `signal` keeps the exit status (130 or 143).
+fn watch_signals(opts: &RunOptions, signal: Arc<AtomicU8>) -> std::io::Result<()> {
+    use tokio::signal::unix::{signal as on, SignalKind};
+    let (mut int, mut term) = (on(SignalKind::interrupt())?, on(SignalKind::terminate())?);
+    let (stop, abort) = (opts.stop.clone(), opts.abort.clone());
+    tokio::spawn(async move {
+        loop {
+            let code = tokio::select! {
+                _ = int.recv() => 130,
+                _ = term.recv() => 143,
+            };
+            let _ = signal.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
+            if stop.is_cancelled() {
+                eprintln!("\nloadlab: stopping now; writing the reports");
+                abort.cancel();
+            } else {
+                eprintln!("\nloadlab: stopping after the current step's requests in flight (again to stop at once)");
+                stop.cancel();
+            }
+        }
+    });
     Ok(())
 }

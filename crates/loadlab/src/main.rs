@@ -57,6 +57,18 @@ impl std::fmt::Display for Inconclusive {
 
 impl std::error::Error for Inconclusive {}
 
+/// Stopped by a signal (after writing what it had): exit 130 (SIGINT) or 143 (SIGTERM).
+#[derive(Debug)]
+pub struct Interrupted(pub u8);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0 == 143 { "stopped by SIGTERM" } else { "stopped by SIGINT" })
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// Shorthand for a bad-input error.
 pub fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(msg.into()))
@@ -139,6 +151,8 @@ fn main() -> ExitCode {
                 ExitCode::from(3)
             } else if e.downcast_ref::<Inconclusive>().is_some() {
                 ExitCode::from(4)
+            } else if let Some(Interrupted(code)) = e.downcast_ref::<Interrupted>() {
+                ExitCode::from(*code)
             } else {
                 ExitCode::from(1)
             }

@@ -43,11 +43,12 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
         }
         let listener = resolve(&listen).and_then(origin::bind).map_err(|e| bad(format!("--listen {listen}: {e}")))?;
         let scheme = if tls.is_some() { "https" } else { "http" };
-        eprintln!("loadlab origin: serving on {scheme}://{}", listener.local_addr()?);
+        // Written, not printed: a log on a full disk must not stop the server (eprintln panics).
+        log(format_args!("loadlab origin: serving on {scheme}://{}", listener.local_addr()?));
         let admin_listener = match &a.admin_listen {
             Some(addr) => {
                 let l = resolve(addr).and_then(origin::bind).map_err(|e| bad(format!("--admin-listen {addr}: {e}")))?;
-                eprintln!("loadlab origin: admin API on http://{}/_admin/", l.local_addr()?);
+                log(format_args!("loadlab origin: admin API on http://{}/_admin/", l.local_addr()?));
                 Some(l)
             }
             None => None,
@@ -71,4 +72,10 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
 fn resolve(addr: &str) -> std::io::Result<std::net::SocketAddr> {
     use std::net::ToSocketAddrs;
     addr.to_socket_addrs()?.next().ok_or_else(|| std::io::Error::other("no address"))
+}
+
+/// A line on stderr, or nothing when stderr cannot be written.
+fn log(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

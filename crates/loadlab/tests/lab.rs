@@ -158,7 +158,7 @@ fn a_stalled_generator_is_inconclusive_never_the_targets_failure() {
         .spawn()
         .unwrap();
     let pid = child.id() as i32;
-    wait_for(&out.join("steps/svc--r20-http1--1.llr"));
+    wait_for(&out.join("steps/1-svc--r20-http1--1.llr"));
     std::thread::sleep(std::time::Duration::from_millis(800));
     signal(pid, nix::sys::signal::Signal::SIGSTOP);
     std::thread::sleep(std::time::Duration::from_millis(1500));
@@ -235,7 +235,7 @@ fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() 
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(&out.join("steps/web--r20-http1--1.llr"));
+    wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
     std::thread::sleep(std::time::Duration::from_millis(500));
     let target = pid_of(&["origin", &format!("127.0.0.1:{port}")]).expect("the started origin");
     signal(target, nix::sys::signal::Signal::SIGKILL);
@@ -251,5 +251,149 @@ fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() 
     let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
     assert_eq!(lab["deaths"][0]["target"], "web");
     assert_eq!(lab["findings"]["cells"][2]["slo"]["verdict"], "target_down");
-    assert!(!out.join("steps/web--r60-http1--1.llr").exists(), "a step on a dead target is not run");
+    assert!(!out.join("steps/3-web--r60-http1--1.llr").exists(), "a step on a dead target is not run");
+}
+
+/// A plan whose started origin answers after `latency`, at rates 20, 40 and 60 for 3 s each.
+fn started_origin_plan(d: &Path, port: u16, latency: &str) -> PathBuf {
+    std::fs::write(
+        d.join("r.json"),
+        format!(r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{latency}"}}]}}"#),
+    )
+    .unwrap();
+    let plan = d.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[targets.web]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"{bin}\", \"origin\", \"--listen\", \
+             \"127.0.0.1:{port}\", \"--recipe\", \"r.json\"]\n[load]\nrate = [20, 40, 60]\nduration = \"3s\"\n\
+             timeout = \"20s\"\n[slo]\np99 = \"< 1s\"\n",
+            bin = env!("CARGO_BIN_EXE_loadlab")
+        ),
+    )
+    .unwrap();
+    plan
+}
+
+#[test]
+fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interrupted() {
+    use nix::sys::signal::Signal;
+    let all = ["web--r20-http1--1", "web--r40-http1--1", "web--r60-http1--1"];
+    for (name, latency, signals, code, ran) in [
+        // The step in progress ends its requests in flight, and counts; the others never run.
+        ("term", "5ms", vec![Signal::SIGTERM], 143, 1),
+        // Requests that take 10 s: the first SIGINT would wait for them; the second abandons
+        // the step (its file is left without its end marker) and stops at once.
+        ("int-int", "10s", vec![Signal::SIGINT, Signal::SIGINT], 130, 0),
+    ] {
+        let d = tempdir(name);
+        let port = free_port();
+        let plan = started_origin_plan(&d, port, latency);
+        let out = d.join("out");
+        let child = loadlab()
+            .args(["lab", "run"])
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        let sent = std::time::Instant::now();
+        for s in signals {
+            signal(child.id() as i32, s);
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{name}: {err}");
+        assert!(sent.elapsed() < std::time::Duration::from_secs(8), "{name}: took {:?}", sent.elapsed());
+        assert!(err.contains(&format!("interrupted after {ran} of 3 steps")), "{name}: {err}");
+        assert!(!origin_running(port), "{name}: the started origin must be stopped");
+        let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+        assert_eq!(lab["interrupted"], true, "{name}");
+        assert_eq!(lab["not_run"], serde_json::json!(all[ran..]), "{name}");
+        let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+        assert!(md.contains(&format!("**Interrupted: {} of 3 steps did not run", 3 - ran)), "{name}: {md}");
+        assert!(out.join("report.html").exists(), "{name}");
+    }
+}
+
+#[test]
+fn plans_are_read_from_their_folder_and_refused_with_file_line_and_field() {
+    let d = tempdir("paths");
+    let port = free_port();
+    started_origin_plan(&d, port, "1ms");
+    // Named without a folder, from its own folder: the command starts there, r.json is found.
+    let text = std::fs::read_to_string(d.join("plan.toml")).unwrap().replace("[20, 40, 60]", "20").replace("3s", "1s");
+    std::fs::write(d.join("plan.toml"), text).unwrap();
+    let o = loadlab().current_dir(&d).args(["lab", "run", "plan.toml", "--out", "out"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("loadlab: 1 step (1 target x 1 load point x 1 repeat, 1.0s each after 0.0s of warm-up), about 1.0s; writing to out"), "{}", stderr(&o));
+    // The same --out again holds a lab: refused unless --force.
+    let o = loadlab().current_dir(&d).args(["lab", "run", "plan.toml", "--out", "out"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--out out: holds a previous lab"), "{}", stderr(&o));
+    // Without --out, each run gets a folder of its own.
+    let o = loadlab().current_dir(&d).args(["lab", "run", "plan.toml"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("writing to lab-plan-20"), "{}", stderr(&o));
+    let bad = |name: &str, text: &str, expect: &str| {
+        std::fs::write(d.join(name), text).unwrap();
+        let o = loadlab().current_dir(&d).args(["lab", "run", name]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with(&format!("loadlab: {expect}")), "{name}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    };
+    bad(
+        "missing.toml",
+        "[targets.a]\norigin = \"nope.json\"\n[load]\nrate = 1\n",
+        "missing.toml:2: targets.a.origin: nope.json: No such file or directory",
+    );
+    bad(
+        "twice.toml",
+        "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = [30, \"30/s\", \"1800/m\"]\n",
+        "twice.toml:4: load.rate: 30 req/s is given twice",
+    );
+    bad(
+        "case.toml",
+        "[targets.Svc]\nurl = \"http://127.0.0.1:1/\"\n[targets.svc]\nurl = \"http://127.0.0.1:2/\"\n[load]\nrate = 1\n",
+        "case.toml:3: targets.svc: \"svc\" and \"Svc\" would share the results files",
+    );
+    bad(
+        "long.toml",
+        "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = [1, 2, 3]\nduration = \"10h\"\n",
+        "the plan would run about 30h00m (3 steps (1 target x 3 load points x 1 repeat, 10h00m each after",
+    );
+    let huge = format!("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = [{}1]\n", "1, ".repeat(600_000));
+    bad("huge.toml", &huge, "huge.toml: larger than the limit of 1024 KiB");
+    // Raised explicitly, the long plan is accepted (and stopped at once by its dead target).
+    let o =
+        loadlab().current_dir(&d).args(["lab", "run", "long.toml", "--max-time", "31h", "--quick"]).output().unwrap();
+    assert_ne!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn an_origin_whose_log_cannot_be_written_still_serves() {
+    // A plan's started origin logs to a file in the lab's folder: a full disk must not kill it.
+    use std::io::{Read, Write};
+    let port = free_port();
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let mut child = loadlab().args(["origin", "--listen", &format!("127.0.0.1:{port}")]).stderr(full).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let answer = loop {
+        if let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+            let mut bytes = Vec::new();
+            let _ = c.read_to_end(&mut bytes);
+            break String::from_utf8_lossy(&bytes).into_owned();
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the origin exited");
+        assert!(std::time::Instant::now() < deadline, "the origin never listened");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }

@@ -20,7 +20,9 @@ pub fn render(lab: &Lab, charts: &[(String, String)]) -> String {
     }
     setup(&mut md, lab);
     summary(&mut md, lab);
-    tables(&mut md, lab);
+    if !lab.findings.cells.is_empty() {
+        tables(&mut md, lab);
+    }
     if !lab.findings.hypotheses.is_empty() {
         hypotheses(&mut md, lab);
     }
@@ -33,7 +35,9 @@ pub fn render(lab: &Lab, charts: &[(String, String)]) -> String {
             let _ = writeln!(md, "![{t}]({path})\n");
         }
     }
-    steps(&mut md, lab);
+    if !lab.steps.is_empty() {
+        steps(&mut md, lab);
+    }
     md
 }
 
@@ -56,17 +60,42 @@ fn setup(md: &mut String, lab: &Lab) {
         format!("open model, rate {} req/s", join(&l.rate))
     };
     let protocols: Vec<&str> = l.protocol.iter().map(|p| protocol_text(*p)).collect();
-    let _ = writeln!(
-        md,
-        "\nLoad: {model}; protocol {}; {} a step after {} of warm-up (sent, not counted); {} repeat{}, interleaved; {} {}.",
-        protocols.join(", "),
-        secs(lab.duration_s),
-        secs(lab.warmup_s),
-        lab.repeats,
-        if lab.repeats == 1 { "" } else { "s" },
+    let request = format!(
+        "{} {}",
         l.method,
-        if l.headers.is_empty() { "without extra headers".to_owned() } else { format!("with `{}`", l.headers.join("`, `")) },
+        if l.headers.is_empty() {
+            "without extra headers".to_owned()
+        } else {
+            format!("with `{}`", l.headers.join("`, `"))
+        }
     );
+    if !lab.matrix.steps.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nLoad: {model}; protocol {}; {} a step after {} of warm-up (sent, not counted); {} repeat{}, interleaved; {request}.",
+            protocols.join(", "),
+            secs(lab.duration_s),
+            secs(lab.warmup_s),
+            lab.repeats,
+            if lab.repeats == 1 { "" } else { "s" },
+        );
+    }
+    if let Some(spec) = &lab.plan.capacity {
+        let spec = if lab.quick { crate::capacity::quick(spec) } else { spec.clone() };
+        let _ = writeln!(
+            md,
+            "\nCapacity search: open model over {}, {request}; rates from {:.0} req/s doubling up to at most {:.0} \
+             req/s until a probe breaks the SLO, then bisection until the bounds are within {:.0}% of each other, \
+             and the rate found is probed again to confirm it. Each probe lasts {}, and stops early once it \
+             clearly fails (a latency 3 times over its limit, success 10 points under it, after a quarter of \
+             the probe).",
+            protocols.first().copied().unwrap_or("http1"),
+            spec.start,
+            spec.max,
+            spec.precision * 100.0,
+            secs(spec.probe.as_secs_f64()),
+        );
+    }
     if !lab.plan.variants.is_empty() {
         let names: Vec<&str> = lab.plan.variants.iter().map(|v| v.name.as_str()).collect();
         let _ = writeln!(md, "Variants: {}.", names.join(", "));
@@ -79,12 +108,30 @@ fn setup(md: &mut String, lab: &Lab) {
         let _ =
             writeln!(md, "\n*Run with `--quick`: durations shortened; the numbers show the method, not the systems.*");
     }
-    let _ = writeln!(md, "\n{} steps in {}.\n", lab.steps.len(), secs(lab.wall_s));
+    let ran = lab.steps.iter().filter(|s| s.down.is_none()).count();
+    let probes: usize = lab.capacity.iter().map(|c| c.probes.len()).sum();
+    if lab.matrix.steps.is_empty() {
+        let _ = writeln!(md, "\n{probes} probes in {}.\n", secs(lab.wall_s));
+    } else if ran == lab.matrix.steps.len() {
+        let _ = writeln!(md, "\n{} steps in {}.\n", ran, secs(lab.wall_s));
+    } else {
+        let _ = writeln!(md, "\n{ran} of {} steps ran, in {}.\n", lab.matrix.steps.len(), secs(lab.wall_s));
+    }
 }
 
 fn summary(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Summary\n");
     let f = &lab.findings;
+    if lab.interrupted {
+        let _ = writeln!(
+            md,
+            "**Interrupted: {} of {} steps did not run; the last step that ran may be short.** What follows \
+             covers the steps that ran.{}\n",
+            lab.not_run.len(),
+            lab.matrix.steps.len(),
+            if lab.not_run.is_empty() { String::new() } else { format!(" Not run: {}.", lab.not_run.join(", ")) }
+        );
+    }
     if !f.inconclusive.is_empty() {
         let _ = writeln!(
             md,
@@ -106,7 +153,7 @@ fn summary(md: &mut String, lab: &Lab) {
         );
     }
     let mut lines = Vec::new();
-    if !lab.plan.slo.is_empty() {
+    if !lab.plan.slo.is_empty() && !f.cells.is_empty() {
         let held = f.cells.iter().filter(|c| c.slo == SloVerdict::Pass).count();
         let failed = f.cells.iter().filter(|c| c.slo.failed()).count();
         let limited = f.cells.iter().filter(|c| matches!(c.slo, SloVerdict::GeneratorLimited { .. })).count();
@@ -198,7 +245,8 @@ fn summary(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "{}\n", lines.join(" "));
 }
 
-fn capacity_sentence(c: &crate::capacity::CapacityResult) -> String {
+/// What a capacity search found, in one sentence (also the terminal's last line).
+pub fn capacity_sentence(c: &crate::capacity::CapacityResult) -> String {
     let mut s = match (c.holds_up_to, c.breaks_at) {
         _ if c.beyond_max => format!(
             "Capacity of {}: beyond the search's maximum ({} req/s held).",

@@ -12,24 +12,40 @@ use report::chart::{render_html, render_png, Chart, ChartData};
 
 use crate::experiment::Lab;
 
+/// Writes `bytes` to `path` whole or not at all: into a temporary file renamed over `path`, so
+/// a full disk leaves no truncated file that looks complete. Errors name the file.
+fn put(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let tmp = path.with_extension(format!(
+        "{}.partial",
+        path.extension().map_or(String::new(), |e| e.to_string_lossy().into_owned())
+    ));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map_err(named)
+}
+
 /// Writes the lab's reports into `dir`; returns the files written (report.md, report.html,
 /// lab.json).
 pub fn write(lab: &Lab, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    // lab.json last: a lab.json says the reports beside it are whole.
     let json = dir.join("lab.json");
-    std::fs::write(&json, serde_json::to_vec_pretty(lab).map_err(std::io::Error::other)?)?;
     let figures = charts::figures(lab);
     let chart_dir = dir.join("charts");
     let _ = std::fs::remove_dir_all(&chart_dir);
-    std::fs::create_dir_all(&chart_dir)?;
+    std::fs::create_dir_all(&chart_dir)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", chart_dir.display())))?;
     let mut images = Vec::new();
     for f in &figures {
         let png = render_png(&f.svg, 1.5).map_err(std::io::Error::other)?;
-        std::fs::write(chart_dir.join(format!("{}.png", f.stem)), png)?;
+        put(&chart_dir.join(format!("{}.png", f.stem)), &png)?;
         images.push((f.title.clone(), format!("charts/{}.png", f.stem)));
     }
     let md_text = markdown::render(lab, &images);
     let md = dir.join("report.md");
-    std::fs::write(&md, &md_text)?;
+    put(&md, md_text.as_bytes())?;
     let runs = ChartData {
         title: lab.name.clone(),
         runs: lab
@@ -45,6 +61,7 @@ pub fn write(lab: &Lab, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let interactive = (!runs.runs.is_empty()).then(|| render_html(&runs, Chart::All));
     let title = if lab.name.is_empty() { "Lab report" } else { &lab.name };
     let page = dir.join("report.html");
-    std::fs::write(&page, html::render(title, &md_text, &figures, interactive.as_deref()))?;
+    put(&page, html::render(title, &md_text, &figures, interactive.as_deref()).as_bytes())?;
+    put(&json, &serde_json::to_vec_pretty(lab).map_err(std::io::Error::other)?)?;
     Ok(vec![md, page, json])
 }
