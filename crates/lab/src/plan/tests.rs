@@ -116,7 +116,8 @@ fn rejections_name_file_line_and_field() {
     ] {
         let e = parse(text, "plan.toml", Path::new(".")).unwrap_err();
         let s = e.to_string();
-        assert!(s.starts_with(&format!("plan.toml:{line}: ")), "{text:?}: {s}");
+        let place = if line == 0 { "plan.toml: ".to_owned() } else { format!("plan.toml:{line}: ") };
+        assert!(s.starts_with(&place), "{text:?}: {s}");
         assert!(s.contains(want), "{text:?}: {s}");
         assert_eq!(s.lines().count(), 1, "{s}");
     }
