@@ -348,8 +348,8 @@ fn demo_runs_end_to_end_and_leaves_nothing_running() {
     let html = std::fs::read_to_string(dir.join("out").join("report.html")).unwrap();
     assert!(html.contains("demo--r800-http1--1 (4000 requests)"), "the HTML report has every step");
     assert!(std::fs::read_to_string(dir.join("out").join("report.md")).unwrap().contains("## Summary"));
-    for (rate, n) in [("200", 1000), ("400", 2000), ("800", 4000)] {
-        let file = dir.join("out").join(format!("steps/demo--r{rate}-http1--1.llr"));
+    for (i, rate, n) in [(1, "200", 1000), (2, "400", 2000), (3, "800", 4000)] {
+        let file = dir.join("out").join(format!("steps/{i}-demo--r{rate}-http1--1.llr"));
         assert!(text.contains(&file.display().to_string()), "{text}");
         let v = report_json(&[&file]);
         assert_eq!(v["requests"], n);

@@ -318,7 +318,11 @@ fn a_lab_shows_its_steps_and_their_verdicts_as_they_complete() {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    // The plan's preview comes first, then the live view's address.
     let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.starts_with("loadlab: 2 steps (1 target x 2 load points"), "{line:?}");
+    line.clear();
     stderr.read_line(&mut line).unwrap();
     let addr = line
         .trim()
