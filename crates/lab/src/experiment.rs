@@ -235,6 +235,7 @@ async fn run_steps(
                 generator_cpu_pct: None,
                 down: Some(down),
                 text: String::new(),
+                windows: Vec::new(),
             });
             continue;
         }
@@ -273,6 +274,7 @@ async fn run_steps(
             generator_cpu_pct: None,
             down: None,
             text: ran.text,
+            windows: ran.windows,
         });
         if i + 1 < matrix.steps.len() {
             tokio::select! {

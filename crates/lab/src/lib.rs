@@ -23,3 +23,4 @@ pub mod stats;
 pub mod step;
 pub mod systems;
 pub mod verdict;
+pub mod windows;

@@ -29,6 +29,8 @@ pub struct StepConsumer {
     pub warmup_requests: u64,
     /// Connections opened during the warm-up (a step's connections are mostly opened then).
     pub warmup_connections: u64,
+    /// The counted requests by second of the schedule, for intervals within the run.
+    pub windows: crate::windows::Windows,
 }
 
 impl StepConsumer {
@@ -39,6 +41,7 @@ impl StepConsumer {
             ok_latency: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static bounds"),
             warmup_requests: 0,
             warmup_connections: 0,
+            windows: Default::default(),
         }
     }
 
@@ -61,9 +64,11 @@ impl Consumer for StepConsumer {
             self.warmup_connections += u64::from(e.record.new_conn);
             return Ok(());
         }
-        if e.error.is_none() && e.record.is_success() {
+        let ok = e.error.is_none() && e.record.is_success();
+        if ok {
             self.ok_latency.saturating_record(e.record.latency_us.max(1));
         }
+        self.windows.add(e.record.scheduled_us - self.warmup_us, e.record.latency_us, ok);
         self.counted.record(e)
     }
 

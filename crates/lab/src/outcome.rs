@@ -9,7 +9,9 @@ use serde::Serialize;
 use crate::matrix::{Matrix, Point};
 use crate::numbers::Numbers;
 use crate::plan::{Hypothesis, Plan};
-use crate::stats::{compare, summarize, summarize_share, Comparison, Summary};
+use crate::stats::{
+    compare, compare_within, summarize, summarize_share, summarize_within, Comparison, Summary, MIN_REPEATS,
+};
 use crate::verdict::{Finding, Metric, SloVerdict};
 
 /// One step as it ran.
@@ -35,6 +37,9 @@ pub struct StepResult {
     /// vegeta's text report of the step.
     #[serde(skip)]
     pub text: String,
+    /// The counted requests by second, for intervals within the run.
+    #[serde(skip)]
+    pub windows: Vec<crate::windows::Window>,
 }
 
 /// The metrics summarised over repeats in every cell.
@@ -131,6 +136,23 @@ pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
             let counted: Vec<&Numbers> =
                 numbers.iter().copied().filter(|n| crate::verdict::uncounted(&plan.slo, n).is_none()).collect();
             let values = |m: Metric| counted.iter().map(|n| m.of(n)).collect::<Vec<_>>();
+            // Fewer than 3 repeats: the spread comes from within the runs' windows.
+            let pooled: Vec<crate::windows::Window> = idx
+                .iter()
+                .filter(|&&i| crate::verdict::uncounted(&plan.slo, &steps[i].numbers).is_none())
+                .flat_map(|&i| steps[i].windows.iter().cloned())
+                .collect();
+            let summary = |m: Metric, v: &[f64]| {
+                if v.len() >= MIN_REPEATS {
+                    if m == Metric::Success {
+                        summarize_share(v)
+                    } else {
+                        summarize(v)
+                    }
+                } else {
+                    summarize_within(m, v, &pooled)
+                }
+            };
             let slo = match idx.iter().find_map(|&i| steps[i].down.clone()) {
                 Some(why) if counted.is_empty() || idx.iter().all(|&i| steps[i].down.is_some()) => {
                     SloVerdict::TargetDown { why }
@@ -143,17 +165,10 @@ pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
                 metrics: if counted.is_empty() {
                     BTreeMap::new()
                 } else {
-                    SUMMARISED
-                        .iter()
-                        .map(|m| {
-                            let v = values(*m);
-                            let s = if *m == Metric::Success { summarize_share(&v) } else { summarize(&v) };
-                            (m.name(), s)
-                        })
-                        .collect()
+                    SUMMARISED.iter().map(|m| (m.name(), summary(*m, &values(*m)))).collect()
                 },
-                ok_p50: summarize(&counted.iter().map(|n| n.ok_latency.p50).collect::<Vec<_>>()),
-                ok_p99: summarize(&counted.iter().map(|n| n.ok_latency.p99).collect::<Vec<_>>()),
+                ok_p50: summary(Metric::P50, &counted.iter().map(|n| n.ok_latency.p50).collect::<Vec<_>>()),
+                ok_p99: summary(Metric::P99, &counted.iter().map(|n| n.ok_latency.p99).collect::<Vec<_>>()),
                 slo,
                 uncounted,
                 steps: idx,
@@ -246,20 +261,28 @@ fn ceilings(plan: &Plan, matrix: &Matrix, cells: &[Cell]) -> Vec<Ceiling> {
 /// Compares the subject with the other at every load point where both ran.
 fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> HypothesisResult {
     let target_index = |name: &str| plan.targets.iter().position(|t| t.name == name);
-    let values = |t: usize, p: usize| -> Vec<f64> {
+    let counted = |t: usize, p: usize| {
         steps
             .iter()
-            .filter(|s| s.target == t && s.point == p && s.down.is_none())
+            .filter(move |s| s.target == t && s.point == p && s.down.is_none())
             .filter(|s| crate::verdict::uncounted(&plan.slo, &s.numbers).is_none())
-            .map(|s| h.metric.of(&s.numbers))
-            .collect()
+    };
+    let values = |t: usize, p: usize| -> Vec<f64> { counted(t, p).map(|s| h.metric.of(&s.numbers)).collect() };
+    let windows = |t: usize, p: usize| -> Vec<crate::windows::Window> {
+        counted(t, p).flat_map(|s| s.windows.iter().cloned()).collect()
     };
     let mut points = Vec::new();
-    let mut add = |label: String, a: Vec<f64>, b: Vec<f64>| {
+    let mut add = |label: String, (ta, pa): (usize, usize), (tb, pb): (usize, usize)| {
+        let (a, b) = (values(ta, pa), values(tb, pb));
         if a.is_empty() || b.is_empty() {
             return;
         }
-        let comparison = compare(&a, &b);
+        // Across repeats when both sides have enough; else within the runs.
+        let comparison = if a.len() >= MIN_REPEATS && b.len() >= MIN_REPEATS {
+            compare(&a, &b)
+        } else {
+            compare_within(h.metric, &windows(ta, pa), &windows(tb, pb))
+        };
         let finding = Finding::of(&comparison, h.lower);
         points.push(HypothesisPoint {
             point: label,
@@ -273,7 +296,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         // Two targets, at each load point.
         (Some(a), Some(b)) => {
             for (p, point) in matrix.points.iter().enumerate() {
-                add(point.label(&matrix.axes), values(a, p), values(b, p));
+                add(point.label(&matrix.axes), (a, p), (b, p));
             }
         }
         // Two variants, for each target at each point that differs only in the variant.
@@ -289,7 +312,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
                     if let Some(pb) = twin {
                         let axes = crate::matrix::Axes { variant: false, ..matrix.axes };
                         let label = format!("{}, {}", target.name, a.label(&axes));
-                        add(label, values(t, pa), values(t, pb));
+                        add(label, (t, pa), (t, pb));
                     }
                 }
             }
@@ -349,6 +372,7 @@ mod tests {
                     generator_cpu_pct: None,
                     down: None,
                     text: String::new(),
+                    windows: Vec::new(),
                 }
             })
             .filter(|_| !plan.targets.is_empty())

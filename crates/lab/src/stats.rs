@@ -1,4 +1,7 @@
 //! Statistics over repeats: a repeat is one measurement, so a step run 3 times has 3 values.
+//! With fewer than 3 repeats the spread between them says nothing, and the uncertainty comes
+//! from within the runs instead (`windows`: a block bootstrap over one-second windows); every
+//! summary and comparison says which it used (`Basis`).
 //!
 //! - Per step: the median, and a 95% confidence interval from Student's t (few repeats, unknown
 //!   variance), on the logarithms when every value is positive: an interval for the geometric
@@ -15,6 +18,17 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+use crate::verdict::Metric;
+pub use crate::windows::Basis;
+use crate::windows::{self, Window};
+
+/// The repeats needed to measure run-to-run variation.
+pub const MIN_REPEATS: usize = 3;
+/// With fewer repeats, a change must also be larger than this to count: the bootstrap within
+/// runs sees each run's own noise, not how much a rerun moves (on a quiet machine p99 moves a
+/// few percent between runs; 10% is beyond that).
+pub const RUN_TO_RUN_FLOOR: f64 = 0.10;
+
 /// Two-sided confidence level.
 pub const CONFIDENCE: f64 = 0.95;
 
@@ -24,9 +38,10 @@ pub struct Summary {
     pub n: usize,
     pub median: f64,
     pub mean: f64,
-    /// 95% interval (of the geometric mean when every value is positive); `None` with a single
-    /// repeat. Never below 0.
+    /// 95% interval: across repeats, of the geometric mean when every value is positive; within
+    /// runs, of the metric over their pooled windows. Never below 0.
     pub ci: Option<(f64, f64)>,
+    pub basis: Basis,
 }
 
 pub fn median(values: &[f64]) -> f64 {
@@ -73,7 +88,16 @@ pub fn summarize(values: &[f64]) -> Summary {
             ((m - half).max(0.0), (m + half).max(0.0))
         }
     });
-    Summary { n, median: median(values), mean: m, ci }
+    Summary { n, median: median(values), mean: m, ci, basis: Basis::Repeats }
+}
+
+/// The median of `values` (one per repeat) with the interval of `metric` within the runs'
+/// pooled windows: for fewer than [`MIN_REPEATS`] repeats.
+pub fn summarize_within(metric: Metric, values: &[f64], windows: &[Window]) -> Summary {
+    let n = values.len();
+    let ci = windows::interval(metric, windows).map(|(lo, hi)| (lo.max(0.0), hi.max(0.0)));
+    let mean = if n == 0 { f64::NAN } else { mean(values) };
+    Summary { n, median: median(values), mean, ci, basis: Basis::WithinRun }
 }
 
 /// [`summarize`] for a share (0..1): the interval is cut at 1 as well.
@@ -92,8 +116,12 @@ pub struct Comparison {
     pub ci: Option<(f64, f64)>,
     /// Two-sided p-value of Welch's test; `None` when it cannot be computed.
     pub p: Option<f64>,
-    /// The interval excludes 1.
+    /// The interval excludes 1 (and, within runs, the change passes [`RUN_TO_RUN_FLOOR`]).
     pub significant: bool,
+    pub basis: Basis,
+    /// Why a visible difference is not called significant, when that is the reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Welch's t-test of `a` against `b` (see the module's docs).
@@ -107,7 +135,14 @@ pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
     let (ma, mb) = (mean(&xa), mean(&xb));
     let ratio = if positive { (ma - mb).exp() } else { ma / mb };
     if xa.len() < 2 || xb.len() < 2 {
-        return Comparison { ratio, ci: None, p: None, significant: false };
+        return Comparison {
+            ratio,
+            ci: None,
+            p: None,
+            significant: false,
+            basis: Basis::Repeats,
+            note: Some("one repeat a side: nothing measured of the spread".into()),
+        };
     }
     let (va, vb) = (variance(&xa) / xa.len() as f64, variance(&xb) / xb.len() as f64);
     let se = (va + vb).sqrt();
@@ -120,6 +155,8 @@ pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
             ci: Some((ratio, ratio)),
             p: Some(if significant { 0.0 } else { 1.0 }),
             significant,
+            basis: Basis::Repeats,
+            note: None,
         };
     }
     let df = (va + vb).powi(2) / (va.powi(2) / (xa.len() as f64 - 1.0) + vb.powi(2) / (xb.len() as f64 - 1.0));
@@ -133,7 +170,58 @@ pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
         // The difference's interval, expressed relative to B's mean.
         (1.0 + (diff - half) / mb, 1.0 + (diff + half) / mb)
     };
-    Comparison { ratio, ci: Some(ci), p: Some(p), significant: ci.0 > 1.0 || ci.1 < 1.0 }
+    Comparison {
+        ratio,
+        ci: Some(ci),
+        p: Some(p),
+        significant: ci.0 > 1.0 || ci.1 < 1.0,
+        basis: Basis::Repeats,
+        note: None,
+    }
+}
+
+/// `metric` of A's windows against B's (each side the pooled windows of its runs): the ratio,
+/// its 95% percentile-bootstrap interval (A and B resampled independently), and the two-sided
+/// bootstrap p-value. Significant when the interval excludes 1 and the change is beyond
+/// [`RUN_TO_RUN_FLOOR`].
+pub fn compare_within(metric: Metric, a: &[Window], b: &[Window]) -> Comparison {
+    let all = |w: &[Window]| windows::metric(metric, &w.iter().collect::<Vec<_>>());
+    let none = |ratio: f64, note: &str| Comparison {
+        ratio,
+        ci: None,
+        p: None,
+        significant: false,
+        basis: Basis::WithinRun,
+        note: Some(note.into()),
+    };
+    let (Some(va), Some(vb)) = (all(a), all(b)) else {
+        return none(f64::NAN, "nothing measured on one side");
+    };
+    if va <= 0.0 || vb <= 0.0 {
+        return none(if vb > 0.0 { va / vb } else { f64::NAN }, "a value of 0: no ratio");
+    }
+    let ratio = va / vb;
+    if a.len() < 3 || b.len() < 3 {
+        return none(ratio, "runs too short to resample (fewer than 3 seconds)");
+    }
+    let ra = windows::resample(a, metric as u64, |w| windows::metric(metric, w));
+    let rb = windows::resample(b, (metric as u64) << 8, |w| windows::metric(metric, w));
+    let mut ratios: Vec<f64> = ra.iter().zip(&rb).filter(|(_, b)| **b > 0.0).map(|(a, b)| a / b).collect();
+    if ratios.len() < windows::RESAMPLES / 2 {
+        return none(ratio, "too few resamples with a value");
+    }
+    let below = ratios.iter().filter(|r| **r <= 1.0).count() as f64 / ratios.len() as f64;
+    let p = (2.0 * below.min(1.0 - below)).max(1.0 / ratios.len() as f64).min(1.0);
+    let ci = (windows::quantile(&mut ratios, 0.025), windows::quantile(&mut ratios, 0.975));
+    let excludes = ci.0 > 1.0 || ci.1 < 1.0;
+    let beyond_floor = (ratio - 1.0).abs() > RUN_TO_RUN_FLOOR;
+    let note = (excludes && !beyond_floor).then(|| {
+        format!(
+            "run-to-run variation not measured: a change under {:.0}% needs repeats >= {MIN_REPEATS}",
+            RUN_TO_RUN_FLOOR * 100.0
+        )
+    });
+    Comparison { ratio, ci: Some(ci), p: Some(p), significant: excludes && beyond_floor, basis: Basis::WithinRun, note }
 }
 
 #[cfg(test)]
@@ -200,5 +288,55 @@ mod tests {
         // Counts with zeros compare on differences.
         let z = compare(&[0.0, 0.0, 1.0], &[40.0, 50.0, 45.0]);
         assert!(z.significant && z.ratio < 0.05, "{z:?}");
+    }
+}
+
+#[cfg(test)]
+mod within_tests {
+    use super::*;
+    use crate::windows::tests::run;
+
+    #[test]
+    fn runs_from_one_distribution_read_as_no_change_and_a_20_percent_shift_is_found() {
+        // 200 pairs of one-repeat runs (20 s at 50/s, log-normal latencies around 10 ms).
+        let (mut excluded, mut called, mut found) = (0, 0, 0);
+        for i in 0..200u64 {
+            let a = run(20, 50, 10.0, 2 * i);
+            let b = run(20, 50, 10.0, 2 * i + 1);
+            let c = compare_within(Metric::P50, &a, &b);
+            assert_eq!(c.basis, Basis::WithinRun);
+            let (lo, hi) = c.ci.unwrap();
+            excluded += usize::from(lo > 1.0 || hi < 1.0);
+            called += usize::from(c.significant);
+            let shifted = run(20, 50, 12.0, 2 * i + 1);
+            found += usize::from(compare_within(Metric::P50, &shifted, &a).significant);
+        }
+        // The interval alone excludes 1 at about its nominal 5% (calibration); the verdict, with
+        // the run-to-run floor on top, almost never calls a difference that is not there.
+        assert!(excluded <= 20, "the 95% interval excluded 1 in {excluded} of 200 same-distribution pairs");
+        assert!(called <= 10, "{called} of 200 same-distribution pairs called different");
+        assert!(found >= 190, "a 20% shift found in only {found} of 200");
+    }
+
+    #[test]
+    fn one_repeat_decides_a_large_effect_but_not_a_small_one() {
+        let fast = run(10, 100, 10.0, 7);
+        let slow = run(10, 100, 170.0, 8);
+        let c = compare_within(Metric::P50, &slow, &fast);
+        assert!(c.significant && c.ratio > 15.0 && c.note.is_none(), "{c:?}");
+        // 1% apart with 5,000 requests a side: the interval may exclude 1, but one run cannot
+        // tell that from a rerun's variation.
+        let a = run(50, 100, 10.0, 9);
+        let b: Vec<Window> = a
+            .iter()
+            .map(|w| Window { latency: w.latency.iter().map(|(b, n)| (b + 1, *n)).collect(), ..w.clone() })
+            .collect();
+        let c = compare_within(Metric::P50, &b, &a);
+        assert!((c.ratio - 1.01).abs() < 0.005, "{c:?}");
+        assert!(!c.significant, "{c:?}");
+        assert!(c.note.as_deref().is_some_and(|n| n.starts_with("run-to-run variation not measured")), "{c:?}");
+        // A zero on one side has no ratio.
+        let failing: Vec<Window> = a.iter().map(|w| Window { successes: 0, ..w.clone() }).collect();
+        assert!(!compare_within(Metric::Throughput, &failing, &a).significant);
     }
 }

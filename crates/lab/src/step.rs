@@ -21,6 +21,8 @@ pub struct StepRun {
     pub series: Option<RunSeries>,
     /// vegeta's text report of the counted requests.
     pub text: String,
+    /// The counted requests by second, for intervals within the run.
+    pub windows: Vec<crate::windows::Window>,
     pub interrupted: bool,
 }
 
@@ -108,6 +110,7 @@ pub async fn run(
         text: String::from_utf8_lossy(&text).into_owned(),
         numbers: stats.numbers(asked_rate),
         warmup_requests: stats.warmup_requests,
+        windows: stats.windows.windows(),
         series: builder.and_then(|b| b.finish().runs.into_iter().next()),
         interrupted: summary.interrupted,
     })

@@ -419,8 +419,11 @@ mod tests {
 
     #[test]
     fn findings() {
-        let faster = Comparison { ratio: 0.8, ci: Some((0.7, 0.9)), p: Some(0.01), significant: true };
-        let same = Comparison { ratio: 0.98, ci: Some((0.9, 1.1)), p: Some(0.6), significant: false };
+        let basis = crate::stats::Basis::Repeats;
+        let faster =
+            Comparison { ratio: 0.8, ci: Some((0.7, 0.9)), p: Some(0.01), significant: true, basis, note: None };
+        let same =
+            Comparison { ratio: 0.98, ci: Some((0.9, 1.1)), p: Some(0.6), significant: false, basis, note: None };
         assert_eq!(Finding::of(&faster, true), Finding::Supported);
         assert_eq!(Finding::of(&faster, false), Finding::Rejected);
         assert_eq!(Finding::of(&same, true), Finding::Inconclusive);

@@ -211,10 +211,9 @@ fn summary(md: &mut String, lab: &Lab) {
                 )
             })
             .unwrap_or_default();
-        let why = if h.points.iter().all(|p| p.comparison.ci.is_none()) {
-            " One run per load point gives no interval: set repeats to 3 or more to decide."
-        } else {
-            ""
+        let why = match h.points.iter().find_map(|p| p.comparison.note.as_ref()) {
+            Some(note) if h.finding == crate::verdict::Finding::Inconclusive => format!(" ({note})"),
+            _ => String::new(),
         };
         lines.push(format!(
             "\"{}\": **{}** at {pts} of {} load points{effect}.{why}",
@@ -296,8 +295,21 @@ fn trim(s: String) -> String {
 
 fn tables(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Results\n");
-    let repeats =
-        if lab.repeats > 1 { format!(" Medians over {} repeats, [95% interval].", lab.repeats) } else { String::new() };
+    let basis = if lab.repeats as usize >= crate::stats::MIN_REPEATS {
+        format!("Medians over {} repeats, [95% interval across repeats].", lab.repeats)
+    } else if lab.repeats > 1 {
+        format!(
+            "Medians over {} repeats, [95% interval within the runs: a block bootstrap over their 1 s windows; \
+             with fewer than {} repeats the run-to-run variation is not measured].",
+            lab.repeats,
+            crate::stats::MIN_REPEATS
+        )
+    } else {
+        "[95% interval within the run: a block bootstrap over its 1 s windows; one repeat measures no run-to-run \
+         variation.]"
+            .to_owned()
+    };
+    let repeats = format!(" {basis}");
     let _ = writeln!(md, "Latency is measured from each request's scheduled time; \"ok p99\" counts successful requests only, so a target failing fast never looks faster.{repeats}\n");
     let axes = &lab.matrix.axes;
     let _ = writeln!(md, "| load | target | req/s | ok/s | success | p50 | p99 | ok p99 | max | SLO |\n|---|---|---|---|---|---|---|---|---|---|");
@@ -377,7 +389,7 @@ fn ratio_text(r: f64, ci: Option<(f64, f64)>) -> String {
 
 fn hypotheses(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Hypotheses\n");
-    let _ = writeln!(md, "Each load point compares the repeats with Welch's t-test on logarithms: the ratio of geometric means with its 95% interval. An interval spanning 1 is no significant difference.\n");
+    let _ = writeln!(md, "Each load point compares the subject with the other: with {} or more repeats a side, Welch's t-test on the repeats' logarithms (the ratio of geometric means with its 95% interval); with fewer, a block bootstrap over the runs' 1 s windows, where a change must also exceed {:.0}% since the run-to-run variation is not measured. An interval spanning 1 is no significant difference (~).\n", crate::stats::MIN_REPEATS, crate::stats::RUN_TO_RUN_FLOOR * 100.0);
     for h in &lab.findings.hypotheses {
         let dir = if h.lower { "lower" } else { "higher" };
         let _ = writeln!(
@@ -395,11 +407,15 @@ fn hypotheses(md: &mut String, lab: &Lab) {
             h.subject, h.than
         );
         for p in &h.points {
-            let verdict = if p.comparison.significant {
-                p.finding.label().to_owned()
-            } else {
-                "~ no significant difference".into()
+            let verdict = match (&p.comparison.note, p.comparison.significant) {
+                (_, true) => p.finding.label().to_owned(),
+                (Some(note), false) => format!("~ ({note})"),
+                (None, false) => "~ no significant difference".into(),
             };
+            let verdict = format!(
+                "{verdict}, {}",
+                if p.comparison.basis == crate::stats::Basis::Repeats { "repeats" } else { "within runs" }
+            );
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {} | {} | {verdict} |",
