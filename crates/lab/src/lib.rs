@@ -9,6 +9,7 @@
 //! ladder against an embedded origin simulator.
 
 pub mod capacity;
+pub mod compare;
 pub mod demo;
 pub mod events;
 pub mod experiment;

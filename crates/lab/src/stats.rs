@@ -210,8 +210,13 @@ pub fn compare_within(metric: Metric, a: &[Window], b: &[Window]) -> Comparison 
     if ratios.len() < windows::RESAMPLES / 2 {
         return none(ratio, "too few resamples with a value");
     }
-    let below = ratios.iter().filter(|r| **r <= 1.0).count() as f64 / ratios.len() as f64;
-    let p = (2.0 * below.min(1.0 - below)).max(1.0 / ratios.len() as f64).min(1.0);
+    // Two-sided: the share of resamples on the far side of 1, ties counted half on each side
+    // (a metric equal in every resample, a success of 100% against 100%, has p = 1).
+    let n = ratios.len() as f64;
+    let below = ratios.iter().filter(|r| **r < 1.0).count() as f64;
+    let ties = ratios.iter().filter(|r| **r == 1.0).count() as f64;
+    let tail = (below + ties / 2.0).min(n - below - ties / 2.0) / n;
+    let p = (2.0 * tail).clamp(1.0 / n, 1.0);
     let ci = (windows::quantile(&mut ratios, 0.025), windows::quantile(&mut ratios, 0.975));
     let excludes = ci.0 > 1.0 || ci.1 < 1.0;
     let beyond_floor = (ratio - 1.0).abs() > RUN_TO_RUN_FLOOR;
@@ -338,5 +343,18 @@ mod within_tests {
         // A zero on one side has no ratio.
         let failing: Vec<Window> = a.iter().map(|w| Window { successes: 0, ..w.clone() }).collect();
         assert!(!compare_within(Metric::Throughput, &failing, &a).significant);
+    }
+}
+
+#[cfg(test)]
+mod tie_tests {
+    use super::*;
+    use crate::windows::tests::run;
+
+    #[test]
+    fn a_metric_equal_in_every_resample_has_p_1() {
+        let a = run(10, 50, 10.0, 3);
+        let c = compare_within(Metric::Success, &a, &a);
+        assert_eq!((c.ratio, c.p, c.significant), (1.0, Some(1.0), false), "{c:?}");
     }
 }

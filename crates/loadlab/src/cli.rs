@@ -200,6 +200,45 @@ pub enum LabCommand {
     Run(LabRunArgs),
     /// Search the highest rate a URL holds an SLO at (exponential, then bisection).
     Capacity(LabCapacityArgs),
+    /// What changed between two labs: every cell and metric old against new, with its 95%
+    /// interval and a verdict; writes compare.md, compare.html and compare.json. Exit 3 when a
+    /// --fail-on gate breaks, 2 for bad input.
+    Compare(LabCompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LabCompareArgs {
+    /// The old lab: its output folder, or its lab.json.
+    pub old: PathBuf,
+    /// The new lab: its output folder, or its lab.json.
+    pub new: PathBuf,
+    #[command(flatten)]
+    pub gate: CompareGateArgs,
+    /// Where compare.md, compare.html and compare.json go (default: the new lab's folder).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// How a comparison decides.
+#[derive(Args, Debug)]
+pub struct CompareGateArgs {
+    /// Changes within this are `~` however significant (criterion's noise threshold).
+    #[arg(long, default_value = "2%", value_parser = percent, value_name = "PERCENT")]
+    pub threshold: f64,
+    /// Exit 3 when a significant change passes one of these, e.g. 'p99>+5%,throughput<-3%'
+    /// (metrics: throughput, p50, p99, success, target_cpu, generator_cpu).
+    #[arg(long, value_name = "GATES")]
+    pub fail_on: Option<String>,
+}
+
+/// `2%` or `2` as 2.0.
+fn percent(s: &str) -> Result<f64, String> {
+    s.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("{s:?} is not a percentage like 2%"))
 }
 
 #[derive(Args, Debug)]
@@ -528,6 +567,12 @@ pub struct ReportArgs {
     /// One report per step of a --rate-steps run (a run without steps is one step).
     #[arg(long)]
     pub by_step: bool,
+    /// Compare two files, old then new: every metric with its 95% interval (within the runs)
+    /// and a verdict, as `lab compare` does.
+    #[arg(long, conflicts_with_all = ["every", "by_step"])]
+    pub compare: bool,
+    #[command(flatten)]
+    pub gate: CompareGateArgs,
     /// Where to write; `-` for stdout.
     #[arg(long, short = 'o', default_value = "-")]
     pub output: String,

@@ -15,7 +15,36 @@ pub fn run(c: LabCommand) -> anyhow::Result<()> {
     match c {
         LabCommand::Run(a) => run_plan(a),
         LabCommand::Capacity(a) => capacity(a),
+        LabCommand::Compare(a) => compare(a),
     }
+}
+
+fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
+    let gates = lab::compare::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or(""))
+        .map_err(|e| bad(format!("--fail-on: {e}")))?;
+    let old = lab::compare::load_lab(&a.old).map_err(|e| bad(e.to_string()))?;
+    let new = lab::compare::load_lab(&a.new).map_err(|e| bad(e.to_string()))?;
+    let outcome = lab::compare::outcome(&old, &new, a.gate.threshold, gates);
+    print!("{}", lab::render::compare::text(&outcome));
+    let out = a.out.unwrap_or_else(|| {
+        if a.new.is_dir() {
+            a.new.clone()
+        } else {
+            a.new.parent().map_or(".".into(), Path::to_path_buf)
+        }
+    });
+    for f in lab::render::compare::write(&outcome, &old, &new, &out)? {
+        eprintln!("loadlab: wrote {}", f.display());
+    }
+    gate(&outcome)
+}
+
+/// Exit 3 when a `--fail-on` gate broke.
+pub fn gate(o: &lab::compare::Outcome) -> anyhow::Result<()> {
+    if o.failed.is_empty() {
+        return Ok(());
+    }
+    Err(anyhow::Error::new(VerdictFailed(format!("regression beyond --fail-on: {}", o.failed.join("; ")))))
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {

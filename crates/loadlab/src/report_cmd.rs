@@ -63,6 +63,9 @@ fn output(path: &str) -> anyhow::Result<Box<dyn Write>> {
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {
+    if a.compare {
+        return compare(&a);
+    }
     let inputs = open_inputs(&a.files)?;
     let mut out = output(&a.output)?;
     match a.every {
@@ -173,4 +176,17 @@ fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Wr
     let m = metrics.lock().unwrap().clone();
     write_report(kind, &m, out)?;
     Ok(())
+}
+
+/// `report --compare OLD NEW`: the table of `lab compare` for two files (within-run statistics).
+fn compare(a: &ReportArgs) -> anyhow::Result<()> {
+    let [old, new] = a.files.as_slice() else {
+        return Err(bad(format!("--compare: give two results files, old then new (got {})", a.files.len())));
+    };
+    let gates = lab::compare::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or(""))
+        .map_err(|e| bad(format!("--fail-on: {e}")))?;
+    let load = |f: &String| lab::compare::load_file(std::path::Path::new(f)).map_err(|e| bad(e.to_string()));
+    let outcome = lab::compare::outcome(&load(old)?, &load(new)?, a.gate.threshold, gates);
+    output(&a.output)?.write_all(lab::render::compare::text(&outcome).as_bytes())?;
+    crate::lab_cmd::gate(&outcome)
 }

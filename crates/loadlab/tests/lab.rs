@@ -397,3 +397,77 @@ fn an_origin_whose_log_cannot_be_written_still_serves() {
     let _ = child.wait();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
+
+#[test]
+fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as_no_change() {
+    let d = tempdir("compare");
+    let lab = |name: &str, latency: &str| -> PathBuf {
+        let dir = d.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("svc.json"),
+            format!(
+                r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{latency}"}}]}}"#
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("plan.toml"),
+            "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\nduration = \"4s\"\n",
+        )
+        .unwrap();
+        let o = loadlab()
+            .args(["lab", "run"])
+            .arg(dir.join("plan.toml"))
+            .arg("--out")
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        dir.join("out")
+    };
+    let (old, new, rerun) = (lab("old", "10ms"), lab("new", "13ms"), lab("rerun", "10ms"));
+    let o = loadlab()
+        .args(["lab", "compare"])
+        .arg(&old)
+        .arg(&new)
+        .args(["--fail-on", "p50>+10%,throughput<-3%"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(3), "{table}{}", stderr(&o));
+    assert!(stderr(&o).contains("regression beyond --fail-on: p50>+10%: svc at 50 req/s, http1: +"), "{}", stderr(&o));
+    assert!(table.contains("svc at 50 req/s, http1"), "{table}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(new.join("compare.json")).unwrap()).unwrap();
+    let p50 = json["rows"].as_array().unwrap().iter().find(|r| r["measure"] == "p50").unwrap();
+    assert_eq!(p50["verdict"], "worse", "{p50}");
+    assert_eq!(p50["basis"], "within_run", "{p50}");
+    let change = p50["change_pct"].as_f64().unwrap();
+    assert!((20.0..40.0).contains(&change), "{p50}");
+    assert!(p50["ci_pct"][0].as_f64().unwrap() > 0.0, "the interval excludes 0: {p50}");
+    let throughput = json["rows"].as_array().unwrap().iter().find(|r| r["measure"] == "throughput").unwrap();
+    assert_eq!(throughput["verdict"], "same", "{throughput}");
+    let md = std::fs::read_to_string(new.join("compare.md")).unwrap();
+    assert!(md.contains("**Failed the gate**") && md.contains("(charts/compare-1.png)"), "{md}");
+    let html = std::fs::read_to_string(new.join("compare.html")).unwrap();
+    assert!(html.contains("<figure class=\"chart\"><svg") && !html.contains("charts/compare-1.png"), "self-contained");
+    // The same lab against a rerun of itself: `~` everywhere, exit 0.
+    let o = loadlab().args(["lab", "compare"]).arg(&old).arg(&rerun).args(["--fail-on", "p50>+10%"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(rerun.join("compare.json")).unwrap()).unwrap();
+    assert!(json["rows"].as_array().unwrap().iter().all(|r| r["verdict"] == "same"), "{json}");
+    // Two plain results files: the same table.
+    let o = loadlab()
+        .args(["report", "--compare"])
+        .arg(old.join("steps/1-svc--r50-http1--1.llr"))
+        .arg(new.join("steps/1-svc--r50-http1--1.llr"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(table.lines().any(|l| l.trim_start().starts_with("p50") && l.trim_end().ends_with("worse")), "{table}");
+    // Bad input: exit 2, named.
+    let o = loadlab().args(["lab", "compare"]).arg(&old).arg(d.join("nope")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nope: No such file or directory"), "{}", stderr(&o));
+}

@@ -13,7 +13,7 @@ use crate::verdict::Metric;
 
 /// A chart as SVG, with a file-name stem and a title.
 pub struct Figure {
-    pub stem: &'static str,
+    pub stem: String,
     pub title: String,
     pub svg: String,
 }
@@ -26,14 +26,14 @@ pub fn figures(lab: &Lab) -> Vec<Figure> {
     let axes = &lab.matrix.axes;
     if axes.rate {
         out.push(Figure {
-            stem: "ladder",
+            stem: "ladder".into(),
             title: "Latency and success by rate".into(),
             svg: render_xy_svg("", &ladder(lab)),
         });
     }
     if axes.connections {
         out.push(Figure {
-            stem: "sweep",
+            stem: "sweep".into(),
             title: "Requests per second by connections".into(),
             svg: render_xy_svg("", &[sweep(lab)]),
         });
@@ -57,19 +57,23 @@ pub fn figures(lab: &Lab) -> Vec<Figure> {
     };
     if axes.variant {
         out.push(Figure {
-            stem: "variants-hdr",
+            stem: "variants-hdr".into(),
             title: "Latency by percentile, per variant".into(),
             svg: render_svg(&series(&|_| true), Chart::Hdr),
         });
     }
     let runs = series(&|_| true);
     if !runs.runs.is_empty() && runs.runs.len() <= MAX_TIME_RUNS {
-        out.push(Figure { stem: "latency", title: "Latency over time".into(), svg: render_svg(&runs, Chart::Latency) });
+        out.push(Figure {
+            stem: "latency".into(),
+            title: "Latency over time".into(),
+            svg: render_svg(&runs, Chart::Latency),
+        });
     }
     let sampled = resources(lab);
     if !sampled.is_empty() {
         out.push(Figure {
-            stem: "resources",
+            stem: "resources".into(),
             title: "CPU, memory and scraped series over time".into(),
             svg: render_xy_svg("", &sampled),
         });

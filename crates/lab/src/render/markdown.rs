@@ -282,7 +282,7 @@ fn med(c: &Cell, metric: &str) -> f64 {
 /// `107.3ms [105.1, 109.6]`: the median and the 95% interval of the mean.
 fn cell_text(metric: Metric, s: &Summary) -> String {
     match s.ci {
-        Some((lo, hi)) if s.n > 1 => {
+        Some((lo, hi)) => {
             format!("{} [{}, {}]", metric.show(s.median), trim(metric.show(lo)), trim(metric.show(hi)))
         }
         _ => metric.show(s.median),

@@ -3,6 +3,7 @@
 //! number, for scripts).
 
 pub mod charts;
+pub mod compare;
 pub mod html;
 pub mod markdown;
 
@@ -14,7 +15,7 @@ use crate::experiment::Lab;
 
 /// Writes `bytes` to `path` whole or not at all: into a temporary file renamed over `path`, so
 /// a full disk leaves no truncated file that looks complete. Errors name the file.
-fn put(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn put(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     let tmp = path.with_extension(format!(
         "{}.partial",

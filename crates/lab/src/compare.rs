@@ -1,0 +1,470 @@
+//! What changed between two labs (`lab compare OLD NEW`) or two results files (`report
+//! --compare`): cells matched by target and load point, each metric that matters compared with
+//! its 95% interval and a verdict (better, worse, or `~`: not significant, or within the noise
+//! threshold), a geometric-mean row as benchstat prints, and a CI gate (`--fail-on`).
+//!
+//! The statistics are those of the lab (`stats`): across repeats with 3 or more a side, else
+//! within the runs (a block bootstrap over their 1 s windows, re-read from the step files).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::numbers::{StepConsumer, STARVED_WAIT_SHARE};
+use crate::stats::{compare, compare_within, Basis, Comparison, MIN_REPEATS};
+use crate::verdict::Metric;
+use crate::windows::Window;
+
+/// What a compared metric is: the lab's metric, or CPU per request of a sampled process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    Throughput,
+    P50,
+    P99,
+    Success,
+    /// µs of CPU per successful request, of the target's process tree, and of loadlab.
+    TargetCpu,
+    GeneratorCpu,
+}
+
+pub const MEASURES: [Measure; 6] =
+    [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success, Measure::TargetCpu, Measure::GeneratorCpu];
+
+impl Measure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Throughput => "throughput",
+            Measure::P50 => "p50",
+            Measure::P99 => "p99",
+            Measure::Success => "success",
+            Measure::TargetCpu => "target_cpu",
+            Measure::GeneratorCpu => "generator_cpu",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Measure> {
+        MEASURES.into_iter().find(|m| m.name() == s)
+    }
+
+    fn metric(self) -> Option<Metric> {
+        match self {
+            Measure::Throughput => Some(Metric::Throughput),
+            Measure::P50 => Some(Metric::P50),
+            Measure::P99 => Some(Metric::P99),
+            Measure::Success => Some(Metric::Success),
+            Measure::TargetCpu | Measure::GeneratorCpu => None,
+        }
+    }
+
+    /// A higher value is better.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Measure::Throughput | Measure::Success)
+    }
+
+    pub fn show(self, v: f64) -> String {
+        match self.metric() {
+            Some(m) => m.show(v),
+            None => format!("{v:.1}µs/req"),
+        }
+    }
+}
+
+/// One step of a side, as compared.
+#[derive(Clone, Debug)]
+pub struct StepData {
+    pub id: String,
+    pub values: BTreeMap<&'static str, f64>,
+    pub windows: Vec<Window>,
+    /// The results file (first repeat's chart data is read from it).
+    pub file: Option<PathBuf>,
+}
+
+/// A target at a load point on one side.
+#[derive(Clone, Debug, Default)]
+pub struct CellData {
+    pub target: String,
+    pub label: String,
+    pub steps: Vec<StepData>,
+    /// Steps left out (generator-limited, target down, a starved generator), with why.
+    pub excluded: Vec<String>,
+}
+
+/// One side: a lab's cells by key (target and full load point).
+#[derive(Clone, Debug, Default)]
+pub struct Side {
+    pub name: String,
+    pub cells: BTreeMap<String, CellData>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CompareError(pub String);
+
+fn read_windows(file: &Path, warmup_s: f64) -> Result<Vec<Window>, CompareError> {
+    let f = std::fs::File::open(file).map_err(|e| CompareError(format!("{}: {e}", file.display())))?;
+    let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());
+    let mut c = StepConsumer::new(std::time::Duration::from_secs_f64(warmup_s));
+    results::feed(&mut reader, &mut c).map_err(|e| CompareError(format!("{}: {e}", file.display())))?;
+    Ok(c.windows.windows())
+}
+
+/// `400 req/s, h2c, 8 conns`: the point's fields that are set.
+fn point_label(p: &serde_json::Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = p["variant"].as_str() {
+        parts.push(v.to_owned());
+    }
+    if let Some(r) = p["rate"].as_f64() {
+        parts.push(format!("{r} req/s"));
+    }
+    if let Some(c) = p["connections"].as_u64() {
+        parts.push(format!("{c} conns"));
+    }
+    parts.push(p["protocol"].as_str().unwrap_or("http1").to_owned());
+    if let Some(k) = p["requests_per_conn"].as_u64() {
+        parts.push(format!("{k} req/conn"));
+    }
+    if p["streams"].as_u64().is_some_and(|s| s > 1) {
+        parts.push(format!("{} streams", p["streams"]));
+    }
+    parts.join(", ")
+}
+
+/// Reads a lab's folder (or its lab.json) and its step files.
+pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
+    let (dir, json) = if path.is_dir() {
+        (path.to_path_buf(), path.join("lab.json"))
+    } else {
+        (path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf), path.to_path_buf())
+    };
+    let text = std::fs::read(&json).map_err(|e| CompareError(format!("{}: {e}", json.display())))?;
+    let lab: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| CompareError(format!("{}: not a lab.json: {e}", json.display())))?;
+    let bad = |what: &str| CompareError(format!("{}: not a lab.json: no {what}", json.display()));
+    let targets = lab["targets"].as_array().ok_or_else(|| bad("targets"))?;
+    let points = lab["matrix"]["points"].as_array().ok_or_else(|| bad("matrix"))?;
+    let steps = lab["steps"].as_array().ok_or_else(|| bad("steps"))?;
+    let warmup_s = lab["warmup_s"].as_f64().unwrap_or(0.0);
+    let name = lab["name"].as_str().filter(|n| !n.is_empty()).map_or_else(|| dir.display().to_string(), str::to_owned);
+    let mut side = Side { name, cells: BTreeMap::new() };
+    for s in steps {
+        let target = targets.get(s["target"].as_u64().unwrap_or(0) as usize).and_then(|t| t["name"].as_str());
+        let point = points.get(s["point"].as_u64().unwrap_or(0) as usize).ok_or_else(|| bad("point of a step"))?;
+        let target = target.ok_or_else(|| bad("target of a step"))?.to_owned();
+        let key = format!("{target} @ {point}");
+        let cell = side.cells.entry(key).or_insert_with(|| CellData {
+            target: target.clone(),
+            label: point_label(point),
+            ..Default::default()
+        });
+        let id = s["id"].as_str().unwrap_or_default().to_owned();
+        let n = &s["numbers"];
+        let why = if let Some(d) = s["down"].as_str() {
+            Some(format!("target down ({d})"))
+        } else if n["generator_limited"].as_bool() == Some(true) {
+            Some(format!(
+                "generator-limited (sent {:.1}/s of {:.1}/s asked)",
+                n["sent_rate"].as_f64().unwrap_or(0.0),
+                n["asked_rate"].as_f64().unwrap_or(0.0)
+            ))
+        } else if n["cpu_wait"].as_f64().is_some_and(|w| w > STARVED_WAIT_SHARE) {
+            Some(format!(
+                "the generator waited for a CPU {:.0}% of the time",
+                n["cpu_wait"].as_f64().unwrap_or(0.0) * 100.0
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            cell.excluded.push(format!("{id}: {why}"));
+            continue;
+        }
+        let throughput = n["throughput"].as_f64().unwrap_or(0.0);
+        let per_request = |pct: Option<f64>| pct.filter(|_| throughput > 0.0).map(|p| p / 100.0 / throughput * 1e6);
+        let mut values = BTreeMap::new();
+        values.insert(Measure::Throughput.name(), throughput);
+        values.insert(Measure::P50.name(), n["latency"]["p50"].as_f64().unwrap_or(f64::NAN));
+        values.insert(Measure::P99.name(), n["latency"]["p99"].as_f64().unwrap_or(f64::NAN));
+        values.insert(Measure::Success.name(), n["success"].as_f64().unwrap_or(f64::NAN));
+        if let Some(v) = per_request(s["target_cpu_pct"].as_f64()) {
+            values.insert(Measure::TargetCpu.name(), v);
+        }
+        if let Some(v) = per_request(s["generator_cpu_pct"].as_f64()) {
+            values.insert(Measure::GeneratorCpu.name(), v);
+        }
+        let file = s["file"].as_str().filter(|f| !f.is_empty()).map(|f| dir.join(f));
+        let windows = match &file {
+            Some(f) => read_windows(f, warmup_s)?,
+            None => Vec::new(),
+        };
+        cell.steps.push(StepData { id, values, windows, file });
+    }
+    Ok(side)
+}
+
+/// Two plain results files as one-cell sides (within-run statistics only).
+pub fn load_file(path: &Path) -> Result<Side, CompareError> {
+    let f = std::fs::File::open(path).map_err(|e| CompareError(format!("{}: {e}", path.display())))?;
+    let mut reader = results::Reader::new(std::io::BufReader::new(f), path.display().to_string());
+    let mut c = StepConsumer::new(std::time::Duration::ZERO);
+    results::feed(&mut reader, &mut c).map_err(|e| CompareError(format!("{}: {e}", path.display())))?;
+    let n = c.numbers(c.counted.asked_rate);
+    let mut values = BTreeMap::new();
+    for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
+        values.insert(m.name(), m.metric().map_or(f64::NAN, |x| x.of(&n)));
+    }
+    let mut cell = CellData { target: "run".into(), label: "all".into(), ..Default::default() };
+    let id = path.display().to_string();
+    if n.generator_limited {
+        cell.excluded.push(format!("{id}: generator-limited ({})", n.generator_text().unwrap_or_default()));
+    } else {
+        cell.steps.push(StepData { id, values, windows: c.windows.windows(), file: Some(path.to_path_buf()) });
+    }
+    Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]) })
+}
+
+/// What a change was called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Better,
+    Worse,
+    /// Not significant, or within the noise threshold.
+    Same,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Same => "~",
+        }
+    }
+}
+
+/// One metric of one cell, old against new.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub target: String,
+    pub load: String,
+    pub measure: Measure,
+    pub old: f64,
+    pub new: f64,
+    /// (new / old - 1) in %, with its 95% interval.
+    pub change_pct: f64,
+    pub ci_pct: Option<(f64, f64)>,
+    pub p: Option<f64>,
+    pub verdict: Verdict,
+    pub basis: Basis,
+    /// Why `~` where that is not plain: within the threshold, run-to-run variation not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A `--fail-on` clause: `p99>+5%` fails on a significant p99 rise beyond 5%.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Gate {
+    pub measure: Measure,
+    /// Fails when the change is above `limit_pct` (`>`), or below it (`<`).
+    pub above: bool,
+    pub limit_pct: f64,
+}
+
+impl Gate {
+    /// `p99>+5%,throughput<-3%`.
+    pub fn parse_list(s: &str) -> Result<Vec<Gate>, String> {
+        s.split(',').filter(|c| !c.trim().is_empty()).map(|c| Gate::parse(c.trim())).collect()
+    }
+
+    pub fn parse(c: &str) -> Result<Gate, String> {
+        let at = c.find(['<', '>']).ok_or_else(|| format!("{c:?}: expected METRIC>+N% or METRIC<-N%"))?;
+        let name = c[..at].trim();
+        let measure = Measure::parse(name).ok_or_else(|| {
+            let names: Vec<&str> = MEASURES.iter().map(|m| m.name()).collect();
+            format!("{c:?}: unknown metric {name:?} ({})", names.join(", "))
+        })?;
+        let limit = c[at + 1..].trim();
+        let limit_pct = limit
+            .strip_suffix('%')
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("{c:?}: {limit:?} is not a change like +5% or -3%"))?;
+        Ok(Gate { measure, above: c.as_bytes()[at] == b'>', limit_pct })
+    }
+
+    pub fn text(&self) -> String {
+        format!("{}{}{:+}%", self.measure.name(), if self.above { ">" } else { "<" }, self.limit_pct)
+    }
+
+    /// The row breaks the gate: a significant change (beyond the threshold) past the limit.
+    pub fn broken_by(&self, r: &Row) -> bool {
+        r.measure == self.measure
+            && r.verdict != Verdict::Same
+            && if self.above { r.change_pct > self.limit_pct } else { r.change_pct < self.limit_pct }
+    }
+}
+
+/// The comparison of two sides.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub old: String,
+    pub new: String,
+    /// Changes within this (%) are `~` however significant.
+    pub threshold_pct: f64,
+    pub rows: Vec<Row>,
+    /// Per metric, the geometric mean of new / old over the cells, as a change in %.
+    pub geomean_pct: Vec<(Measure, f64)>,
+    /// Cells on one side only, and steps left out, one line each.
+    pub only_old: Vec<String>,
+    pub only_new: Vec<String>,
+    pub excluded: Vec<String>,
+    pub gates: Vec<Gate>,
+    /// The gate lines broken, with the row that broke each.
+    pub failed: Vec<String>,
+}
+
+fn row(measure: Measure, old: &CellData, new: &CellData, threshold_pct: f64) -> Option<Row> {
+    let vals = |c: &CellData| -> Vec<f64> {
+        c.steps.iter().filter_map(|s| s.values.get(measure.name()).copied()).filter(|v| v.is_finite()).collect()
+    };
+    let (a, b) = (vals(new), vals(old));
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let windows = |c: &CellData| -> Vec<Window> { c.steps.iter().flat_map(|s| s.windows.iter().cloned()).collect() };
+    let c: Comparison = match measure.metric() {
+        Some(m) if a.len() < MIN_REPEATS || b.len() < MIN_REPEATS => compare_within(m, &windows(new), &windows(old)),
+        _ => compare(&a, &b),
+    };
+    let change_pct = (c.ratio - 1.0) * 100.0;
+    let within = change_pct.abs() <= threshold_pct;
+    let verdict = match (c.significant && !within, (c.ratio > 1.0) == measure.higher_is_better()) {
+        (false, _) => Verdict::Same,
+        (true, true) => Verdict::Better,
+        (true, false) => Verdict::Worse,
+    };
+    let note = if c.significant && within {
+        Some(format!("within the {threshold_pct}% threshold"))
+    } else if verdict == Verdict::Same && measure.metric().is_none() && (a.len() < 2 || b.len() < 2) {
+        Some("CPU is sampled once a second: set repeats >= 3 to compare it".into())
+    } else {
+        c.note.clone()
+    };
+    Some(Row {
+        target: new.target.clone(),
+        load: new.label.clone(),
+        measure,
+        old: crate::stats::median(&b),
+        new: crate::stats::median(&a),
+        change_pct,
+        ci_pct: c.ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
+        p: c.p,
+        verdict,
+        basis: c.basis,
+        note,
+    })
+}
+
+/// Compares `new` with `old`.
+pub fn outcome(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> Outcome {
+    let mut rows = Vec::new();
+    let mut excluded = Vec::new();
+    for (key, n) in &new.cells {
+        let Some(o) = old.cells.get(key) else { continue };
+        for (side, c) in [("old", o), ("new", n)] {
+            excluded.extend(c.excluded.iter().map(|e| format!("{side} {e}")));
+        }
+        rows.extend(MEASURES.iter().filter_map(|m| row(*m, o, n, threshold_pct)));
+    }
+    let describe = |c: &CellData| format!("{} at {}", c.target, c.label);
+    let only_old = old.cells.iter().filter(|(k, _)| !new.cells.contains_key(*k)).map(|(_, c)| describe(c)).collect();
+    let only_new = new.cells.iter().filter(|(k, _)| !old.cells.contains_key(*k)).map(|(_, c)| describe(c)).collect();
+    let geomean_pct = MEASURES
+        .iter()
+        .filter_map(|m| {
+            // Over the rows' own ratios (those their intervals are about).
+            let logs: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.measure == *m && r.change_pct > -100.0 && r.change_pct.is_finite())
+                .map(|r| (1.0 + r.change_pct / 100.0).ln())
+                .collect();
+            (!logs.is_empty()).then(|| (*m, ((logs.iter().sum::<f64>() / logs.len() as f64).exp() - 1.0) * 100.0))
+        })
+        .collect();
+    let failed = gates
+        .iter()
+        .flat_map(|g| {
+            rows.iter()
+                .filter(|r| g.broken_by(r))
+                .map(|r| format!("{}: {} at {}: {:+.1}%", g.text(), r.target, r.load, r.change_pct))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    Outcome {
+        old: old.name.clone(),
+        new: new.name.clone(),
+        threshold_pct,
+        rows,
+        geomean_pct,
+        only_old,
+        only_new,
+        excluded,
+        gates,
+        failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::windows::tests::run;
+
+    fn side(median_ms: f64, seed: u64) -> Side {
+        let windows = run(10, 100, median_ms, seed);
+        let all: Vec<&Window> = windows.iter().collect();
+        let mut values = BTreeMap::new();
+        for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
+            values.insert(m.name(), crate::windows::metric(m.metric().unwrap(), &all).unwrap());
+        }
+        let cell = CellData {
+            target: "svc".into(),
+            label: "100 req/s, http1".into(),
+            steps: vec![StepData { id: "s".into(), values, windows, file: None }],
+            excluded: vec![],
+        };
+        Side { name: format!("{median_ms}"), cells: BTreeMap::from([("svc @ x".to_owned(), cell)]) }
+    }
+
+    #[test]
+    fn a_slower_run_is_worse_on_latency_and_a_gate_catches_it() {
+        let gates = Gate::parse_list("p50>+10%, throughput<-3%").unwrap();
+        let o = outcome(&side(10.0, 1), &side(13.0, 2), 2.0, gates);
+        let p50 = o.rows.iter().find(|r| r.measure == Measure::P50).unwrap();
+        assert_eq!(p50.verdict, Verdict::Worse, "{p50:?}");
+        assert!((p50.change_pct - 30.0).abs() < 4.0, "{p50:?}");
+        let (lo, hi) = p50.ci_pct.unwrap();
+        assert!(lo > 0.0 && hi > lo, "{p50:?}");
+        assert_eq!(p50.basis, Basis::WithinRun);
+        let tp = o.rows.iter().find(|r| r.measure == Measure::Throughput).unwrap();
+        assert_eq!(tp.verdict, Verdict::Same, "{tp:?}");
+        assert_eq!(o.failed.len(), 1, "{:?}", o.failed);
+        assert!(o.failed[0].starts_with("p50>+10%: svc at 100 req/s, http1: +"), "{:?}", o.failed);
+        assert!(o.geomean_pct.iter().any(|(m, g)| *m == Measure::P50 && (*g - 30.0).abs() < 4.0));
+        // The same run against itself: nothing changed, nothing fails.
+        let same = outcome(&side(10.0, 1), &side(10.0, 1), 2.0, Gate::parse_list("p50>+10%").unwrap());
+        assert!(same.rows.iter().all(|r| r.verdict == Verdict::Same), "{:?}", same.rows);
+        assert!(same.failed.is_empty());
+    }
+
+    #[test]
+    fn gates_parse_and_refuse() {
+        assert_eq!(Gate::parse("p99>+5%").unwrap(), Gate { measure: Measure::P99, above: true, limit_pct: 5.0 });
+        assert_eq!(Gate::parse("throughput<-3%").unwrap().text(), "throughput<-3%");
+        for bad in ["p99", "p42>+5%", "p99>5", "p99>fast%"] {
+            assert!(Gate::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

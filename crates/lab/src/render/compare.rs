@@ -1,0 +1,200 @@
+//! A comparison's outputs: the table on the terminal, `compare.md`, `compare.json`, and a
+//! self-contained `compare.html` with each cell's old and new latency percentiles (HDR) in one
+//! chart, as `plot --chart hdr` draws them.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use report::chart::{render_png, render_svg, Chart, ChartBuilder, ChartData};
+
+use super::charts::Figure;
+use crate::compare::{Outcome, Row, Side, Verdict};
+use crate::stats::{Basis, MIN_REPEATS, RUN_TO_RUN_FLOOR};
+
+fn change(r: &Row) -> String {
+    match r.ci_pct {
+        Some((lo, hi)) => format!("{:+.1}% [{:+.1}, {:+.1}]", r.change_pct, lo, hi),
+        None => format!("{:+.1}%", r.change_pct),
+    }
+}
+
+fn verdict(r: &Row) -> String {
+    match &r.note {
+        Some(n) if r.verdict == Verdict::Same => format!("~ ({n})"),
+        _ => r.verdict.label().to_owned(),
+    }
+}
+
+/// The table for a terminal, benchstat-like: one block per cell, a geomean line, what was left
+/// out, and the gate.
+pub fn text(o: &Outcome) -> String {
+    let mut s = format!("old: {}\nnew: {}\n", o.old, o.new);
+    let mut cell = String::new();
+    for r in &o.rows {
+        let here = format!("{} at {}", r.target, r.load);
+        if here != cell {
+            let _ = write!(
+                s,
+                "\n{here}\n  {:<14} {:>12} {:>12}  {:<26} {:>6}  verdict\n",
+                "metric", "old", "new", "change [95%]", "p"
+            );
+            cell = here;
+        }
+        let _ = writeln!(
+            s,
+            "  {:<14} {:>12} {:>12}  {:<26} {:>6}  {}",
+            r.measure.name(),
+            r.measure.show(r.old),
+            r.measure.show(r.new),
+            change(r),
+            r.p.map_or("-".into(), |p| format!("{p:.3}")),
+            verdict(r)
+        );
+    }
+    if !o.geomean_pct.is_empty() {
+        let g: Vec<String> = o.geomean_pct.iter().map(|(m, g)| format!("{} {g:+.1}%", m.name())).collect();
+        let _ = writeln!(s, "\ngeomean: {}", g.join(", "));
+    }
+    for (what, list) in [("only in old", &o.only_old), ("only in new", &o.only_new), ("left out", &o.excluded)] {
+        for l in list.iter() {
+            let _ = writeln!(s, "{what}: {l}");
+        }
+    }
+    for f in &o.failed {
+        let _ = writeln!(s, "FAILED {f}");
+    }
+    s
+}
+
+fn basis_text(o: &Outcome) -> String {
+    let within = o.rows.iter().any(|r| r.basis == Basis::WithinRun);
+    let repeats = o.rows.iter().any(|r| r.basis == Basis::Repeats);
+    let mut s = String::new();
+    if repeats {
+        s += "Cells with 3 or more repeats a side compare them with Welch's t-test on logarithms. ";
+    }
+    if within {
+        let _ = write!(
+            s,
+            "Cells with fewer than {MIN_REPEATS} repeats compare within the runs: a block bootstrap over their 1 s \
+             windows, where a change must also exceed {:.0}% since the run-to-run variation is not measured. ",
+            RUN_TO_RUN_FLOOR * 100.0
+        );
+    }
+    let _ = write!(
+        s,
+        "A change is better or worse when its 95% interval excludes 0 and it is beyond the {}% threshold; \
+         otherwise `~`.",
+        o.threshold_pct
+    );
+    s
+}
+
+/// `compare.md`; `charts` are (title, relative path) of the images written beside it.
+pub fn markdown(o: &Outcome, charts: &[(String, String)]) -> String {
+    let mut md = format!("# What changed\n\nOld: `{}`. New: `{}`.\n\n{}\n\n", o.old, o.new, basis_text(o));
+    if !o.failed.is_empty() {
+        let _ = writeln!(
+            md,
+            "**Failed the gate** ({}):\n",
+            o.gates.iter().map(|g| g.text()).collect::<Vec<_>>().join(", ")
+        );
+        for f in &o.failed {
+            let _ = writeln!(md, "- {f}");
+        }
+        let _ = writeln!(md);
+    } else if !o.gates.is_empty() {
+        let _ = writeln!(md, "The gate held: {}.\n", o.gates.iter().map(|g| g.text()).collect::<Vec<_>>().join(", "));
+    }
+    let _ = writeln!(md, "| target | load | metric | old | new | change [95%] | p | verdict | basis |\n|---|---|---|---|---|---|---|---|---|");
+    for r in &o.rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.target,
+            r.load,
+            r.measure.name(),
+            r.measure.show(r.old),
+            r.measure.show(r.new),
+            change(r),
+            r.p.map_or("-".into(), |p| format!("{p:.3}")),
+            verdict(r).replace('|', "/"),
+            if r.basis == Basis::Repeats { "repeats" } else { "within runs" }
+        );
+    }
+    if !o.geomean_pct.is_empty() {
+        let g: Vec<String> = o.geomean_pct.iter().map(|(m, g)| format!("{} {g:+.1}%", m.name())).collect();
+        let _ = writeln!(md, "\nGeometric mean of new / old over the cells: {}.", g.join(", "));
+    }
+    for (what, list) in [
+        ("Only in old (not compared)", &o.only_old),
+        ("Only in new (not compared)", &o.only_new),
+        ("Steps left out", &o.excluded),
+    ] {
+        if !list.is_empty() {
+            let _ = writeln!(md, "\n{what}:\n");
+            for l in list.iter() {
+                let _ = writeln!(md, "- {}", l.replace('|', "/"));
+            }
+        }
+    }
+    if !charts.is_empty() {
+        let _ = writeln!(md, "\n## Latency by percentile, old and new\n");
+        for (t, p) in charts {
+            let _ = writeln!(md, "![{t}]({p})\n");
+        }
+    }
+    md
+}
+
+/// Per cell present on both sides, the HDR curves of its first old and new step.
+fn figures(old: &Side, new: &Side) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for (key, n) in &new.cells {
+        let Some(o) = old.cells.get(key) else { continue };
+        let mut b = ChartBuilder::new(format!("{} at {}", n.target, n.label));
+        let mut fed = 0;
+        for (side, c) in [("old", o), ("new", n)] {
+            let Some(file) = c.steps.first().and_then(|s| s.file.as_ref()) else { continue };
+            let Ok(f) = std::fs::File::open(file) else { continue };
+            b.source(format!("{side} {}", c.steps[0].id));
+            let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());
+            fed += usize::from(results::feed(&mut reader, &mut b).is_ok());
+        }
+        if fed == 2 {
+            let data: ChartData = b.finish();
+            out.push(Figure {
+                stem: format!("compare-{}", out.len() + 1),
+                title: data.title.clone(),
+                svg: render_svg(&data, Chart::Hdr),
+            });
+        }
+    }
+    out
+}
+
+/// Writes compare.md, compare.html (self-contained) and compare.json into `dir`, the charts as
+/// PNG in `dir/charts/`; returns the three files.
+pub fn write(o: &Outcome, old: &Side, new: &Side, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    fn named(p: &Path) -> impl Fn(std::io::Error) -> std::io::Error + '_ {
+        move |e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display()))
+    }
+    std::fs::create_dir_all(dir).map_err(named(dir))?;
+    let figures = figures(old, new);
+    let mut images = Vec::new();
+    if !figures.is_empty() {
+        let charts = dir.join("charts");
+        std::fs::create_dir_all(&charts).map_err(named(&charts))?;
+        for f in &figures {
+            let png = render_png(&f.svg, 1.5).map_err(std::io::Error::other)?;
+            super::put(&charts.join(format!("{}.png", f.stem)), &png)?;
+            images.push((f.title.clone(), format!("charts/{}.png", f.stem)));
+        }
+    }
+    let md_text = markdown(o, &images);
+    let (md, page, json) = (dir.join("compare.md"), dir.join("compare.html"), dir.join("compare.json"));
+    super::put(&md, md_text.as_bytes())?;
+    super::put(&page, super::html::render("What changed", &md_text, &figures, None).as_bytes())?;
+    super::put(&json, &serde_json::to_vec_pretty(o).map_err(std::io::Error::other)?)?;
+    Ok(vec![md, page, json])
+}
