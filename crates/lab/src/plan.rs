@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use attack::Protocol;
-use serde::Deserialize;
 
 use crate::verdict::{parse_percent, Clause, Metric};
 
@@ -128,127 +127,8 @@ impl std::fmt::Display for PlanError {
     }
 }
 
-// ---- the file as written ----
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPlan {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    question: String,
-    origin: Option<RawOrigin>,
-    #[serde(default)]
-    targets: toml::map::Map<String, toml::Value>,
-    load: Option<RawLoad>,
-    #[serde(default)]
-    variants: Vec<RawVariant>,
-    #[serde(default)]
-    slo: toml::map::Map<String, toml::Value>,
-    capacity: Option<RawCapacity>,
-    #[serde(default)]
-    hypotheses: Vec<RawHypothesis>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawOrigin {
-    listen: Option<String>,
-    recipe: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTarget {
-    url: Option<String>,
-    origin: Option<String>,
-    path: Option<String>,
-    start: Option<Vec<String>>,
-    ready: Option<String>,
-    pid: Option<u32>,
-    dir: Option<String>,
-    metrics: Option<String>,
-    #[serde(default)]
-    series: Vec<String>,
-}
-
-/// One value or a list of them.
-#[derive(Deserialize, Clone)]
-#[serde(untagged)]
-enum OneOrMany<T> {
-    One(T),
-    Many(Vec<T>),
-}
-
-impl<T> OneOrMany<T> {
-    fn into_vec(self) -> Vec<T> {
-        match self {
-            OneOrMany::One(v) => vec![v],
-            OneOrMany::Many(v) => v,
-        }
-    }
-}
-
-/// A number or a string with units (`700`, `"700/s"`, `"42/m"`).
-#[derive(Deserialize, Clone)]
-#[serde(untagged)]
-enum NumOrText {
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLoad {
-    rate: Option<OneOrMany<NumOrText>>,
-    connections: Option<OneOrMany<i64>>,
-    protocol: Option<OneOrMany<String>>,
-    requests_per_conn: Option<OneOrMany<i64>>,
-    streams: Option<OneOrMany<i64>>,
-    duration: Option<String>,
-    warmup: Option<String>,
-    repeats: Option<i64>,
-    pause: Option<String>,
-    method: Option<String>,
-    #[serde(default)]
-    headers: Vec<String>,
-    body: Option<String>,
-    body_file: Option<String>,
-    timeout: Option<String>,
-    max_workers: Option<i64>,
-    pace_tick: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVariant {
-    name: String,
-    recipe: Option<String>,
-    method: Option<String>,
-    #[serde(default)]
-    headers: Vec<String>,
-    body: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCapacity {
-    start: Option<NumOrText>,
-    max: Option<NumOrText>,
-    precision: Option<String>,
-    probe: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHypothesis {
-    claim: String,
-    metric: String,
-    lower: Option<String>,
-    higher: Option<String>,
-    than: String,
-}
+mod raw;
+use raw::*;
 
 /// Default length of a step, and of a capacity probe.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(30);
@@ -643,27 +523,6 @@ impl Doc<'_> {
             return Err(self.err("capacity.probe", "must be longer than 0"));
         }
         Ok(CapacitySpec { start, max, precision, probe })
-    }
-}
-
-fn empty_load() -> RawLoad {
-    RawLoad {
-        rate: None,
-        connections: None,
-        protocol: None,
-        requests_per_conn: None,
-        streams: None,
-        duration: None,
-        warmup: None,
-        repeats: None,
-        pause: None,
-        method: None,
-        headers: Vec::new(),
-        body: None,
-        body_file: None,
-        timeout: None,
-        max_workers: None,
-        pace_tick: None,
     }
 }
 

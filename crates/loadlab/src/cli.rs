@@ -192,83 +192,6 @@ fn encode_formats() -> Choice<EncodeFormat> {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum LabCommand {
-    /// Run a plan (TOML) and write report.md, lab.json, steps/ and samples/ to --out.
-    /// Exit 0 when every SLO held, 3 when one failed, 4 when a verdict could not be reached
-    /// (the generator could not send, a target died), 2 for a bad plan, 1 when a target would
-    /// not start, 130/143 when stopped by SIGINT/SIGTERM (the reports say what ran).
-    Run(LabRunArgs),
-    /// Search the highest rate a URL holds an SLO at (exponential, then bisection).
-    Capacity(LabCapacityArgs),
-    /// What changed between two labs: every cell and metric old against new, with its 95%
-    /// interval and a verdict; writes compare.md, compare.html and compare.json. Exit 3 when a
-    /// --fail-on gate breaks, 2 for bad input.
-    Compare(LabCompareArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct LabCompareArgs {
-    /// The old lab: its output folder, or its lab.json.
-    pub old: PathBuf,
-    /// The new lab: its output folder, or its lab.json.
-    pub new: PathBuf,
-    #[command(flatten)]
-    pub gate: CompareGateArgs,
-    /// Where compare.md, compare.html and compare.json go (default: the new lab's folder).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-}
-
-/// How a comparison decides.
-#[derive(Args, Debug)]
-pub struct CompareGateArgs {
-    /// Changes within this are `~` however significant (criterion's noise threshold).
-    #[arg(long, default_value = "2%", value_parser = percent, value_name = "PERCENT")]
-    pub threshold: f64,
-    /// Exit 3 when a significant change passes one of these, e.g. 'p99>+5%,throughput<-3%'
-    /// (metrics: throughput, p50, p99, success, target_cpu, generator_cpu).
-    #[arg(long, value_name = "GATES")]
-    pub fail_on: Option<String>,
-}
-
-/// `2%` or `2` as 2.0.
-fn percent(s: &str) -> Result<f64, String> {
-    s.trim()
-        .trim_end_matches('%')
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("{s:?} is not a percentage like 2%"))
-}
-
-#[derive(Args, Debug)]
-pub struct LabRunArgs {
-    /// The plan file.
-    pub plan: PathBuf,
-    /// Output directory (default: a new one per run, lab-PLAN-YYYYMMDD-HHMMSS).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Shorten every step (2 s) and probe, for a quick check of a plan.
-    #[arg(long)]
-    pub quick: bool,
-    #[command(flatten)]
-    pub guard: LabGuardArgs,
-    #[command(flatten)]
-    pub live: LiveArgs,
-}
-
-/// What keeps a lab from running away or writing over a previous one.
-#[derive(Args, Debug)]
-pub struct LabGuardArgs {
-    /// Refuse a plan estimated to run longer than this.
-    #[arg(long, default_value = "24h", value_parser = positive_duration, value_name = "DURATION")]
-    pub max_time: Duration,
-    /// Write into --out even when it holds a previous lab (its results are replaced).
-    #[arg(long)]
-    pub force: bool,
-}
-
-#[derive(Subcommand, Debug)]
 pub enum K8sCommand {
     /// Print the manifests (YAML) of an attack run by N pods: an Indexed Job, a headless Service
     /// for the start barrier and the live views, a ConfigMap with the given files, and a volume
@@ -360,37 +283,6 @@ pub struct LiveArgs {
     /// Keep serving the live view this long after the run ends (for a last scrape).
     #[arg(long, requires = "live", default_value = "0s", value_parser = duration)]
     pub live_linger: Duration,
-}
-
-#[derive(Args, Debug)]
-pub struct LabCapacityArgs {
-    /// The URL to search.
-    pub url: String,
-    /// SLO clauses, comma-separated: p99<500ms,success>=99.9%
-    #[arg(long)]
-    pub slo: String,
-    /// First rate probed.
-    #[arg(long, default_value = "100")]
-    pub start: String,
-    /// Highest rate probed.
-    #[arg(long, default_value = "50000")]
-    pub max: String,
-    /// Stop when the bounds are this close (e.g. 5%).
-    #[arg(long, default_value = "5%")]
-    pub precision: String,
-    /// Length of each probe.
-    #[arg(long, default_value = "10s", value_parser = positive_duration)]
-    pub probe: Duration,
-    /// Protocol: http1, h2c or http2.
-    #[arg(long, default_value = "http1")]
-    pub protocol: String,
-    /// Output directory (default: a new one per run, lab-capacity-YYYYMMDD-HHMMSS).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    #[command(flatten)]
-    pub guard: LabGuardArgs,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 #[derive(Args, Debug)]
@@ -611,6 +503,9 @@ pub struct PlotArgs {
     #[arg(long, default_value = "all", value_parser = charts())]
     pub chart: Chart,
 }
+
+mod lab;
+pub use lab::*;
 
 #[cfg(test)]
 mod tests;
