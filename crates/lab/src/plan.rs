@@ -21,6 +21,17 @@ pub struct Plan {
     pub slo: Vec<Clause>,
     pub capacity: Option<CapacitySpec>,
     pub hypotheses: Vec<Hypothesis>,
+    /// A previous lab to compare this one with when it ends (`lab compare`).
+    pub baseline: Option<Baseline>,
+}
+
+/// `[baseline]`: the previous lab's folder, the gates, the noise threshold.
+#[derive(Clone, Debug)]
+pub struct Baseline {
+    pub path: PathBuf,
+    pub fail_on: Vec<crate::compare::Gate>,
+    /// Changes within this (%) are `~`.
+    pub threshold_pct: f64,
 }
 
 /// An origin simulator the lab embeds for the run (the upstream of the systems under test).
@@ -412,8 +423,38 @@ impl Doc<'_> {
             }
             hypotheses.push(Hypothesis { claim: h.claim, metric, subject, than: h.than, lower });
         }
-        let plan =
-            Plan { name: raw.name, question: raw.question, origin, targets, load, variants, slo, capacity, hypotheses };
+        let baseline = match raw.baseline {
+            Some(b) => {
+                let path = dir.join(&b.path);
+                if self.files_exist && !path.join("lab.json").exists() && !path.is_file() {
+                    return Err(self.err("baseline.path", format!("{}: no lab.json there", b.path)));
+                }
+                let fail_on = crate::compare::Gate::parse_list(b.fail_on.as_deref().unwrap_or(""))
+                    .map_err(|e| self.err("baseline.fail_on", e))?;
+                let threshold_pct = match b.threshold {
+                    None => 2.0,
+                    Some(t) => {
+                        parse_percent(&t).filter(|p| (0.0..1.0).contains(p)).ok_or_else(|| {
+                            self.err("baseline.threshold", format!("{t:?} is not a percentage like \"2%\""))
+                        })? * 100.0
+                    }
+                };
+                Some(Baseline { path, fail_on, threshold_pct })
+            }
+            None => None,
+        };
+        let plan = Plan {
+            name: raw.name,
+            question: raw.question,
+            origin,
+            targets,
+            load,
+            variants,
+            slo,
+            capacity,
+            hypotheses,
+            baseline,
+        };
         let steps = crate::matrix::count(&plan);
         if steps > MAX_STEPS as u128 {
             return Err(self

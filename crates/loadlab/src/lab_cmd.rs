@@ -196,7 +196,22 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
     for f in &files {
         eprintln!("loadlab: wrote {}", f.display());
     }
-    verdict(&lab, signalled)
+    let baseline = if lab.interrupted { None } else { against_baseline(plan, out)? };
+    verdict(&lab, signalled)?;
+    baseline.map_or(Ok(()), |o| gate(&o))
+}
+
+/// `[baseline]`: this lab compared with the one named, written beside its reports.
+fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::compare::Outcome>> {
+    let Some(b) = &plan.baseline else { return Ok(None) };
+    let old = lab::compare::load_lab(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
+    let new = lab::compare::load_lab(out)?;
+    let outcome = lab::compare::outcome(&old, &new, b.threshold_pct, b.fail_on.clone());
+    eprint!("{}", lab::render::compare::text(&outcome));
+    for f in lab::render::compare::write(&outcome, &old, &new, out)? {
+        eprintln!("loadlab: wrote {}", f.display());
+    }
+    Ok(Some(outcome))
 }
 
 /// The lab's last lines and its exit: interrupted (130/143), failed (3), inconclusive (4), held.

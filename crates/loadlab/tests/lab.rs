@@ -401,7 +401,7 @@ fn an_origin_whose_log_cannot_be_written_still_serves() {
 #[test]
 fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as_no_change() {
     let d = tempdir("compare");
-    let lab = |name: &str, latency: &str| -> PathBuf {
+    let lab = |name: &str, latency: &str, extra: &str, code: i32| -> PathBuf {
         let dir = d.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
@@ -413,7 +413,9 @@ fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as
         .unwrap();
         std::fs::write(
             dir.join("plan.toml"),
-            "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\nduration = \"4s\"\n",
+            format!(
+                "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\nduration = \"4s\"\n{extra}"
+            ),
         )
         .unwrap();
         let o = loadlab()
@@ -423,10 +425,14 @@ fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as
             .arg(dir.join("out"))
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
         dir.join("out")
     };
-    let (old, new, rerun) = (lab("old", "10ms"), lab("new", "13ms"), lab("rerun", "10ms"));
+    let old = lab("old", "10ms", "", 0);
+    // The new build's plan compares itself with the old lab as it ends, and fails on the gate.
+    let new = lab("new", "13ms", "[baseline]\npath = \"../old/out\"\nfail_on = \"p50>+10%\"\n", 3);
+    assert!(new.join("compare.md").exists());
+    let rerun = lab("rerun", "10ms", "", 0);
     let o = loadlab()
         .args(["lab", "compare"])
         .arg(&old)

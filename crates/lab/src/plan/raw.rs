@@ -21,6 +21,15 @@ pub(super) struct RawPlan {
     pub(super) capacity: Option<RawCapacity>,
     #[serde(default)]
     pub(super) hypotheses: Vec<RawHypothesis>,
+    pub(super) baseline: Option<RawBaseline>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBaseline {
+    pub(super) path: String,
+    pub(super) fail_on: Option<String>,
+    pub(super) threshold: Option<String>,
 }
 
 #[derive(Deserialize)]
