@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::metric::Metric;
 use crate::numbers::{StepConsumer, STARVED_WAIT_SHARE};
 use crate::stats::{compare, compare_within, Basis, Comparison, MIN_REPEATS};
-use crate::verdict::Metric;
 use crate::windows::Window;
 
 /// What a compared metric is: the lab's metric, or CPU per request of a sampled process.
@@ -427,7 +427,7 @@ mod tests {
         let all: Vec<&Window> = windows.iter().collect();
         let mut values = BTreeMap::new();
         for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
-            values.insert(m.name(), crate::windows::metric(m.metric().unwrap(), &all).unwrap());
+            values.insert(m.name(), crate::stats::window_metric(m.metric().unwrap(), &all).unwrap());
         }
         let cell = CellData {
             target: "svc".into(),

@@ -14,6 +14,7 @@ pub mod demo;
 pub mod events;
 pub mod experiment;
 pub mod matrix;
+pub mod metric;
 pub mod numbers;
 pub mod options;
 pub mod outcome;

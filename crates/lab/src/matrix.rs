@@ -93,15 +93,7 @@ impl Point {
     }
 }
 
-/// Lowercase letters, digits and dashes.
-pub fn slug(s: &str) -> String {
-    let mut out: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-    while out.contains("--") {
-        out = out.replace("--", "-");
-    }
-    out.trim_matches('-').to_owned()
-}
+pub use crate::plan::slug;
 
 /// A step: one attack.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -190,19 +182,7 @@ pub fn expand(plan: &Plan) -> Matrix {
 
 /// How many steps a plan expands to, without expanding it.
 pub fn count(plan: &Plan) -> u128 {
-    let l = &plan.load;
-    if l.rate.is_empty() && l.connections.is_empty() {
-        return 0;
-    }
-    let axis = |n: usize| n.max(1) as u128;
-    axis(plan.variants.len())
-        * axis(l.protocol.len())
-        * axis(l.requests_per_conn.len())
-        * axis(l.streams.len())
-        * axis(l.connections.len())
-        * axis(l.rate.len())
-        * plan.targets.len() as u128
-        * u128::from(l.repeats)
+    plan.step_count()
 }
 
 /// About how long a plan runs: its steps (warm-up, duration, the pause between), and a capacity

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use attack::Protocol;
 
-use crate::verdict::{parse_percent, Clause, Metric};
+use crate::metric::Metric;
+use crate::verdict::{parse_percent, Clause};
 
 /// A parsed, checked plan. Paths in it are resolved against the plan file's directory.
 #[derive(Clone, Debug)]
@@ -23,6 +24,35 @@ pub struct Plan {
     pub hypotheses: Vec<Hypothesis>,
     /// A previous lab to compare this one with when it ends (`lab compare`).
     pub baseline: Option<Baseline>,
+}
+
+impl Plan {
+    /// How many steps the plan expands to (every axis multiplied, times targets and repeats).
+    pub fn step_count(&self) -> u128 {
+        let l = &self.load;
+        if l.rate.is_empty() && l.connections.is_empty() {
+            return 0;
+        }
+        let axis = |n: usize| n.max(1) as u128;
+        axis(self.variants.len())
+            * axis(l.protocol.len())
+            * axis(l.requests_per_conn.len())
+            * axis(l.streams.len())
+            * axis(l.connections.len())
+            * axis(l.rate.len())
+            * self.targets.len() as u128
+            * u128::from(l.repeats)
+    }
+}
+
+/// Lowercase letters, digits and dashes.
+pub fn slug(s: &str) -> String {
+    let mut out: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    while out.contains("--") {
+        out = out.replace("--", "-");
+    }
+    out.trim_matches('-').to_owned()
 }
 
 /// `[baseline]`: the previous lab's folder, the gates, the noise threshold.
@@ -346,14 +376,14 @@ impl Doc<'_> {
             }
             // Step ids and files are named after the target's slug: two names that differ only
             // in case or punctuation would write over each other's results.
-            let slug = crate::matrix::slug(&name);
-            if let Some(other) = targets.iter().find(|t: &&TargetSpec| crate::matrix::slug(&t.name) == slug) {
+            let stem = slug(&name);
+            if let Some(other) = targets.iter().find(|t: &&TargetSpec| slug(&t.name) == stem) {
                 return Err(self.err(
                     &field,
-                    format!("{name:?} and {:?} would share the results files of {slug:?}: rename one", other.name),
+                    format!("{name:?} and {:?} would share the results files of {stem:?}: rename one", other.name),
                 ));
             }
-            if slug.is_empty() {
+            if stem.is_empty() {
                 return Err(self.err(&field, "a name needs a letter or a digit"));
             }
             targets.push(TargetSpec {
@@ -367,8 +397,8 @@ impl Doc<'_> {
         let load = self.load(raw.load.unwrap_or_else(empty_load), dir, raw.capacity.is_some())?;
         let mut variants = Vec::new();
         for (i, v) in raw.variants.into_iter().enumerate() {
-            let clash = |o: &Variant| crate::matrix::slug(&o.name) == crate::matrix::slug(&v.name);
-            if variants.iter().any(clash) || crate::matrix::slug(&v.name).is_empty() {
+            let clash = |o: &Variant| slug(&o.name) == slug(&v.name);
+            if variants.iter().any(clash) || slug(&v.name).is_empty() {
                 return Err(PlanError {
                     file: self.file.into(),
                     line: self.nth_table_line("[[variants]]", i),
@@ -455,7 +485,7 @@ impl Doc<'_> {
             hypotheses,
             baseline,
         };
-        let steps = crate::matrix::count(&plan);
+        let steps = plan.step_count();
         if steps > MAX_STEPS as u128 {
             return Err(self
                 .err("load", format!("the plan expands to {steps} steps, more than {MAX_STEPS}: shorten its lists")));

@@ -18,7 +18,7 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::verdict::Metric;
+use crate::metric::Metric;
 pub use crate::windows::Basis;
 use crate::windows::{self, Window};
 
@@ -91,11 +91,70 @@ pub fn summarize(values: &[f64]) -> Summary {
     Summary { n, median: median(values), mean: m, ci, basis: Basis::Repeats }
 }
 
+/// A metric of a set of windows, as [`Metric::of`] gives it of a step: latencies in ms, shares
+/// 0..1, rates per second of window. `None` for what windows cannot tell (max) or an empty set.
+pub fn window_metric(m: Metric, windows: &[&Window]) -> Option<f64> {
+    let requests: u64 = windows.iter().map(|w| w.requests).sum();
+    let successes: u64 = windows.iter().map(|w| w.successes).sum();
+    if requests == 0 {
+        return None;
+    }
+    let quantile = |q: f64| {
+        // Dense over the buckets in use: a resample merges many windows, and a BTreeMap per
+        // merge was most of the bootstrap's time.
+        let lo = windows.iter().filter_map(|w| w.latency.first()).map(|(b, _)| *b).min().unwrap_or(0);
+        let hi = windows.iter().filter_map(|w| w.latency.last()).map(|(b, _)| *b).max().unwrap_or(0);
+        let mut merged = vec![0u64; (hi - lo) as usize + 1];
+        for w in windows {
+            for (b, n) in &w.latency {
+                merged[(b - lo) as usize] += n;
+            }
+        }
+        let rank = (q * requests as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, n) in merged.into_iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return windows::value_us(lo + i as u32) / 1000.0;
+            }
+        }
+        f64::NAN
+    };
+    Some(match m {
+        Metric::P50 => quantile(0.5),
+        Metric::P90 => quantile(0.9),
+        Metric::P95 => quantile(0.95),
+        Metric::P99 => quantile(0.99),
+        Metric::P999 => quantile(0.999),
+        Metric::Mean => {
+            let sum: f64 =
+                windows.iter().flat_map(|w| &w.latency).map(|(b, n)| windows::value_us(*b) * *n as f64).sum();
+            sum / requests as f64 / 1000.0
+        }
+        Metric::Success => successes as f64 / requests as f64,
+        Metric::Errors => 1.0 - successes as f64 / requests as f64,
+        Metric::Rps => requests as f64 / windows.len() as f64,
+        Metric::Throughput => successes as f64 / windows.len() as f64,
+        Metric::Max => return None,
+    })
+}
+
+/// The 95% percentile-bootstrap interval of `m` within a run's windows (None for max, or too
+/// few windows to resample: fewer than 3).
+pub fn window_interval(m: Metric, windows: &[Window]) -> Option<(f64, f64)> {
+    if windows.len() < 3 || m == Metric::Max {
+        return None;
+    }
+    let mut values = windows::resample(windows, m as u64, |w| window_metric(m, w));
+    (values.len() >= windows::RESAMPLES / 2)
+        .then(|| (windows::quantile(&mut values, 0.025), windows::quantile(&mut values, 0.975)))
+}
+
 /// The median of `values` (one per repeat) with the interval of `metric` within the runs'
 /// pooled windows: for fewer than [`MIN_REPEATS`] repeats.
 pub fn summarize_within(metric: Metric, values: &[f64], windows: &[Window]) -> Summary {
     let n = values.len();
-    let ci = windows::interval(metric, windows).map(|(lo, hi)| (lo.max(0.0), hi.max(0.0)));
+    let ci = window_interval(metric, windows).map(|(lo, hi)| (lo.max(0.0), hi.max(0.0)));
     let mean = if n == 0 { f64::NAN } else { mean(values) };
     Summary { n, median: median(values), mean, ci, basis: Basis::WithinRun }
 }
@@ -185,7 +244,7 @@ pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
 /// bootstrap p-value. Significant when the interval excludes 1 and the change is beyond
 /// [`RUN_TO_RUN_FLOOR`].
 pub fn compare_within(metric: Metric, a: &[Window], b: &[Window]) -> Comparison {
-    let all = |w: &[Window]| windows::metric(metric, &w.iter().collect::<Vec<_>>());
+    let all = |w: &[Window]| window_metric(metric, &w.iter().collect::<Vec<_>>());
     let none = |ratio: f64, note: &str| Comparison {
         ratio,
         ci: None,
@@ -204,8 +263,8 @@ pub fn compare_within(metric: Metric, a: &[Window], b: &[Window]) -> Comparison 
     if a.len() < 3 || b.len() < 3 {
         return none(ratio, "runs too short to resample (fewer than 3 seconds)");
     }
-    let ra = windows::resample(a, metric as u64, |w| windows::metric(metric, w));
-    let rb = windows::resample(b, (metric as u64) << 8, |w| windows::metric(metric, w));
+    let ra = windows::resample(a, metric as u64, |w| window_metric(metric, w));
+    let rb = windows::resample(b, (metric as u64) << 8, |w| window_metric(metric, w));
     let mut ratios: Vec<f64> = ra.iter().zip(&rb).filter(|(_, b)| **b > 0.0).map(|(a, b)| a / b).collect();
     if ratios.len() < windows::RESAMPLES / 2 {
         return none(ratio, "too few resamples with a value");
@@ -356,5 +415,42 @@ mod tie_tests {
         let a = run(10, 50, 10.0, 3);
         let c = compare_within(Metric::Success, &a, &a);
         assert_eq!((c.ratio, c.p, c.significant), (1.0, Some(1.0), false), "{c:?}");
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+    use crate::windows::tests::run;
+
+    #[test]
+    fn windows_give_back_the_runs_numbers() {
+        let mut w = crate::windows::Windows::default();
+        for i in 0..1000u64 {
+            // 1 ms .. 1000 ms, one of each, over 4 s; every tenth fails.
+            w.add(i * 4000, (i + 1) * 1000, i % 10 != 0);
+        }
+        let ws = w.windows();
+        assert_eq!(ws.len(), 4);
+        let all: Vec<&Window> = ws.iter().collect();
+        let close = |a: f64, b: f64| (a - b).abs() / b < 0.011;
+        assert!(close(window_metric(Metric::P50, &all).unwrap(), 500.0), "{:?}", window_metric(Metric::P50, &all));
+        assert!(close(window_metric(Metric::P99, &all).unwrap(), 990.0));
+        assert!(close(window_metric(Metric::Mean, &all).unwrap(), 500.5));
+        assert_eq!(window_metric(Metric::Success, &all), Some(0.9));
+        assert_eq!(window_metric(Metric::Rps, &all), Some(250.0));
+        assert_eq!(window_metric(Metric::Max, &all), None);
+    }
+
+    #[test]
+    fn a_steady_run_has_a_narrow_interval_around_its_value_that_never_leaves_the_range() {
+        let ws = run(30, 200, 10.0, 1);
+        let (lo, hi) = window_interval(Metric::P50, &ws).unwrap();
+        assert!(lo > 9.5 && hi < 10.5 && lo < hi, "{lo} {hi}");
+        let (lo, hi) = window_interval(Metric::Success, &ws).unwrap();
+        assert_eq!((lo, hi), (1.0, 1.0));
+        assert!(window_interval(Metric::P99, &ws[..2]).is_none(), "two windows cannot be resampled");
+        // Deterministic: the same windows give the same interval.
+        assert_eq!(window_interval(Metric::P99, &ws), window_interval(Metric::P99, &ws));
     }
 }

@@ -9,7 +9,7 @@ use report::chart::{render_svg, render_xy_svg, Chart, ChartData, Series, XyChart
 
 use crate::experiment::Lab;
 use crate::matrix::{protocol_text, Axes, Point};
-use crate::verdict::Metric;
+use crate::metric::Metric;
 
 /// A chart as SVG, with a file-name stem and a title.
 pub struct Figure {

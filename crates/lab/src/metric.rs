@@ -1,0 +1,111 @@
+//! What a clause, a hypothesis or a comparison looks at: a step's metric, and how people write
+//! its values.
+
+use serde::Serialize;
+
+use crate::numbers::Numbers;
+
+/// What a clause or a hypothesis looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    P50,
+    P90,
+    P95,
+    P99,
+    P999,
+    Max,
+    Mean,
+    /// Share of successful requests (0..1).
+    Success,
+    /// Share of failed requests (0..1).
+    Errors,
+    /// Requests per second sent.
+    Rps,
+    /// Successful responses per second.
+    Throughput,
+}
+
+impl Metric {
+    pub fn parse(s: &str) -> Result<Metric, String> {
+        Ok(match s {
+            "p50" => Metric::P50,
+            "p90" => Metric::P90,
+            "p95" => Metric::P95,
+            "p99" => Metric::P99,
+            "p999" | "p99.9" => Metric::P999,
+            "max" => Metric::Max,
+            "mean" => Metric::Mean,
+            "success" => Metric::Success,
+            "errors" => Metric::Errors,
+            "rps" | "rate" => Metric::Rps,
+            "throughput" => Metric::Throughput,
+            _ => {
+                return Err(format!(
+                    "unknown metric {s:?} (p50, p90, p95, p99, p999, max, mean, success, errors, rps, throughput)"
+                ))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::P50 => "p50",
+            Metric::P90 => "p90",
+            Metric::P95 => "p95",
+            Metric::P99 => "p99",
+            Metric::P999 => "p999",
+            Metric::Max => "max",
+            Metric::Mean => "mean",
+            Metric::Success => "success",
+            Metric::Errors => "errors",
+            Metric::Rps => "rps",
+            Metric::Throughput => "throughput",
+        }
+    }
+
+    pub fn is_latency(self) -> bool {
+        matches!(
+            self,
+            Metric::P50 | Metric::P90 | Metric::P95 | Metric::P99 | Metric::P999 | Metric::Max | Metric::Mean
+        )
+    }
+
+    /// The metric's value in a step: latencies in ms (of all requests), shares 0..1, rates /s.
+    pub fn of(self, n: &Numbers) -> f64 {
+        let l = &n.latency;
+        match self {
+            Metric::P50 => l.p50,
+            Metric::P90 => l.p90,
+            Metric::P95 => l.p95,
+            Metric::P99 => l.p99,
+            Metric::P999 => l.p999,
+            Metric::Max => l.max,
+            Metric::Mean => l.mean,
+            Metric::Success => n.success,
+            Metric::Errors => 1.0 - n.success,
+            Metric::Rps => n.rate,
+            Metric::Throughput => n.throughput,
+        }
+    }
+
+    /// A value of this metric as people write it (`250.0ms`, `99.90%`, `1200.0/s`).
+    pub fn show(self, v: f64) -> String {
+        match self {
+            _ if self.is_latency() => show_ms(v),
+            Metric::Success | Metric::Errors => format!("{:.2}%", v * 100.0),
+            _ => format!("{v:.1}/s"),
+        }
+    }
+}
+
+/// Milliseconds as a short duration: `850µs`, `107.3ms`, `1.204s`.
+pub fn show_ms(ms: f64) -> String {
+    if ms < 1.0 {
+        format!("{:.0}µs", ms * 1000.0)
+    } else if ms < 1000.0 {
+        format!("{ms:.1}ms")
+    } else {
+        format!("{:.3}s", ms / 1000.0)
+    }
+}
