@@ -133,8 +133,8 @@ pub fn window_metric(m: Metric, windows: &[&Window]) -> Option<f64> {
         }
         Metric::Success => successes as f64 / requests as f64,
         Metric::Errors => 1.0 - successes as f64 / requests as f64,
-        Metric::Rps => requests as f64 / windows.len() as f64,
-        Metric::Throughput => successes as f64 / windows.len() as f64,
+        Metric::Rps => requests as f64 / windows.iter().map(|w| w.secs).sum::<f64>(),
+        Metric::Throughput => successes as f64 / windows.iter().map(|w| w.secs).sum::<f64>(),
         Metric::Max => return None,
     })
 }
@@ -430,15 +430,20 @@ mod window_tests {
             // 1 ms .. 1000 ms, one of each, over 4 s; every tenth fails.
             w.add(i * 4000, (i + 1) * 1000, i % 10 != 0);
         }
+        // A 4 s run: ten windows of 400 ms, so it can be resampled.
         let ws = w.windows();
-        assert_eq!(ws.len(), 4);
+        assert_eq!(ws.len(), 10);
+        assert!(ws.iter().all(|w| (w.secs - 0.4).abs() < 1e-9 && w.requests == 100), "{ws:?}");
+        // A 30 s run: windows of a second.
+        let long = run(30, 20, 10.0, 5);
+        assert!(long.len() == 30 && long.iter().all(|w| w.secs == 1.0 && w.requests == 20));
         let all: Vec<&Window> = ws.iter().collect();
         let close = |a: f64, b: f64| (a - b).abs() / b < 0.011;
         assert!(close(window_metric(Metric::P50, &all).unwrap(), 500.0), "{:?}", window_metric(Metric::P50, &all));
         assert!(close(window_metric(Metric::P99, &all).unwrap(), 990.0));
         assert!(close(window_metric(Metric::Mean, &all).unwrap(), 500.5));
         assert_eq!(window_metric(Metric::Success, &all), Some(0.9));
-        assert_eq!(window_metric(Metric::Rps, &all), Some(250.0));
+        assert!(close(window_metric(Metric::Rps, &all).unwrap(), 250.0));
         assert_eq!(window_metric(Metric::Max, &all), None);
     }
 

@@ -1,5 +1,6 @@
-//! Uncertainty within a run: a step's requests cut into one-second windows of its schedule, and
-//! a block bootstrap over those windows. A run of thousands of requests over many seconds says
+//! Uncertainty within a run: a step's requests cut into windows of its schedule (one second,
+//! shorter for a run under 10 s: at least 10 windows, none under 100 ms), and a block bootstrap
+//! over those windows. A run of thousands of requests over many seconds says
 //! how much its own numbers move; resampling whole seconds (not single requests) keeps what
 //! happens together together (a GC pause, a queue that builds), so the interval is not
 //! falsely narrow.
@@ -12,6 +13,8 @@ use std::collections::BTreeMap;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
+/// Requests are kept by slices of the schedule this long.
+const SLICE_US: u64 = 100_000;
 /// Latency buckets grow by this factor: 1% of resolution.
 const GROWTH: f64 = 1.01;
 /// Resamples per interval.
@@ -19,16 +22,18 @@ pub const RESAMPLES: usize = 500;
 /// Resamples are drawn from a fixed seed: the same files give the same intervals.
 const SEED: u64 = 0x10ad_1ab0;
 
-/// One second of a run's schedule.
+/// A stretch of a run's schedule.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Window {
+    /// Its length, seconds.
+    pub secs: f64,
     pub requests: u64,
     pub successes: u64,
     /// (bucket, count), buckets ascending.
     pub latency: Vec<(u32, u64)>,
 }
 
-/// A run's windows, by second of its schedule.
+/// A run's requests by tenth of a second of its schedule, joined into windows on the way out.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Windows {
     seconds: BTreeMap<u64, BTreeMap<u32, u64>>,
@@ -46,22 +51,35 @@ pub(crate) fn value_us(bucket: u32) -> f64 {
 impl Windows {
     /// A request scheduled at `scheduled_us` into the run.
     pub fn add(&mut self, scheduled_us: u64, latency_us: u64, success: bool) {
-        let s = scheduled_us / 1_000_000;
+        let s = scheduled_us / SLICE_US;
         *self.seconds.entry(s).or_default().entry(bucket(latency_us)).or_default() += 1;
         let c = self.counts.entry(s).or_default();
         c.0 += 1;
         c.1 += u64::from(success);
     }
 
-    /// The windows, in order.
+    /// The windows, in order: slices joined into seconds, or into a tenth of the run when it is
+    /// shorter than 10 s (so a 2 s run still has 10 windows to resample).
     pub fn windows(&self) -> Vec<Window> {
-        self.seconds
-            .iter()
-            .map(|(s, h)| {
-                let (requests, successes) = self.counts[s];
-                Window { requests, successes, latency: h.iter().map(|(b, n)| (*b, *n)).collect() }
-            })
-            .collect()
+        let (Some(first), Some(last)) = (self.seconds.keys().next(), self.seconds.keys().next_back()) else {
+            return Vec::new();
+        };
+        let span = last - first + 1;
+        let per = (span / 10).clamp(1, 1_000_000 / SLICE_US);
+        let mut out: BTreeMap<u64, Window> = BTreeMap::new();
+        for (s, h) in &self.seconds {
+            let w = out.entry((s - first) / per).or_default();
+            let (requests, successes) = self.counts[s];
+            w.requests += requests;
+            w.successes += successes;
+            let mut merged: BTreeMap<u32, u64> = w.latency.iter().copied().collect();
+            for (b, n) in h {
+                *merged.entry(*b).or_default() += n;
+            }
+            w.latency = merged.into_iter().collect();
+        }
+        let secs = (per * SLICE_US) as f64 / 1e6;
+        out.into_values().map(|w| Window { secs, ..w }).collect()
     }
 }
 
