@@ -9,9 +9,29 @@ use crate::systems::StartError;
 
 /// What the lab tells whoever displays its progress.
 pub enum Event<'a> {
-    Started { index: usize, of: usize, id: &'a str },
-    Finished { index: usize, of: usize, id: &'a str, numbers: &'a Numbers },
-    Probe { target: &'a str, rate: f64, holds: bool },
+    Started {
+        index: usize,
+        of: usize,
+        id: &'a str,
+    },
+    Finished {
+        index: usize,
+        of: usize,
+        id: &'a str,
+        numbers: &'a Numbers,
+    },
+    Probe {
+        target: &'a str,
+        rate: f64,
+        holds: bool,
+    },
+    /// A step not run: its target was down (why).
+    Skipped {
+        index: usize,
+        of: usize,
+        id: &'a str,
+        why: &'a str,
+    },
 }
 
 /// Why a lab could not run: a target that would not start (exit 1), or an I/O failure.

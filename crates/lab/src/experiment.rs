@@ -220,6 +220,7 @@ async fn run_steps(
         up.check_deaths(last.as_deref(), started);
         if let Some(down) = up.down(s.target) {
             // Nothing to measure: the step is recorded as not run, and why.
+            events(Event::Skipped { index: i, of: matrix.steps.len(), id: &s.id, why: &down });
             results.push(StepResult {
                 id: s.id.clone(),
                 target: s.target,

@@ -200,6 +200,13 @@ impl Numbers {
         if self.not_sent > 0 {
             s += &format!(", {} never sent", self.not_sent);
         }
+        if self.late_sends > 0 && self.requests > 0 {
+            s += &format!(
+                ", {:.0}% of sends late (p99 {:.1}ms behind the schedule)",
+                100.0 * self.late_sends as f64 / self.requests as f64,
+                self.lag_p99
+            );
+        }
         if self.starved() {
             s += &format!(" ({})", self.busy_text());
         }

@@ -175,6 +175,9 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
                 index + 1,
                 lab::verdict::step_line(&plan.slo, numbers)
             ),
+            Event::Skipped { index, of, id, why } => {
+                eprintln!("{}[{}/{of}] {id}: not run: {why}", if tty { "\r\x1b[2K" } else { "" }, index + 1)
+            }
             Event::Probe { target, rate, holds } => {
                 eprintln!("capacity {target}: {rate:.0} req/s {}", if holds { "holds" } else { "breaks" })
             }

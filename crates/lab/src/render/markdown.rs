@@ -145,12 +145,12 @@ fn summary(md: &mut String, lab: &Lab) {
         let _ = writeln!(md);
     }
     for d in &lab.deaths {
-        let _ = writeln!(
-            md,
-            "**{}.** Steps on it after that did not run. Its log ends:\n\n```\n{}\n```\n",
-            d.text(),
-            d.log_tail
-        );
+        let log = if d.log_tail.trim().is_empty() {
+            "Its log is empty.".to_owned()
+        } else {
+            format!("Its log ends:\n\n```\n{}\n```", d.log_tail)
+        };
+        let _ = writeln!(md, "**{}.** Steps on it after that did not run. {log}\n", d.text());
     }
     let mut lines = Vec::new();
     if !lab.plan.slo.is_empty() && !f.cells.is_empty() {
