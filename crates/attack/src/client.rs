@@ -325,9 +325,9 @@ async fn send_once_h2(
     out.start_body(resp.headers().get(CONTENT_ENCODING).map(|v| v.as_bytes()));
     let mut body = resp.into_body();
     let limit = opts.max_body.unwrap_or(u64::MAX);
-    // Stopping early resets just this stream (when `body` drops): the connection stays usable.
-    while out.bytes_in < limit {
-        let Some(chunk) = body.data().await else { break };
+    // The whole body is read, counted up to the limit (resetting the stream would change what
+    // the server does, as vegeta's client does not).
+    while let Some(chunk) = body.data().await {
         let chunk = chunk.map_err(|e| Failure::new(h2_text(&e)))?;
         let _ = body.flow_control().release_capacity(chunk.len());
         out.received(&chunk, limit);
@@ -337,22 +337,11 @@ async fn send_once_h2(
 
 async fn read_body(mut body: Incoming, max: Option<u64>, out: &mut Exchange) -> Result<(), Failure> {
     let limit = max.unwrap_or(u64::MAX);
-    if limit == 0 {
-        if !hyper::body::Body::is_end_stream(&body) {
-            out.conn_spent = true;
-        }
-        return Ok(());
-    }
+    // Read to the end, counted up to the limit: a body left unread would cost the connection.
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| Failure::new(hyper_text(&e)))?;
         if let Some(data) = frame.data_ref() {
             out.received(data, limit);
-            if out.bytes_in >= limit {
-                if !hyper::body::Body::is_end_stream(&body) {
-                    out.conn_spent = true;
-                }
-                return Ok(());
-            }
         }
     }
     Ok(())

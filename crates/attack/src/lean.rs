@@ -247,11 +247,8 @@ impl LeanConn {
                     if left == 0 {
                         return Ok(());
                     }
-                    if out.bytes_in >= limit {
-                        // Read and counted enough (`--max-body`): the rest stays unread.
-                        out.conn_spent = true;
-                        return Ok(());
-                    }
+                    // Past `--max-body` the rest is read and not counted, as vegeta's client
+                    // does: the connection stays reusable, so the server sees the same load.
                     if !self.fill().await? {
                         return Err(closed());
                     }
@@ -299,10 +296,6 @@ impl LeanConn {
                 left -= self.take(left, limit, out);
                 if left == 0 {
                     break;
-                }
-                if out.bytes_in >= limit {
-                    out.conn_spent = true;
-                    return Ok(());
                 }
                 if !self.fill().await? {
                     return Err(closed());

@@ -11,7 +11,7 @@ use results::LlrWriter;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::AttackArgs;
+use crate::cli::{AttackArgs, EncodeFormat};
 use crate::progress::{Extent, Progress};
 use crate::{bad, BadInput};
 
@@ -160,7 +160,7 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
     }
     config.start_at = a.shard.start_at;
     let out: Box<dyn Write + Send> = if a.output == "-" {
-        if std::io::stdout().is_terminal() {
+        if std::io::stdout().is_terminal() && a.output_format == EncodeFormat::Llr {
             return Err(bad(
                 "refusing to write binary results to a terminal: give --output FILE, or pipe into `loadlab report`",
             ));
@@ -197,7 +197,14 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             let start = crate::barrier::meet(addr, config.shard, a.shard.barrier_timeout).await?;
             config.start_at = Some(start);
         }
-        let file = LlrWriter::new(BufWriter::with_capacity(1 << 16, out));
+        let out = BufWriter::with_capacity(1 << 16, out);
+        // vegeta's own formats, so `loadlab attack ... | vegeta report` works as it does after
+        // `vegeta attack`.
+        let file: Box<dyn results::Consumer + Send> = match a.output_format {
+            EncodeFormat::Llr => Box::new(LlrWriter::new(out)),
+            EncodeFormat::Json => Box::new(results::interop::JsonExporter::new(out)),
+            EncodeFormat::Csv => Box::new(results::interop::CsvExporter::new(out)),
+        };
         let title = if a.name.is_empty() { "loadlab attack".to_owned() } else { a.name.clone() };
         let serving = crate::live_cmd::start(&a.live, &title).await?;
         let watch = serving.as_ref().map(|s| s.live.consumer(Some(Arc::clone(&config.gauges))));

@@ -40,14 +40,18 @@ pub enum Command {
     Lab(LabCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
-    /// Print the manual page (roff) to stdout.
-    Man,
+    /// Print the manual page (roff) to stdout, or with --dir write one page per subcommand
+    /// (loadlab.1, loadlab-attack.1, loadlab-lab-run.1 ...), as `man loadlab-attack` reads them.
+    Man(ManArgs),
 }
 
 /// vegeta's habit of single-dash long flags (`-rate 100`, `-http2=false`, `report -type json`):
 /// a word after a single dash that names a long flag of the command becomes `--word`. Short
-/// flags (`-H`, `-o`) and negative numbers are left alone.
-pub fn vegeta_style(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+/// flags (`-H`, `-o`) and negative numbers are left alone. A boolean flag followed by `true` or
+/// `false` as a word of its own is refused with why: Go's flag package (vegeta's) reads
+/// `-http2 false` as `-http2` and stops at `false`, ignoring every flag after it, so a command
+/// line written that way never did what it says.
+pub fn vegeta_style(args: Vec<std::ffi::OsString>) -> Result<Vec<std::ffi::OsString>, String> {
     use clap::CommandFactory;
     let root = Cli::command();
     let mut cmd: Option<clap::Command> = None;
@@ -64,6 +68,24 @@ pub fn vegeta_style(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
             && s.starts_with('-')
             && !s.starts_with("--")
             && s[1..2].chars().all(|c| c.is_ascii_alphabetic());
+        if let Some(flag) = out.last().and_then(|f| f.to_str()).filter(|_| s == "true" || s == "false") {
+            let name = flag.trim_start_matches('-');
+            let boolean = |arg: &clap::Arg| {
+                matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse)
+                    || arg.get_possible_values().iter().any(|v| v.get_name() == "false")
+            };
+            let is_bool = flag.starts_with('-')
+                && !flag.contains('=')
+                && cmd
+                    .as_ref()
+                    .is_some_and(|c| c.get_arguments().any(|arg| arg.get_long() == Some(name) && boolean(arg)));
+            if is_bool {
+                return Err(format!(
+                    "-{name} {s}: give booleans as -{name}={s}; vegeta reads this line as -{name}=true and ignores \
+                     every flag after '{s}'"
+                ));
+            }
+        }
         if single {
             let name = s[1..].split('=').next().unwrap_or_default();
             let known = cmd.as_ref().is_some_and(|c| c.get_arguments().any(|arg| arg.get_long() == Some(name)));
@@ -74,7 +96,7 @@ pub fn vegeta_style(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
         }
         out.push(a);
     }
-    out
+    Ok(out)
 }
 
 /// A Go duration (`500ms`, `1.5s`, `1m30s`).
@@ -286,6 +308,13 @@ pub struct LiveArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write every page into this folder (e.g. /usr/local/share/man/man1).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct CompletionsArgs {
     /// The shell to complete for.
     pub shell: clap_complete::Shell,
@@ -363,6 +392,10 @@ pub struct AttackArgs {
     /// Results file; `-` for stdout.
     #[arg(long, short = 'o', default_value = "-")]
     pub output: String,
+    /// llr (loadlab's results), or vegeta's own: json (vegeta-json), for `| vegeta report` and
+    /// `| vegeta plot`; or csv.
+    #[arg(long, default_value = "llr", value_parser = encode_formats(), value_name = "FORMAT")]
+    pub output_format: EncodeFormat,
     #[command(flatten)]
     pub live: LiveArgs,
     #[command(flatten)]
@@ -450,8 +483,8 @@ pub struct AttackArgs {
 pub struct ReportArgs {
     /// Results files (.llr); stdin when none or `-`.
     pub files: Vec<String>,
-    /// text, json, hist[0,5ms,10ms,...] or hdr.
-    #[arg(long = "type", default_value = "text", value_parser = report_types())]
+    /// text, json, hist[EDGES] (latency buckets from edges, e.g. 'hist[0,5ms,10ms,1s]'), or hdr.
+    #[arg(long = "type", default_value = "text", value_parser = report_types(), hide_possible_values = true)]
     pub kind: ReportType,
     /// Print the report this often while the input grows (e.g. 1s).
     #[arg(long, value_parser = positive_duration, conflicts_with = "by_step")]

@@ -28,7 +28,7 @@ pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
             return Err(bad("--to: an import (--from json|csv) writes llr"));
         }
         for input in inputs {
-            import(input.reader, &input.name, format, &mut out).map_err(|e| bad(e.to_string()))?;
+            import(input.reader, &input.name, format, &mut out).map_err(crate::report_cmd::results_error)?;
         }
         out.flush()?;
         return Ok(());

@@ -89,8 +89,23 @@ fn usage_error(e: clap::Error) -> ExitCode {
         Some(ContextValue::String(why)) => Some(why.clone()),
         _ => std::error::Error::source(&e).map(|s| s.to_string()),
     };
+    let strings = |k: ContextKind| match e.get(k) {
+        Some(ContextValue::Strings(v)) => v.clone(),
+        Some(ContextValue::String(v)) => vec![v.clone()],
+        _ => Vec::new(),
+    };
     let message = match (e.kind(), why) {
         (ErrorKind::ValueValidation, Some(why)) => format!("{flag}: {why}"),
+        (ErrorKind::MissingRequiredArgument, _) => {
+            format!("missing {}", strings(ContextKind::InvalidArg).join(", "))
+        }
+        (ErrorKind::InvalidSubcommand, _) => {
+            let wrong = strings(ContextKind::InvalidSubcommand).join(" ");
+            match strings(ContextKind::SuggestedSubcommand).first() {
+                Some(near) => format!("unknown subcommand '{wrong}'; did you mean '{near}'?"),
+                None => format!("unknown subcommand '{wrong}'"),
+            }
+        }
         _ => {
             let rendered = e.render().to_string();
             let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
@@ -114,7 +129,14 @@ fn raise_open_files_limit() {
 
 fn main() -> ExitCode {
     raise_open_files_limit();
-    let cli = match cli::Cli::try_parse_from(cli::vegeta_style(std::env::args_os().collect())) {
+    let args = match cli::vegeta_style(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(why) => {
+            eprintln!("loadlab: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -132,9 +154,15 @@ fn main() -> ExitCode {
             clap_complete::generate(c.shell, &mut cmd, "loadlab", &mut std::io::stdout());
             Ok(())
         }
-        cli::Command::Man => clap_mangen::Man::new(<cli::Cli as clap::CommandFactory>::command())
-            .render(&mut std::io::stdout())
-            .map_err(anyhow::Error::from),
+        cli::Command::Man(m) => {
+            let cmd = <cli::Cli as clap::CommandFactory>::command();
+            match m.dir {
+                Some(dir) => std::fs::create_dir_all(&dir)
+                    .and_then(|()| clap_mangen::generate_to(cmd, &dir))
+                    .map_err(|e| bad(format!("--dir {}: {e}", dir.display()))),
+                None => clap_mangen::Man::new(cmd).render(&mut std::io::stdout()).map_err(anyhow::Error::from),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

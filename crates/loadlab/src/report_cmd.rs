@@ -36,6 +36,16 @@ pub fn open_inputs(files: &[String]) -> anyhow::Result<Vec<Input>> {
         .collect()
 }
 
+/// A results error for the user: a closed output (`| head -1`) ends quietly, as a broken pipe
+/// does; anything else is bad input.
+pub fn results_error(e: results::Error) -> anyhow::Error {
+    if e.kind == results::ErrorKind::Closed {
+        anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+    } else {
+        bad(e.to_string())
+    }
+}
+
 /// Feeds every input, in order, into `consumer`, printing damage warnings to stderr. Each
 /// input's name is handed to `each` first (charts name unnamed runs after their file).
 pub fn feed_all<C: Consumer + ?Sized>(
@@ -46,7 +56,7 @@ pub fn feed_all<C: Consumer + ?Sized>(
     for input in inputs {
         each(consumer, &input.name);
         let mut reader = Reader::new(input.reader, input.name);
-        results::feed(&mut reader, consumer).map_err(|e| bad(e.to_string()))?;
+        results::feed(&mut reader, consumer).map_err(results_error)?;
         for w in reader.warnings() {
             eprintln!("loadlab: warning: {w}");
         }

@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use attack::testing::{Behaviour, TestServer};
 
+#[path = "cli/first_hour.rs"]
+mod first_hour;
+
 fn loadlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
 }

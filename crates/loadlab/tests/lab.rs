@@ -505,7 +505,7 @@ fn lab_capacity_ends_with_its_answer_and_reports_the_search_it_ran() {
     let _ = origin.wait();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    let last = err.lines().filter(|l| !l.starts_with("loadlab: wrote")).last().unwrap();
+    let last = err.lines().rfind(|l| !l.starts_with("loadlab: wrote")).unwrap();
     assert!(last.starts_with("loadlab: Capacity of target: holds ") && last.contains(" req/s, breaks at "), "{err}");
     assert!(last.contains("(p99 < 100.0ms (measured") || last.contains("(success >= 99.00% (measured"), "{last}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();

@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 use std::sync::{Arc, Mutex};
 
 use crate::codec::{Item, Reader, Writer};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::record::{Record, RunEnd, RunHeader};
 
 /// One request as consumers see it: the record with its texts resolved.
@@ -37,7 +37,7 @@ pub trait Consumer {
 /// short ends with `complete = false`.
 pub fn feed<R: Read>(reader: &mut Reader<R>, consumer: &mut (impl Consumer + ?Sized)) -> Result<(), Error> {
     let name = reader.name().to_owned();
-    let io = |e: io::Error| Error::new(&name, ErrorKind::Io(e.to_string()));
+    let io = |e: io::Error| Error::writing(&name, &e);
     let mut open = false;
     while let Some(item) = reader.next()? {
         match item {

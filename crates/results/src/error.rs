@@ -13,6 +13,8 @@ pub enum ErrorKind {
     BadHeader(String),
     /// Reading or writing failed.
     Io(String),
+    /// Where the records went was closed: a pipe whose reader stopped (`| head -1`).
+    Closed,
     /// A record in a foreign format (vegeta JSON or CSV) that cannot be parsed.
     BadLine { line: u64, reason: String },
 }
@@ -28,6 +30,13 @@ impl Error {
     pub fn new(source_name: impl Into<String>, kind: ErrorKind) -> Self {
         Error { source_name: source_name.into(), kind }
     }
+
+    /// A write failure: `Closed` for a broken pipe, else `Io`.
+    pub fn writing(source_name: impl Into<String>, e: &std::io::Error) -> Self {
+        let kind =
+            if e.kind() == std::io::ErrorKind::BrokenPipe { ErrorKind::Closed } else { ErrorKind::Io(e.to_string()) };
+        Error::new(source_name, kind)
+    }
 }
 
 impl fmt::Display for Error {
@@ -39,6 +48,7 @@ impl fmt::Display for Error {
             ErrorKind::Version(v) => write!(f, "{name}: results format version {v} is not supported"),
             ErrorKind::BadHeader(why) => write!(f, "{name}: bad run header: {why}"),
             ErrorKind::Io(why) => write!(f, "{name}: {why}"),
+            ErrorKind::Closed => write!(f, "{name}: the output was closed"),
             ErrorKind::BadLine { line, reason } => write!(f, "{name}:{line}: {reason}"),
         }
     }

@@ -77,6 +77,15 @@ pub fn write_json(out: &mut impl Write, e: &Exported<'_>) -> io::Result<()> {
 
 /// One vegeta CSV row: timestamp ns, code, latency ns, bytes out, bytes in, error, body (base64),
 /// attack, seq, method, url, headers (base64).
+/// A CSV writer's error as the I/O error it was, when it was one (a closed pipe stays a
+/// broken pipe).
+fn csv_io(e: csv::Error) -> io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(io) => io,
+        other => io::Error::other(format!("{other:?}")),
+    }
+}
+
 pub fn write_csv<W: Write>(out: &mut csv::Writer<W>, e: &Exported<'_>) -> io::Result<()> {
     let (method, url) = e.method_url();
     let r = e.record;
@@ -94,7 +103,7 @@ pub fn write_csv<W: Write>(out: &mut csv::Writer<W>, e: &Exported<'_>) -> io::Re
         url.to_owned(),
         String::new(),
     ])
-    .map_err(io::Error::other)
+    .map_err(csv_io)
 }
 
 /// vegeta's JSON lines (with `ttfb` and `lag`) as a consumer.
@@ -252,7 +261,7 @@ pub enum ForeignFormat {
 
 /// Reads vegeta results and writes them as one run; returns the number of records written.
 pub fn import<R: Read, W: Write>(input: R, name: &str, format: ForeignFormat, out: W) -> Result<u64, Error> {
-    let io_err = |e: io::Error| Error::new(name, ErrorKind::Io(e.to_string()));
+    let io_err = |e: io::Error| Error::writing(name, &e);
     let bad = |line: u64, reason: String| Error::new(name, ErrorKind::BadLine { line, reason });
     let mut importer: Option<Importer<W>> = None;
     let mut out = Some(out);
