@@ -110,6 +110,20 @@ impl AttackConfig {
         }
     }
 
+    /// `--connections` in the open model (set the protocol first): over HTTP/1.1 a connection
+    /// carries one request at a time, so connections bound the requests in flight; over HTTP/2
+    /// they are the connections the workers share. One rule for the binary and the lab (the lab
+    /// once opened 12 connections where `attack` opened 4 for the same settings).
+    pub fn open_connections(&mut self, connections: Option<usize>) {
+        if self.client.protocol == crate::client::Protocol::Http1 {
+            if let Some(c) = connections {
+                self.max_workers = Some(self.max_workers.map_or(c, |m| m.min(c)));
+            }
+        } else {
+            self.h2_connections = connections.unwrap_or(1);
+        }
+    }
+
     pub(crate) fn validate(&self) -> Result<(), String> {
         if self.targets.is_empty() {
             return Err("no targets".into());

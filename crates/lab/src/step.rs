@@ -65,7 +65,7 @@ pub fn config(
     c.max_workers = load.max_workers;
     c.requests_per_conn = point.requests_per_conn;
     if point.rate.is_some() {
-        c.h2_connections = point.connections.unwrap_or(1);
+        c.open_connections(point.connections);
         c.pace_tick = load.pace_tick;
     }
     let mut settings = serde_json::Map::new();
@@ -137,5 +137,13 @@ mod tests {
         let c = config("s", "http://127.0.0.1:1/", &point, &plan.load, None, Duration::from_secs(1)).unwrap();
         assert!(matches!(c.model, Model::Open { .. }));
         assert_eq!(c.pace_tick, Duration::from_millis(10));
+        // Connections in the open model: over HTTP/1.1 they bound the requests in flight, as
+        // `attack --connections` does; over h2c they are shared.
+        let four = Point { connections: Some(4), ..point.clone() };
+        let c = config("s", "http://127.0.0.1:1/", &four, &plan.load, None, Duration::from_secs(1)).unwrap();
+        assert_eq!((c.max_workers, c.h2_connections), (Some(4), 1));
+        let h2c = Point { protocol: attack::Protocol::H2c, ..four };
+        let c = config("s", "http://127.0.0.1:1/", &h2c, &plan.load, None, Duration::from_secs(1)).unwrap();
+        assert_eq!((c.max_workers, c.h2_connections), (None, 4));
     }
 }

@@ -93,15 +93,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     config.max_workers = a.max_workers;
     config.pace_tick = a.pace_tick;
     if a.rate.is_some() || a.rate_steps.is_some() {
-        if config.client.protocol == Protocol::Http1 {
-            // An HTTP/1.1 connection carries one request at a time: connections bound the
-            // requests in flight.
-            if let Some(c) = a.connections {
-                config.max_workers = Some(config.max_workers.map_or(c, |m| m.min(c)));
-            }
-        } else {
-            config.h2_connections = a.connections.unwrap_or(1);
-        }
+        config.open_connections(a.connections);
     }
     config.requests_per_conn = a.requests_per_conn;
     let text = |d: Option<Duration>| d.map(|d| report::duration::go_string(d.as_nanos() as u64));
