@@ -151,15 +151,25 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         config.settings.insert("shard".into(), json!(config.shard.to_string()));
     }
     config.start_at = a.shard.start_at;
-    let out: Box<dyn Write + Send> = if a.output == "-" {
-        if std::io::stdout().is_terminal() && a.output_format == EncodeFormat::Llr {
-            return Err(bad(
-                "refusing to write binary results to a terminal: give --output FILE, or pipe into `loadlab report`",
-            ));
-        }
-        Box::new(std::io::stdout())
-    } else {
-        Box::new(std::fs::File::create(&a.output).map_err(|e| bad(format!("--output {}: {e}", a.output)))?)
+    if let (Some(at), false) = (a.shard.start_at, config.shard.is_whole()) {
+        // Shards started together by --start-at are one run: the time names it.
+        let ns = at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        config.settings.insert("run".into(), json!(format!("at-{ns}")));
+    }
+    if a.output == "-" && std::io::stdout().is_terminal() && a.output_format == EncodeFormat::Llr {
+        return Err(bad(
+            "refusing to write binary results to a terminal: give --output FILE, or pipe into `loadlab report`",
+        ));
+    }
+    // The file is made when sending starts (after the barrier): a worker that never started
+    // leaves no empty file for `report` to trip on.
+    let output = a.output.clone();
+    let open = move || -> anyhow::Result<Box<dyn Write + Send>> {
+        Ok(if output == "-" {
+            Box::new(std::io::stdout())
+        } else {
+            Box::new(std::fs::File::create(&output).map_err(|e| bad(format!("--output {output}: {e}")))?)
+        })
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -187,9 +197,10 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         });
         if let Some(addr) = &a.shard.barrier {
             let start = crate::barrier::meet(addr, config.shard, a.shard.barrier_timeout).await?;
-            config.start_at = Some(start);
+            config.start_at = Some(start.at);
+            config.settings.insert("run".into(), json!(start.run));
         }
-        let out = BufWriter::with_capacity(1 << 16, out);
+        let out = BufWriter::with_capacity(1 << 16, open()?);
         // vegeta's own formats, so `loadlab attack ... | vegeta report` works as it does after
         // `vegeta attack`.
         let file: Box<dyn results::Consumer + Send> = match a.output_format {

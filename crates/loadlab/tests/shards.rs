@@ -182,3 +182,85 @@ async fn closed_model_workers_share_connections_and_requests() {
     assert_eq!(seqs, (0..1000).collect::<Vec<_>>());
     assert_eq!(report(&files)["requests"], 1000);
 }
+
+/// A worker of `--shards 3` with index `i`, meeting at `port`, writing `file`.
+fn worker(url: &str, port: u16, i: u64, file: &Path) -> std::process::Child {
+    loadlab()
+        .args(["attack", url, "--rate", "20", "--duration", "1s", "--shards", "3", "--barrier"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--barrier-timeout", "30s", "-o"])
+        .arg(file)
+        .env("JOB_COMPLETION_INDEX", i.to_string())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Peak resident memory of a live process, MiB (VmHWM).
+fn peak_rss_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap_or("VmHWM: 0 kB");
+    line.split_whitespace().nth(1).and_then(|k| k.parse::<u64>().ok()).unwrap_or(0) / 1024
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_barrier_holds_against_strangers_and_refuses_a_second_worker_of_one_index() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("strangers");
+    let url = server.url("/");
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let port = free_port();
+        let lead = worker(&url, port, 0, &dir.join("w0.llr"));
+        // Ten idle strangers, and one that sends 100 MB without a newline.
+        let connect = || loop {
+            if let Ok(s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                break s;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let idle: Vec<_> = (0..10).map(|_| connect()).collect();
+        let mut flood = connect();
+        let junk = vec![b'x'; 1 << 20];
+        let mut sent = 0;
+        while sent < 100 {
+            if flood.write_all(&junk).is_err() {
+                break; // Closed after its bounded line: nothing more is read.
+            }
+            sent += 1;
+        }
+        // Two workers say they are worker 1: the first is taken, the second refused (while the
+        // barrier still waits for worker 2).
+        let started = std::time::Instant::now();
+        let one = worker(&url, port, 1, &dir.join("w1.llr"));
+        std::thread::sleep(Duration::from_millis(300));
+        let twin = worker(&url, port, 1, &dir.join("twin.llr")).wait_with_output().unwrap();
+        let two = worker(&url, port, 2, &dir.join("w2.llr"));
+        let rss = peak_rss_mib(lead.id());
+        let (lead, one, two) =
+            (lead.wait_with_output().unwrap(), one.wait_with_output().unwrap(), two.wait_with_output().unwrap());
+        let text = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(lead.status.success() && one.status.success() && two.status.success(), "{}{}", text(&lead), text(&one));
+        // Held back by at most the line timeout (2 s), not by 10 s per stranger.
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert!(rss < 100, "worker 0 peaked at {rss} MiB after {sent} MiB without a newline");
+        assert!(!twin.status.success(), "{}", text(&twin));
+        assert!(text(&twin).contains("worker 0 refused worker 1/3: worker 1/3 is already here"), "{}", text(&twin));
+        assert!(text(&lead).contains("refused a second worker 1/3"), "{}", text(&lead));
+        assert!(!dir.join("twin.llr").exists(), "a worker that never started leaves no file");
+        drop(idle);
+        // Both shard files name the same run.
+        let run = |f: &str| {
+            let mut r = results::Reader::new(std::fs::File::open(dir.join(f)).unwrap(), f);
+            match r.next().unwrap() {
+                Some(results::Item::Run(h)) => h.settings["run"].as_str().unwrap().to_owned(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(run("w0.llr"), run("w1.llr"));
+        assert_eq!(run("w0.llr"), run("w2.llr"));
+        assert_eq!(run("w0.llr").len(), 12);
+    })
+    .await
+    .unwrap();
+}
