@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use report::{write_report, ReportType};
-use results::{Consumer, Metrics, Reader};
+use results::{Consumer, Metrics, Reader, ShardSet};
 
 use crate::bad;
 use crate::cli::ReportArgs;
@@ -80,8 +80,10 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     let mut out = output(&a.output)?;
     match a.every {
         None if a.by_step => {
-            let mut steps = results::BySteps::new();
-            feed_all(inputs, &mut steps, |_, _| {})?;
+            let mut steps = (results::BySteps::new(), ShardSet::new());
+            feed_all(inputs, &mut steps, |c, name| c.1.source(name))?;
+            let (steps, set) = steps;
+            let incomplete = shard_problems(&set);
             for (i, s) in steps.steps.iter().enumerate() {
                 let rate = s.rate.map_or(String::new(), |r| format!(": {r} req/s"));
                 let window = if s.to_s.is_finite() { format!(" [{}s, {}s)", s.from_s, s.to_s) } else { String::new() };
@@ -89,16 +91,40 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
                 write_report(&a.kind, &s.metrics, &mut out)?;
                 writeln!(out)?;
             }
+            out.flush()?;
+            incomplete
         }
         None => {
-            let mut m = Metrics::new();
-            feed_all(inputs, &mut m, |_, _| {})?;
-            write_report(&a.kind, &m, &mut out)?;
+            let mut m = (Metrics::new(), ShardSet::new());
+            feed_all(inputs, &mut m, |c, name| c.1.source(name))?;
+            let incomplete = shard_problems(&m.1);
+            write_report(&a.kind, &m.0, &mut out)?;
+            out.flush()?;
+            incomplete
         }
-        Some(every) => live(inputs, &a.kind, every, &mut out)?,
+        Some(every) => {
+            live(inputs, &a.kind, every, &mut out)?;
+            out.flush()?;
+            Ok(())
+        }
     }
-    out.flush()?;
-    Ok(())
+}
+
+/// Shard files that do not make one whole run: each fault on stderr, and exit 4 (the report
+/// covers what it read, which is not the run).
+fn shard_problems(set: &ShardSet) -> anyhow::Result<()> {
+    let problems = set.problems();
+    for p in &problems {
+        eprintln!("loadlab: shards: {p}");
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(anyhow::Error::new(crate::Inconclusive(format!(
+        "the shard files are not one whole run ({} problem{}): the report covers only what was read",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    ))))
 }
 
 /// Waits this long for a growing file to grow before deciding its writer is gone.

@@ -264,3 +264,48 @@ async fn the_barrier_holds_against_strangers_and_refuses_a_second_worker_of_one_
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_names_a_missing_duplicated_or_foreign_shard_and_exits_4() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("sets");
+    let url = server.url("/");
+    let d = dir.clone();
+    tokio::task::spawn_blocking(move || {
+        // Two runs of 3 shards, each started together by --start-at (the time names the run).
+        for run in ["a", "b"] {
+            let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() + 2.0;
+            let children: Vec<_> = (0..3)
+                .map(|i| {
+                    loadlab()
+                        .args(["attack", &url, "--rate", "30", "--duration", "1s", "--shard", &format!("{i}/3")])
+                        .args(["--start-at", &format!("{at:.3}"), "-o"])
+                        .arg(d.join(format!("{run}-{i}.llr")))
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            for c in children {
+                let o = c.wait_with_output().unwrap();
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let report = |files: &[&str]| {
+        let o = loadlab().arg("report").args(files.iter().map(|f| dir.join(f))).output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    assert_eq!(report(&["a-0.llr", "a-1.llr", "a-2.llr"]), (Some(0), String::new()));
+    let (code, err) = report(&["a-0.llr", "a-2.llr"]);
+    assert_eq!(code, Some(4), "{err}");
+    assert!(err.starts_with("loadlab: shards: shard 1/3 missing\n"), "{err}");
+    let (code, err) = report(&["a-0.llr", "a-1.llr", "a-1.llr", "a-2.llr"]);
+    assert_eq!(code, Some(4), "{err}");
+    assert!(err.contains("shard 1/3 given 2 times"), "{err}");
+    let (code, err) = report(&["a-0.llr", "a-1.llr", "b-2.llr"]);
+    assert_eq!(code, Some(4), "{err}");
+    assert!(err.contains("files of different runs"), "{err}");
+}

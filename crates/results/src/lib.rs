@@ -12,6 +12,7 @@ mod error;
 pub mod interop;
 mod metrics;
 mod record;
+mod shard_set;
 mod steps;
 pub mod varint;
 
@@ -20,4 +21,5 @@ pub use consumer::{feed, Consumer, Entry, LlrWriter};
 pub use error::{Error, ErrorKind};
 pub use metrics::{Metrics, SecondStats, LATE_SEND_US, LATE_SHARE_LIMIT};
 pub use record::{GeneratorCpu, Record, RunEnd, RunHeader, FORMAT_VERSION};
+pub use shard_set::ShardSet;
 pub use steps::{BySteps, Step};
