@@ -21,53 +21,25 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// A failure caused by what the user gave us (exit 2); anything else exits 1.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct BadInput(pub String);
 
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
-
 /// A run that went through but whose verdict is a failure (an SLO broken): exit 3.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct VerdictFailed(pub String);
 
-impl std::fmt::Display for VerdictFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for VerdictFailed {}
-
 /// A run that went through but could not reach its verdict (the generator could not send what
-/// was asked, the target died): exit 4.
-#[derive(Debug)]
+/// was asked, the target died, shard files that are not one run): exit 4.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct Inconclusive(pub String);
 
-impl std::fmt::Display for Inconclusive {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Inconclusive {}
-
 /// Stopped by a signal (after writing what it had): exit 130 (SIGINT) or 143 (SIGTERM).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("stopped by {}", if *.0 == 143 { "SIGTERM" } else { "SIGINT" })]
 pub struct Interrupted(pub u8);
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0 == 143 { "stopped by SIGTERM" } else { "stopped by SIGINT" })
-    }
-}
-
-impl std::error::Error for Interrupted {}
 
 /// Shorthand for a bad-input error.
 pub fn bad(msg: impl Into<String>) -> anyhow::Error {

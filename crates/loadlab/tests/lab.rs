@@ -122,6 +122,11 @@ fn pid_of(words: &[&str]) -> Option<i32> {
     })
 }
 
+/// `lab run PLAN --out OUT` in the background, its stderr kept.
+fn spawn_lab(plan: &Path, out: &Path) -> std::process::Child {
+    loadlab().args(["lab", "run"]).arg(plan).arg("--out").arg(out).stderr(std::process::Stdio::piped()).spawn().unwrap()
+}
+
 /// Waits (at most a minute) until `path` exists.
 fn wait_for(path: &Path) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -149,14 +154,7 @@ fn a_stalled_generator_is_inconclusive_never_the_targets_failure() {
     )
     .unwrap();
     let out = d.join("out");
-    let child = loadlab()
-        .args(["lab", "run"])
-        .arg(d.join("plan.toml"))
-        .arg("--out")
-        .arg(&out)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_lab(&d.join("plan.toml"), &out);
     let pid = child.id() as i32;
     wait_for(&out.join("steps/1-svc--r20-http1--1.llr"));
     std::thread::sleep(std::time::Duration::from_millis(800));
@@ -227,14 +225,7 @@ fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() 
     )
     .unwrap();
     let out = d.join("out");
-    let child = loadlab()
-        .args(["lab", "run"])
-        .arg(d.join("plan.toml"))
-        .arg("--out")
-        .arg(&out)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_lab(&d.join("plan.toml"), &out);
     wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
     std::thread::sleep(std::time::Duration::from_millis(500));
     let target = pid_of(&["origin", &format!("127.0.0.1:{port}")]).expect("the started origin");
@@ -290,14 +281,7 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
         let port = free_port();
         let plan = started_origin_plan(&d, port, latency);
         let out = d.join("out");
-        let child = loadlab()
-            .args(["lab", "run"])
-            .arg(&plan)
-            .arg("--out")
-            .arg(&out)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_lab(&plan, &out);
         wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
         std::thread::sleep(std::time::Duration::from_millis(1000));
         let sent = std::time::Instant::now();
