@@ -9,5 +9,5 @@ mod prometheus;
 mod server;
 mod state;
 
-pub use server::{bind, serve, LiveError};
+pub use server::{bind, connection_cap, serve, LiveError};
 pub use state::{Live, LiveConsumer, StepView};

@@ -1,4 +1,10 @@
 //! The live view's HTTP server: HTTP/1.1, a task per connection, on loopback unless asked.
+//!
+//! In a cluster its port is open to every pod, and it shares the process with an attack whose
+//! connections must never lack a file descriptor. So it is bounded: at most `connection_cap()`
+//! connections (a small share of the descriptors; beyond it a connection gets a 503 and is
+//! closed at once), a request head must arrive within `HEAD_TIMEOUT` (idle keep-alive
+//! connections included), and heads are read into at most `MAX_READ` bytes.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -19,6 +25,21 @@ use crate::state::Live;
 
 /// Dashboards and event readers served at once; more get 503 (each costs a snapshot a second).
 const MAX_WATCHERS: usize = 16;
+/// The most connections served at once, whatever the descriptor limit.
+const MAX_CONNECTIONS: usize = 64;
+/// How long a connection may take to send a request head (or sit idle between requests).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// The read buffer of a connection: a request head larger than this is refused.
+const MAX_READ: usize = 16 * 1024;
+/// What a connection beyond the cap is told before it is closed.
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 21\r\nconnection: close\r\n\r\ntoo many connections\n";
+
+/// Connections the live view may hold: a sixteenth of the process's file descriptors, between 4
+/// and `MAX_CONNECTIONS`, so that the attack beside it keeps the rest.
+pub fn connection_cap() -> usize {
+    let soft = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).map_or(1024, |(s, _)| s);
+    usize::try_from(soft / 16).unwrap_or(MAX_CONNECTIONS).clamp(4, MAX_CONNECTIONS)
+}
 
 /// Why the live view could not start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +77,7 @@ fn full(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) 
 /// Serves `live` on `listener` until `stop` resolves.
 pub async fn serve(listener: TcpListener, live: Arc<Live>, stop: impl std::future::Future<Output = ()>) {
     let watchers = Arc::new(AtomicUsize::new(0));
+    let open = Arc::new(tokio::sync::Semaphore::new(connection_cap()));
     tokio::pin!(stop);
     loop {
         let stream = tokio::select! {
@@ -65,11 +87,22 @@ pub async fn serve(listener: TcpListener, live: Arc<Live>, stop: impl std::futur
             },
             _ = &mut stop => return,
         };
+        let Ok(permit) = Arc::clone(&open).try_acquire_owned() else {
+            // Full: say so without waiting on the peer (a full send buffer drops the line).
+            let _ = stream.try_write(BUSY);
+            continue;
+        };
         let live = Arc::clone(&live);
         let watchers = Arc::clone(&watchers);
         tokio::spawn(async move {
             let svc = service_fn(move |req| handle(req, Arc::clone(&live), Arc::clone(&watchers)));
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .max_buf_size(MAX_READ)
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
+            drop(permit);
         });
     }
 }

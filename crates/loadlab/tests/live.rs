@@ -361,3 +361,62 @@ fn a_lab_shows_its_steps_and_their_verdicts_as_they_complete() {
     let _ = child.kill();
     child.wait().unwrap();
 }
+
+/// The status line a connection was answered with, if any within a second.
+fn status_line(s: &mut TcpStream) -> String {
+    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap_or(0);
+    String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_holding_the_live_port_cannot_starve_the_attack() {
+    // 1,000 idle connections to the live port of an attack allowed 160 file descriptors: the
+    // live view holds a few (the rest are told 503 and closed), drops the idle ones after its
+    // head timeout, and the attack's connections never lack a descriptor.
+    let (soft, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
+    assert!(hard >= 1200, "this test opens 1,000 connections: the hard descriptor limit is {hard}");
+    nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE, soft.max(1200), hard).unwrap();
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(100), ..Default::default() }).await;
+    let dir = tempdir("strangers");
+    let (url, file) = (server.url("/"), dir.join("run.llr"));
+    let f = file.clone();
+    let (refused, later) = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new("sh")
+            .args(["-c", "ulimit -n 160 && exec \"$@\"", "sh", env!("CARGO_BIN_EXE_loadlab")])
+            .args(["attack", &url, "--rate", "200", "--duration", "3s", "--live", "127.0.0.1:0"])
+            .args(["--live-linger", "30s", "-o", f.to_str().unwrap()])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.trim().strip_prefix("loadlab: live view on http://").unwrap().trim_end_matches('/').to_owned();
+        let mut strangers: Vec<TcpStream> = (0..1000).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+        let refused = strangers.iter_mut().rev().take(20).map(status_line).collect::<Vec<_>>();
+        // The idle ones are dropped after the head timeout: the view answers again, though all
+        // 1,000 are still open on this side.
+        let started = Instant::now();
+        let later = loop {
+            let mut s = TcpStream::connect(&addr).unwrap();
+            write!(s, "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").unwrap();
+            let status = status_line(&mut s);
+            if status.starts_with("HTTP/1.1 200") || started.elapsed() > Duration::from_secs(20) {
+                break status;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        };
+        drop(strangers);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        (refused, later)
+    })
+    .await
+    .unwrap();
+    assert!(refused.iter().all(|s| s == "HTTP/1.1 503 Service Unavailable"), "{refused:?}");
+    assert_eq!(later, "HTTP/1.1 200 OK");
+    let r = report_json(&file);
+    assert_eq!(r["requests"], 600, "{r}");
+    assert_eq!(r["success"], 1.0, "{:?}", r["errors"]);
+}
