@@ -124,6 +124,9 @@ async fn handle(
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return Ok(full(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only"));
     }
+    if let Some(name) = req.uri().path().strip_prefix("/results/") {
+        return Ok(results_file(&live, name).await);
+    }
     Ok(match req.uri().path() {
         "/" => full(StatusCode::OK, "text/html; charset=utf-8", crate::page::dashboard(live.title())),
         "/metrics" => {
@@ -146,6 +149,39 @@ async fn handle(
             r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
             r
         }
-        _ => full(StatusCode::NOT_FOUND, "text/plain", "not found: try /, /metrics, /api/snapshot or /events"),
+        _ => {
+            full(StatusCode::NOT_FOUND, "text/plain", "not found: try /, /metrics, /api/snapshot, /events or /results/")
+        }
     })
+}
+
+/// `/results/`: the index of the files offered; `/results/NAME`: one of them, streamed.
+async fn results_file(live: &Arc<Live>, name: &str) -> Response<Body> {
+    if name.is_empty() {
+        return full(StatusCode::OK, "application/json", live.shelf.index().to_string());
+    }
+    let Some(path) = live.shelf.find(name) else {
+        return full(StatusCode::NOT_FOUND, "text/plain", "no such file: see /results/");
+    };
+    let file = match tokio::fs::File::open(&path).await {
+        Ok(f) => f,
+        Err(e) => return full(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", e.to_string()),
+    };
+    let len = file.metadata().await.map_or(0, |m| m.len());
+    let (live, name) = (Arc::clone(live), name.to_owned());
+    let mut sent = 0u64;
+    let chunks = tokio_util::io::ReaderStream::with_capacity(file, 64 * 1024).map_while(move |chunk| {
+        // A read error ends the body short: the client sees fewer bytes than content-length.
+        let chunk = chunk.ok()?;
+        sent += chunk.len() as u64;
+        if sent == len {
+            live.shelf.fetched(&name);
+        }
+        Some(Ok::<_, Infallible>(Frame::data(chunk)))
+    });
+    let mut r = Response::new(BodyExt::boxed(StreamBody::new(chunks)));
+    let headers = r.headers_mut();
+    headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/octet-stream"));
+    headers.insert(header::CONTENT_LENGTH, header::HeaderValue::from(len));
+    r
 }

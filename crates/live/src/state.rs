@@ -141,6 +141,8 @@ pub struct Live {
     title: String,
     started: Instant,
     state: Mutex<State>,
+    /// Files offered for download (`--collect`).
+    pub shelf: crate::shelf::Shelf,
 }
 
 impl std::fmt::Debug for Live {
@@ -159,6 +161,7 @@ impl Live {
                 steps: Vec::new(),
             }),
             title,
+            shelf: crate::shelf::Shelf::default(),
             started: Instant::now(),
         })
     }

@@ -15,7 +15,7 @@ use crate::cli::{AttackArgs, EncodeFormat};
 use crate::progress::{Extent, Progress};
 use crate::{bad, BadInput};
 
-fn model(a: &AttackArgs) -> anyhow::Result<Model> {
+pub(crate) fn model(a: &AttackArgs) -> anyhow::Result<Model> {
     if let Some(steps) = &a.rate_steps {
         let schedule = steps.schedule(a.duration, None).map_err(|e| bad(format!("--rate-steps: {e}")))?;
         return Ok(Model::Open { schedule });
@@ -156,6 +156,9 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         let ns = at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         config.settings.insert("run".into(), json!(format!("at-{ns}")));
     }
+    if a.shard.collect && a.output == "-" {
+        return Err(bad("--collect needs --output FILE: each worker's file is what it sends to worker 0"));
+    }
     if a.output == "-" && std::io::stdout().is_terminal() && a.output_format == EncodeFormat::Llr {
         return Err(bad(
             "refusing to write binary results to a terminal: give --output FILE, or pipe into `loadlab report`",
@@ -195,10 +198,16 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             };
             Progress::new(extent, Arc::clone(&config.gauges), cap)
         });
+        let title = if a.name.is_empty() { "loadlab attack".to_owned() } else { a.name.clone() };
+        let serving = crate::live_cmd::start(&a.live, &title).await?;
+        let mut gathering = None;
         if let Some(addr) = &a.shard.barrier {
             let start = crate::barrier::meet(addr, config.shard, a.shard.barrier_timeout).await?;
             config.start_at = Some(start.at);
             config.settings.insert("run".into(), json!(start.run));
+            if a.shard.collect {
+                gathering = Some(Gathering::start(start, config.shard, &a.output, serving.as_ref()));
+            }
         }
         let out = BufWriter::with_capacity(1 << 16, open()?);
         // vegeta's own formats, so `loadlab attack ... | vegeta report` works as it does after
@@ -208,17 +217,73 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             EncodeFormat::Json => Box::new(results::interop::JsonExporter::new(out)),
             EncodeFormat::Csv => Box::new(results::interop::CsvExporter::new(out)),
         };
-        let title = if a.name.is_empty() { "loadlab attack".to_owned() } else { a.name.clone() };
-        let serving = crate::live_cmd::start(&a.live, &title).await?;
         let watch = serving.as_ref().map(|s| s.live.consumer(Some(Arc::clone(&config.gauges))));
+        let shard = config.shard;
         let result = attack::run(config, (file, progress, watch), stop).await;
+        let gathered = match (gathering, &result, &a.shard.barrier) {
+            (Some(g), Ok(_), Some(addr)) => g.finish(addr, shard, a.shard.barrier_timeout).await,
+            _ => Ok(()),
+        };
         if let Some(s) = serving {
             s.finish().await;
         }
         match result {
-            Ok(_) => Ok(()),
+            Ok(_) => gathered,
             Err(attack::AttackError::Config(e)) => Err(anyhow::Error::new(BadInput(e))),
             Err(e) => Err(e.into()),
         }
     })
+}
+
+/// `--collect`: worker 0 receives the others' results files while it runs; the others send theirs
+/// when done.
+enum Gathering {
+    Receiving(crate::barrier::gather::Receiving),
+    Sending { run: String, file: std::path::PathBuf },
+}
+
+impl Gathering {
+    fn start(
+        start: crate::barrier::Start,
+        shard: attack::Shard,
+        output: &str,
+        serving: Option<&crate::live_cmd::Serving>,
+    ) -> Gathering {
+        let file = std::path::PathBuf::from(output);
+        let Some(listener) = start.listener else { return Gathering::Sending { run: start.run, file } };
+        let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| ".".into(), |d| d.to_path_buf());
+        let own = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let on_file: crate::barrier::gather::OnFile = match serving {
+            Some(s) => {
+                s.live.shelf.expect(usize::try_from(shard.count).unwrap_or(usize::MAX));
+                let live = Arc::clone(&s.live);
+                Arc::new(move |name, path| live.shelf.offer(name, path.to_path_buf()))
+            }
+            None => Arc::new(|_, _| {}),
+        };
+        Gathering::Receiving(crate::barrier::gather::receive(listener, shard, start.run, dir, own, on_file))
+    }
+
+    /// After this worker's run: worker 0 waits for the others' files (offering its own), the
+    /// others send theirs.
+    async fn finish(self, addr: &str, shard: attack::Shard, timeout: Duration) -> anyhow::Result<()> {
+        match self {
+            Gathering::Receiving(r) => {
+                let missing = r.wait(timeout).await;
+                if missing.is_empty() {
+                    eprintln!("loadlab: --collect: the results of all {} workers are here", shard.count);
+                    return Ok(());
+                }
+                let names: Vec<String> = missing.iter().map(ToString::to_string).collect();
+                // Said at once: the live view may linger on for the files that did arrive.
+                eprintln!("loadlab: --collect: no results from worker {} within {timeout:?}", names.join(", "));
+                Err(anyhow::Error::new(crate::Inconclusive("--collect: the gathered set is incomplete".into())))
+            }
+            Gathering::Sending { run, file } => {
+                crate::barrier::gather::send(addr, shard, &run, &file).await?;
+                eprintln!("loadlab: --collect: results sent to worker 0 at {addr}");
+                Ok(())
+            }
+        }
+    }
 }

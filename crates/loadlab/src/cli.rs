@@ -213,47 +213,6 @@ fn encode_formats() -> Choice<EncodeFormat> {
     }
 }
 
-#[derive(Subcommand, Debug)]
-pub enum K8sCommand {
-    /// Print the manifests (YAML) of an attack run by N pods: an Indexed Job, a headless Service
-    /// for the start barrier and the live views, a ConfigMap with the given files, and a volume
-    /// claim for the results. Give the attack's own arguments after `--`.
-    Job(K8sJobArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct K8sJobArgs {
-    /// Name of the Job (and of its Service, ConfigMap and claim): a DNS label.
-    #[arg(long)]
-    pub name: String,
-    /// Pods, each sending its share of the attack.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=attack::MAX_SHARDS))]
-    pub shards: u64,
-    /// The container image with loadlab as its entry point's first word (`loadlab`).
-    #[arg(long)]
-    pub image: String,
-    /// Namespace of every object.
-    #[arg(long, default_value = "default")]
-    pub namespace: String,
-    /// CPU and memory each pod requests (and is limited to).
-    #[arg(long, default_value = "1")]
-    pub cpu: String,
-    #[arg(long, default_value = "512Mi")]
-    pub memory: String,
-    /// A file the attack reads (targets, bodies), put in the ConfigMap and mounted at /config.
-    #[arg(long = "file")]
-    pub files: Vec<PathBuf>,
-    /// Size of the results volume claim (ReadWriteMany), or `--results-claim` to use one.
-    #[arg(long, default_value = "1Gi")]
-    pub results_size: String,
-    /// An existing claim for the results, instead of a new one.
-    #[arg(long)]
-    pub results_claim: Option<String>,
-    /// The attack's arguments (after `--`), as for `loadlab attack`.
-    #[arg(last = true, required = true)]
-    pub attack: Vec<String>,
-}
-
 /// One worker of an attack run by many, and how the workers start together.
 #[derive(Args, Debug, Clone)]
 pub struct ShardArgs {
@@ -272,9 +231,15 @@ pub struct ShardArgs {
     /// there worker 0 hands out a start time a second ahead.
     #[arg(long, value_name = "HOST:PORT")]
     pub barrier: Option<String>,
-    /// How long the barrier waits for every worker.
+    /// How long the barrier waits for every worker (and, with --collect, worker 0 for their
+    /// results after its own run).
     #[arg(long, default_value = "5m", value_parser = positive_duration)]
     pub barrier_timeout: Duration,
+    /// Gather the results on worker 0, for workers with no shared disk: the others send it their
+    /// --output file when done; it writes them beside its own and, with --live, serves them at
+    /// /results/ (for `loadlab k8s collect`) until they are fetched or --live-linger ends.
+    #[arg(long, requires = "barrier")]
+    pub collect: bool,
 }
 
 /// A start time: RFC 3339, or Unix seconds.
@@ -537,7 +502,9 @@ pub struct PlotArgs {
     pub chart: Chart,
 }
 
+mod k8s;
 mod lab;
+pub use k8s::*;
 pub use lab::*;
 
 #[cfg(test)]

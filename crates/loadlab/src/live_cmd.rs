@@ -27,12 +27,19 @@ pub async fn start(args: &LiveArgs, title: &str) -> anyhow::Result<Option<Servin
 }
 
 impl Serving {
-    /// After the run: serves on for `--live-linger` (or until Ctrl-C), then stops.
+    /// After the run: serves on for `--live-linger` (or until Ctrl-C, or, when it offers
+    /// gathered results, until each was fetched whole), then stops.
     pub async fn finish(self) {
         if !self.linger.is_zero() {
+            let collected = async {
+                self.live.shelf.collected().await;
+                // The last bytes are on their way: let them leave before the server stops.
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            };
             tokio::select! {
                 _ = tokio::time::sleep(self.linger) => {}
                 _ = tokio::signal::ctrl_c() => {}
+                _ = collected => {}
             }
         }
         self.stop.cancel();

@@ -120,7 +120,7 @@ fn main() -> ExitCode {
         cli::Command::Plot(p) => plot_cmd::run(p),
         cli::Command::Demo(d) => demo_cmd::run(d),
         cli::Command::Lab(l) => lab_cmd::run(l),
-        cli::Command::K8s(cli::K8sCommand::Job(j)) => k8s_cmd::run(j),
+        cli::Command::K8s(k) => k8s_cmd::run(k),
         cli::Command::Completions(c) => {
             let mut cmd = <cli::Cli as clap::CommandFactory>::command();
             clap_complete::generate(c.shell, &mut cmd, "loadlab", &mut std::io::stdout());

@@ -309,3 +309,120 @@ async fn report_names_a_missing_duplicated_or_foreign_shard_and_exits_4() {
     assert_eq!(code, Some(4), "{err}");
     assert!(err.contains("files of different runs"), "{err}");
 }
+
+/// Worker `i` of 3 with `--collect`, writing `dir/b-i.llr` (each in a folder of its own, as pods
+/// with no shared disk); worker 0 also serves its live view.
+fn collecting_worker(url: &str, port: u16, i: u64, dir: &Path, timeout: &str) -> std::process::Child {
+    let own = dir.join(format!("w{i}"));
+    std::fs::create_dir_all(&own).unwrap();
+    let mut cmd = loadlab();
+    cmd.args(["attack", url, "--rate", "30", "--duration", "3s", "--shards", "3", "--collect", "--barrier"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--barrier-timeout", timeout, "-o"])
+        .arg(own.join(format!("b-{i}.llr")))
+        .env("JOB_COMPLETION_INDEX", i.to_string())
+        .stderr(Stdio::piped());
+    if i == 0 {
+        cmd.args(["--live", "127.0.0.1:0", "--live-linger", "60s"]);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// The live view's address worker 0 prints first.
+fn live_address(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut line).unwrap();
+    line.trim().strip_prefix("loadlab: live view on http://").unwrap().trim_end_matches('/').to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collected_results_reach_worker_0_and_come_out_with_k8s_collect() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("collect");
+    let url = server.url("/");
+    tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead, Write};
+        let port = free_port();
+        let mut lead = collecting_worker(&url, port, 0, &dir, "30s");
+        let live = live_address(&mut lead);
+        let others: Vec<_> = [1, 2].iter().map(|i| collecting_worker(&url, port, *i, &dir, "30s")).collect();
+        std::thread::sleep(Duration::from_millis(1500));
+        // Someone who is not a worker of this run cannot put a file there.
+        let mut stranger = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stranger.write_all(b"RESULTS 1/3 0123456789ab 4 b-1.llr\nLLR!").unwrap();
+        let mut answer = String::new();
+        std::io::BufReader::new(stranger).read_line(&mut answer).unwrap();
+        assert_eq!(answer, "REFUSED not a worker of this run\n");
+        for mut w in others {
+            assert!(w.wait().unwrap().success(), "{}", stderr(&mut w));
+        }
+        // Copied out of worker 0 (through its live view), which then stops lingering.
+        let out = dir.join("out");
+        let o = loadlab().args(["k8s", "collect", &format!("http://{live}"), "--out"]).arg(&out).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("collected 3 files"));
+        let started = std::time::Instant::now();
+        let status = lead.wait().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10), "worker 0 lingered on after the collection");
+        let said = stderr(&mut lead);
+        assert!(status.success(), "{said}");
+        assert!(said.contains("the results of all 3 workers are here"), "{said}");
+        let files: Vec<PathBuf> = (0..3).map(|i| out.join(format!("b-{i}.llr"))).collect();
+        for (i, f) in files.iter().enumerate() {
+            assert_eq!(std::fs::read(f).unwrap(), std::fs::read(dir.join(format!("w{i}/b-{i}.llr"))).unwrap());
+        }
+        assert_eq!(report(&files)["requests"], 90);
+        // Collecting again does not overwrite.
+        let o = loadlab().args(["k8s", "collect", "http://127.0.0.1:1", "--out"]).arg(&out).output().unwrap();
+        assert_ne!(o.status.code(), Some(0));
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_never_sends_leaves_the_gathered_set_incomplete_exit_4() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let dir = tempdir("collect-missing");
+    let url = server.url("/");
+    tokio::task::spawn_blocking(move || {
+        let port = free_port();
+        let mut lead = collecting_worker(&url, port, 0, &dir, "4s");
+        let live = live_address(&mut lead);
+        let mut one = collecting_worker(&url, port, 1, &dir, "4s");
+        let mut two = collecting_worker(&url, port, 2, &dir, "4s");
+        std::thread::sleep(Duration::from_millis(2000));
+        two.kill().unwrap();
+        two.wait().unwrap();
+        assert!(one.wait().unwrap().success(), "{}", stderr(&mut one));
+        let out = dir.join("out");
+        let o = loadlab()
+            .args(["k8s", "collect", &format!("http://{live}"), "--wait", "1s", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(4), "{err}");
+        assert!(err.contains("2 of 3 workers' results were there"), "{err}");
+        // Worker 0 says which worker it misses when its wait ends (it then lingers for the rest).
+        let mut said = String::new();
+        let mut lines = std::io::BufReader::new(lead.stderr.take().unwrap());
+        while std::io::BufRead::read_line(&mut lines, &mut said).unwrap() > 0 && !said.contains("within 4s") {}
+        assert!(said.contains("loadlab: --collect: no results from worker 2/3 within 4s"), "{said}");
+        lead.kill().unwrap();
+        let _ = lead.wait();
+        // report names the hole.
+        let o = loadlab().arg("report").arg(out.join("b-0.llr")).arg(out.join("b-1.llr")).output().unwrap();
+        assert_eq!(o.status.code(), Some(4));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("shard 2/3"), "{}", String::from_utf8_lossy(&o.stderr));
+    })
+    .await
+    .unwrap();
+}
+
+fn stderr(child: &mut std::process::Child) -> String {
+    let mut s = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut s).unwrap();
+    s
+}

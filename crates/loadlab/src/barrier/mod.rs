@@ -8,6 +8,11 @@
 //! `LINE_TIMEOUT`, in at most `MAX_LINE` bytes, handshakes run side by side (at most
 //! `MAX_PENDING` at once, more are closed), so neither an endless line nor idle strangers can
 //! hold the start back or grow its memory.
+//!
+//! With `--collect`, worker 0 keeps listening after the start and the others send it their
+//! results files when they are done (see `gather`), for clusters with no volume shared by pods.
+
+pub mod gather;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -21,8 +26,8 @@ use tokio::net::{TcpListener, TcpStream};
 const LEAD: Duration = Duration::from_secs(1);
 /// How long a connection has to say `READY I/N`.
 const LINE_TIMEOUT: Duration = Duration::from_secs(2);
-/// The longest line read (`READY 1234/5678` is 16 bytes).
-const MAX_LINE: u64 = 64;
+/// The longest line read (`READY 1234/5678` is 16 bytes; a `RESULTS` line names a file).
+const MAX_LINE: u64 = 256;
 /// Handshakes in progress at once; connections beyond are closed at once.
 const MAX_PENDING: usize = 64;
 
@@ -31,6 +36,8 @@ pub struct Start {
     pub at: SystemTime,
     /// Shared by every worker of the run.
     pub run: String,
+    /// Worker 0's listener, still open (for `gather::receive`); `None` for the others.
+    pub listener: Option<TcpListener>,
 }
 
 /// Meets the other workers at `addr` (worker 0 listens there) and returns the shared start.
@@ -48,9 +55,10 @@ pub async fn meet(addr: &str, shard: Shard, timeout: Duration) -> anyhow::Result
 }
 
 /// Reads one line of at most `MAX_LINE` bytes within `LINE_TIMEOUT`.
-async fn bounded_line<R: tokio::io::AsyncRead + Unpin>(r: R) -> Option<String> {
+/// Reading through `r`'s buffer, so what follows the line stays there.
+async fn bounded_line<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> Option<String> {
     let mut line = String::new();
-    let mut limited = BufReader::new(r.take(MAX_LINE));
+    let mut limited = r.take(MAX_LINE);
     match tokio::time::timeout(LINE_TIMEOUT, limited.read_line(&mut line)).await {
         Ok(Ok(n)) if n > 0 && line.ends_with('\n') => Some(line),
         _ => None,
@@ -74,15 +82,16 @@ async fn lead(addr: &str, shard: Shard) -> anyhow::Result<Start> {
     while (arrived.len() as u64) < shard.count - 1 {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((mut stream, _)) = accepted else { continue };
+                let Ok((stream, _)) = accepted else { continue };
                 let Ok(permit) = std::sync::Arc::clone(&pending).try_acquire_owned() else {
                     continue; // Too many handshakes at once: this one is dropped.
                 };
                 let said = said.clone();
                 tokio::spawn(async move {
-                    let line = bounded_line(&mut stream).await;
+                    let mut reader = BufReader::new(stream);
+                    let line = bounded_line(&mut reader).await;
                     let who = line.and_then(|l| l.trim().strip_prefix("READY ").and_then(|s| s.parse::<Shard>().ok()));
-                    let _ = said.send((who, stream)).await;
+                    let _ = said.send((who, reader.into_inner())).await;
                     drop(permit);
                 });
             }
@@ -109,7 +118,7 @@ async fn lead(addr: &str, shard: Shard) -> anyhow::Result<Start> {
     for stream in arrived.values_mut() {
         stream.write_all(format!("START {ns} {run}\n").as_bytes()).await?;
     }
-    Ok(Start { at: start, run })
+    Ok(Start { at: start, run, listener: Some(listener) })
 }
 
 async fn follow(addr: &str, shard: Shard) -> anyhow::Result<Start> {
@@ -134,5 +143,5 @@ async fn follow(addr: &str, shard: Shard) -> anyhow::Result<Start> {
         .and_then(|n| n.parse().ok())
         .ok_or_else(|| anyhow!("--barrier {addr}: worker 0 answered {line:?}"))?;
     let run = words.next().unwrap_or_default().to_owned();
-    Ok(Start { at: UNIX_EPOCH + Duration::from_nanos(ns), run })
+    Ok(Start { at: UNIX_EPOCH + Duration::from_nanos(ns), run, listener: None })
 }
