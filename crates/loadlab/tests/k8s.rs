@@ -210,3 +210,29 @@ fn config_map_files_are_bounded_and_binary_ones_encoded() {
     assert!(!c["containers"][0]["args"].as_array().unwrap().contains(&serde_json::json!("--collect")));
     assert_eq!(docs.iter().filter(|d| d["kind"] == "Service").count(), 1);
 }
+
+#[test]
+fn the_binary_needs_only_what_the_images_runtime_stage_has() {
+    // The Dockerfile runs loadlab from distroless/cc: glibc, libm and libgcc_s, nothing else
+    // (no OpenSSL, no libz): a new dynamic dependency would make every pod fail to start.
+    let o = Command::new("ldd").arg(env!("CARGO_BIN_EXE_loadlab")).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let libs: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(libs.iter().any(|l| l.starts_with("libc.so")), "{text}");
+    let allowed = [
+        "linux-vdso",
+        "libc.so",
+        "libm.so",
+        "libgcc_s.so",
+        "/lib64/ld-linux",
+        "ld-linux",
+        "libdl.so",
+        "libpthread.so",
+        "librt.so",
+    ];
+    for lib in libs {
+        assert!(allowed.iter().any(|a| lib.starts_with(a)), "{lib} is not in distroless/cc: {text}");
+    }
+    let dockerfile = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Dockerfile")).unwrap();
+    assert!(dockerfile.contains("FROM gcr.io/distroless/cc-debian12:nonroot") && dockerfile.contains("USER nonroot"));
+}

@@ -173,6 +173,14 @@ pub fn manifests(a: &K8sJobArgs) -> anyhow::Result<Vec<Value>> {
                             {"name": "live", "containerPort": LIVE_PORT},
                         ],
                         "resources": {"requests": resources, "limits": resources},
+                        // The image runs as an unprivileged user (see Dockerfile); writes go to
+                        // /results only.
+                        "securityContext": {
+                            "runAsNonRoot": true,
+                            "allowPrivilegeEscalation": false,
+                            "readOnlyRootFilesystem": true,
+                            "capabilities": {"drop": ["ALL"]},
+                        },
                         "volumeMounts": mounts,
                     }))],
                     "volumes": volumes,
