@@ -77,8 +77,8 @@ pub struct StepData {
     pub id: String,
     pub values: BTreeMap<&'static str, f64>,
     pub windows: Vec<Window>,
-    /// The results file (first repeat's chart data is read from it).
-    pub file: Option<PathBuf>,
+    /// The results files (a sharded run has several): the charts are drawn from them.
+    pub files: Vec<PathBuf>,
 }
 
 /// A target at a load point on one side.
@@ -132,8 +132,32 @@ fn point_label(p: &serde_json::Value) -> String {
     parts.join(", ")
 }
 
-/// Reads a lab's folder (or its lab.json) and its step files.
+/// The results files of one run: `path`, or the `.llr` files of a folder (a sharded run's, as
+/// `loadlab k8s collect` writes them).
+fn run_files(path: &Path) -> Result<Vec<PathBuf>, CompareError> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| CompareError(format!("{}: {e}", path.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "llr"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(CompareError(format!("{}: no lab.json and no .llr results files", path.display())));
+    }
+    Ok(files)
+}
+
+/// Reads a lab's folder (or its lab.json) and its step files; a results file, or a folder of
+/// them with no lab.json (a sharded run's), is read as one run.
 pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
+    let results_file = !path.is_dir() && path.extension().is_some_and(|x| x != "json");
+    if results_file || (path.is_dir() && !path.join("lab.json").exists()) {
+        return load_file(path);
+    }
     let (dir, json) = if path.is_dir() {
         (path.to_path_buf(), path.join("lab.json"))
     } else {
@@ -199,17 +223,36 @@ pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
             Some(f) => read_windows(f, warmup_s)?,
             None => Vec::new(),
         };
-        cell.steps.push(StepData { id, values, windows, file });
+        cell.steps.push(StepData { id, values, windows, files: file.into_iter().collect() });
     }
     Ok(side)
 }
 
 /// Two plain results files as one-cell sides (within-run statistics only).
 pub fn load_file(path: &Path) -> Result<Side, CompareError> {
-    let f = std::fs::File::open(path).map_err(|e| CompareError(format!("{}: {e}", path.display())))?;
-    let mut reader = results::Reader::new(std::io::BufReader::new(f), path.display().to_string());
-    let mut c = StepConsumer::new(std::time::Duration::ZERO);
-    results::feed(&mut reader, &mut c).map_err(|e| CompareError(format!("{}: {e}", path.display())))?;
+    let files = run_files(path)?;
+    let mut read = (StepConsumer::new(std::time::Duration::ZERO), results::ShardSet::new());
+    for file in &files {
+        let f = std::fs::File::open(file).map_err(|e| CompareError(format!("{}: {e}", file.display())))?;
+        let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());
+        read.1.source(&file.display().to_string());
+        results::feed(&mut reader, &mut read).map_err(|e| CompareError(format!("{}: {e}", file.display())))?;
+    }
+    let (c, set) = read;
+    let problems = set.problems();
+    if !problems.is_empty() {
+        return Err(CompareError(format!(
+            "{}: the shard files are not one whole run: {}",
+            path.display(),
+            problems.join("; ")
+        )));
+    }
+    if let Some((i, n)) = set.alone() {
+        return Err(CompareError(format!(
+            "{}: shard {i}/{n} of a sharded run, a {n}th of its load: give the folder with all {n} shard files",
+            path.display()
+        )));
+    }
     let n = c.numbers(c.counted.asked_rate);
     let mut values = BTreeMap::new();
     for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
@@ -220,7 +263,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
     if n.generator_limited {
         cell.excluded.push(format!("{id}: generator-limited ({})", n.generator_text().unwrap_or_default()));
     } else {
-        cell.steps.push(StepData { id, values, windows: c.windows.windows(), file: Some(path.to_path_buf()) });
+        cell.steps.push(StepData { id, values, windows: c.windows.windows(), files });
     }
     Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]) })
 }
@@ -432,7 +475,7 @@ mod tests {
         let cell = CellData {
             target: "svc".into(),
             label: "100 req/s, http1".into(),
-            steps: vec![StepData { id: "s".into(), values, windows, file: None }],
+            steps: vec![StepData { id: "s".into(), values, windows, files: Vec::new() }],
             excluded: vec![],
         };
         Side { name: format!("{median_ms}"), cells: BTreeMap::from([("svc @ x".to_owned(), cell)]) }

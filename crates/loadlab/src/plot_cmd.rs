@@ -30,11 +30,15 @@ pub fn run(a: PlotArgs) -> anyhow::Result<()> {
     } else {
         return Err(bad(format!("--output {}: the name must end in .html, .svg or .png (or give --format)", a.output)));
     };
-    let mut builder = ChartBuilder::new(a.title.clone());
+    let mut read = (ChartBuilder::new(a.title.clone()), results::ShardSet::new());
     // Unnamed runs are named after their file.
-    feed_all(open_inputs(&a.files)?, &mut builder, |b, name| {
+    feed_all(open_inputs(&a.files)?, &mut read, |(b, set), name| {
+        set.source(name);
         b.source(std::path::Path::new(name).file_name().map_or(name.to_owned(), |n| n.to_string_lossy().into_owned()))
     })?;
+    let (builder, set) = read;
+    // Drawn all the same (what was read is worth seeing), but said, and exit 4.
+    let incomplete = crate::report_cmd::shard_problems(&set.problems());
     let data = builder.finish();
     if data.runs.is_empty() {
         return Err(bad("nothing to plot: the inputs hold no requests"));
@@ -49,8 +53,8 @@ pub fn run(a: PlotArgs) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         out.write_all(&bytes)?;
         out.flush()?;
-        return Ok(());
+        return incomplete;
     }
     std::fs::write(&a.output, bytes).map_err(|e| bad(format!("--output {}: {e}", a.output)))?;
-    Ok(())
+    incomplete
 }

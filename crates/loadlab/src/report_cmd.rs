@@ -83,12 +83,13 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
             let mut steps = (results::BySteps::new(), ShardSet::new());
             feed_all(inputs, &mut steps, |c, name| c.1.source(name))?;
             let (steps, set) = steps;
-            let incomplete = shard_problems(&set);
+            let problems = set.problems();
+            let incomplete = shard_problems(&problems);
             for (i, s) in steps.steps.iter().enumerate() {
                 let rate = s.rate.map_or(String::new(), |r| format!(": {r} req/s"));
                 let window = if s.to_s.is_finite() { format!(" [{}s, {}s)", s.from_s, s.to_s) } else { String::new() };
                 writeln!(out, "== step {}{rate}{window}", i + 1)?;
-                write_report(&a.kind, &s.metrics, &mut out)?;
+                write_with_problems(&a.kind, &s.metrics, &problems, &mut out)?;
                 writeln!(out)?;
             }
             out.flush()?;
@@ -97,8 +98,9 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
         None => {
             let mut m = (Metrics::new(), ShardSet::new());
             feed_all(inputs, &mut m, |c, name| c.1.source(name))?;
-            let incomplete = shard_problems(&m.1);
-            write_report(&a.kind, &m.0, &mut out)?;
+            let problems = m.1.problems();
+            let incomplete = shard_problems(&problems);
+            write_with_problems(&a.kind, &m.0, &problems, &mut out)?;
             out.flush()?;
             incomplete
         }
@@ -110,11 +112,21 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     }
 }
 
+/// The report; in JSON, with the shard set's problems as `shard_problems` when there are any.
+fn write_with_problems(kind: &ReportType, m: &Metrics, problems: &[String], out: &mut dyn Write) -> anyhow::Result<()> {
+    if problems.is_empty() || !matches!(kind, ReportType::Json) {
+        return Ok(write_report(kind, m, out)?);
+    }
+    let mut json = report::json_report(m);
+    json["shard_problems"] = serde_json::json!(problems);
+    serde_json::to_writer(&mut *out, &json)?;
+    Ok(out.write_all(b"\n")?)
+}
+
 /// Shard files that do not make one whole run: each fault on stderr, and exit 4 (the report
 /// covers what it read, which is not the run).
-fn shard_problems(set: &ShardSet) -> anyhow::Result<()> {
-    let problems = set.problems();
-    for p in &problems {
+pub fn shard_problems(problems: &[String]) -> anyhow::Result<()> {
+    for p in problems {
         eprintln!("loadlab: shards: {p}");
     }
     if problems.is_empty() {

@@ -266,7 +266,7 @@ async fn the_barrier_holds_against_strangers_and_refuses_a_second_worker_of_one_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn report_names_a_missing_duplicated_or_foreign_shard_and_exits_4() {
+async fn report_plot_and_compare_name_a_missing_duplicated_or_foreign_shard() {
     let server = TestServer::start(Behaviour::default()).await;
     let dir = tempdir("sets");
     let url = server.url("/");
@@ -308,6 +308,55 @@ async fn report_names_a_missing_duplicated_or_foreign_shard_and_exits_4() {
     let (code, err) = report(&["a-0.llr", "a-1.llr", "b-2.llr"]);
     assert_eq!(code, Some(4), "{err}");
     assert!(err.contains("files of different runs"), "{err}");
+    // In JSON too.
+    let o = loadlab()
+        .args(["report", "--type", "json"])
+        .args(["a-0.llr", "a-2.llr"].map(|f| dir.join(f)))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["shard_problems"], serde_json::json!(["shard 1/3 missing"]));
+    assert_eq!(json["requests"], 20);
+    // plot draws what it read, says what is missing, and exits 4.
+    let page = dir.join("partial.html");
+    let o =
+        loadlab().args(["plot", "-o"]).arg(&page).args(["a-0.llr", "a-2.llr"].map(|f| dir.join(f))).output().unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("shard 1/3 missing"));
+    assert!(std::fs::metadata(&page).unwrap().len() > 1000);
+    // lab compare reads a folder of shards as one run, and refuses a set with a hole or a lone shard.
+    for (folder, files) in [("old", ["a-0.llr", "a-1.llr", "a-2.llr"]), ("new", ["b-0.llr", "b-1.llr", "b-2.llr"])] {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+        for f in files {
+            std::fs::copy(dir.join(f), dir.join(folder).join(f)).unwrap();
+        }
+    }
+    let compare = |old: &Path, new: &Path| {
+        let o =
+            loadlab().args(["lab", "compare"]).arg(old).arg(new).arg("--out").arg(dir.join("cmp")).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = compare(&dir.join("old"), &dir.join("new"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("run") && !out.contains("generator-limited"), "{out}");
+    let compared: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("cmp/compare.json")).unwrap()).unwrap();
+    // The whole run's throughput (30/s asked), not a shard's third; its HDR chart from all files.
+    let throughput = compared["rows"][0]["old"].as_f64().unwrap();
+    assert!(compared["rows"][0]["measure"] == "throughput" && throughput > 25.0, "{compared}");
+    assert!(dir.join("cmp/charts/compare-1.png").exists());
+    std::fs::remove_file(dir.join("new/b-1.llr")).unwrap();
+    let (code, _, err) = compare(&dir.join("old"), &dir.join("new"));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not one whole run: shard 1/3 missing"), "{err}");
+    let (code, _, err) = compare(&dir.join("old"), &dir.join("a-1.llr"));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("shard 1/3 of a sharded run"), "{err}");
 }
 
 /// Worker `i` of 3 with `--collect`, writing `dir/b-i.llr` (each in a folder of its own, as pods

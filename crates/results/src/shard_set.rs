@@ -43,6 +43,15 @@ impl ShardSet {
         self.source = name.to_owned();
     }
 
+    /// The shard (index, count) when exactly one run was read and it is one shard of a run split
+    /// N > 1 ways: fine to look at, but not the run.
+    pub fn alone(&self) -> Option<(u64, u64)> {
+        match &self.seen[..] {
+            [only] => only.shard.filter(|(_, n)| *n > 1),
+            _ => None,
+        }
+    }
+
     /// What is wrong with the shards read, one line each (empty when the set is whole, or fewer
     /// than two runs were shards).
     pub fn problems(&self) -> Vec<String> {

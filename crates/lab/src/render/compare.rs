@@ -155,11 +155,14 @@ fn figures(old: &Side, new: &Side) -> Vec<Figure> {
         let mut b = ChartBuilder::new(format!("{} at {}", n.target, n.label));
         let mut fed = 0;
         for (side, c) in [("old", o), ("new", n)] {
-            let Some(file) = c.steps.first().and_then(|s| s.file.as_ref()) else { continue };
-            let Ok(f) = std::fs::File::open(file) else { continue };
-            b.source(format!("{side} {}", c.steps[0].id));
-            let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());
-            fed += usize::from(results::feed(&mut reader, &mut b).is_ok());
+            let Some(step) = c.steps.first().filter(|s| !s.files.is_empty()) else { continue };
+            b.source(format!("{side} {}", step.id));
+            let read = step.files.iter().all(|file| {
+                let Ok(f) = std::fs::File::open(file) else { return false };
+                let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());
+                results::feed(&mut reader, &mut b).is_ok()
+            });
+            fed += usize::from(read);
         }
         if fed == 2 {
             let data: ChartData = b.finish();
