@@ -1,29 +1,7 @@
 //! `loadlab lab` as a user runs it: real processes started and stopped by the plan, exit codes.
 
+use crate::support::{chromium, free_port, loadlab, stderr, tempdir};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-mod common;
-use common::chromium;
-
-fn loadlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_loadlab"))
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("loadlab-labcli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// Whether any process still runs `loadlab origin --listen 127.0.0.1:PORT`.
 fn origin_running(port: u16) -> bool {

@@ -3,25 +3,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{chromium, loadlab, tempdir};
 use attack::testing::{Behaviour, TestServer};
-
-mod common;
-use common::chromium;
-
-fn loadlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_loadlab"))
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("loadlab-live-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Starts an attack with `--live 127.0.0.1:0`; returns it and the live view's address.
 fn attack_live(args: &[&str], out: &Path) -> (Child, String) {

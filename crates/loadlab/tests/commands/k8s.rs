@@ -1,18 +1,8 @@
 //! `loadlab k8s job`: the manifests of a sharded attack, validated offline against the
 //! Kubernetes schemas (kubernetes-validate, strict) for 1, 3 and 50 pods.
 
+use crate::support::{loadlab, tempdir};
 use std::process::{Command, Stdio};
-
-fn loadlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_loadlab"))
-}
-
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("loadlab-k8s-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// The JSON documents of `---`-separated output.
 fn documents(yaml: &str) -> Vec<serde_json::Value> {

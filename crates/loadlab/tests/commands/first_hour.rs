@@ -7,7 +7,8 @@ use std::time::Duration;
 use attack::testing::{Behaviour, TestServer};
 use bytes::Bytes;
 
-use super::{blocking, loadlab, stderr, stdout, tempdir};
+use crate::cli::{blocking, report_json};
+use crate::support::{loadlab, stderr, stdout, tempdir};
 
 #[test]
 fn a_boolean_given_as_a_word_of_its_own_is_refused_with_what_vegeta_would_do() {
@@ -42,7 +43,7 @@ async fn max_body_0_keeps_connections_alive_as_vegeta_does() {
     .await
     .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let v = super::report_json(&[&file]);
+    let v = report_json(&[&file]);
     assert_eq!(v["requests"], 100, "{v}");
     assert_eq!(v["bytes_in"]["total"], 0, "{v}");
     // The open model starts 10 workers, each with its connection when first used.

@@ -2,28 +2,11 @@
 //! Chromium: every chart drew, no script errors), SVG and PNG.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
+use crate::support::{chromium, loadlab, screenshot, stderr, tempdir, Shot};
 use attack::testing::{Behaviour, TestServer};
-
-mod common;
-use common::{chromium, screenshot, Shot};
-
-fn loadlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_loadlab"))
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("loadlab-plot-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Two runs against a server that fails one target: results files in `dir`.
 async fn results(dir: &Path) -> Vec<PathBuf> {

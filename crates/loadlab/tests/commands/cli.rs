@@ -1,46 +1,25 @@
 //! The binary end to end: subprocesses against the in-process test server on loopback.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use crate::support::{free_port, loadlab, stderr, stdout, tempdir};
 use attack::testing::{Behaviour, TestServer};
-
-#[path = "cli/first_hour.rs"]
-mod first_hour;
-
-fn loadlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_loadlab"))
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("loadlab-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run loadlab")
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn report_json(files: &[&Path]) -> serde_json::Value {
+pub fn report_json(files: &[&Path]) -> serde_json::Value {
     let o = run(loadlab().arg("report").arg("--type").arg("json").args(files));
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
 /// Runs the blocking subprocess work while the test server keeps serving.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     tokio::task::spawn_blocking(f).await.unwrap()
 }
 
@@ -374,10 +353,6 @@ fn start_origin(args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, St
     let addr = line.trim().rsplit("://").next().unwrap_or_default().to_owned();
     assert!(line.contains("serving on"), "{line}");
     (child, addr)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 #[test]

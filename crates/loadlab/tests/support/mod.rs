@@ -1,8 +1,39 @@
-//! What several test files share: headless Chromium and its screenshots.
+//! What the test binaries share: the binary under test, fresh folders, the output of a run,
+//! a free port, and headless Chromium with its screenshots.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The `loadlab` binary built for these tests.
+pub fn loadlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_loadlab"))
+}
+
+/// A new empty folder, unique within this process (tests of one binary run side by side).
+pub fn tempdir(name: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("loadlab-test-{}-{n}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A port free a moment ago, for a process that must be told its port before it binds (worker
+/// 0 of a barrier, an origin in a plan). Prefer port 0 and reading the address back.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
 
 /// Runs headless Chromium with `args` and its own profile directory (pages 1200 x 1800).
 pub fn chromium(args: &[&str], profile: &Path) -> Output {

@@ -1,0 +1,8 @@
+//! `loadlab lab` as a user runs it, and the example plans end to end.
+//! One test binary (each links all of loadlab: fewer binaries, a faster build).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod examples;
+mod lab;
