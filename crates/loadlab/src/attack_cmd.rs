@@ -287,3 +287,71 @@ impl Gathering {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use attack::{AttackConfig, Protocol};
+    use clap::Parser;
+    use lab::matrix::Point;
+    use lab::plan::LoadSpec;
+
+    use crate::cli::{Cli, Command};
+
+    /// What an attack does with its settings: all of its config but its name and the free-form
+    /// record of the settings (each names them its own way).
+    fn shape(mut c: AttackConfig) -> String {
+        c.name.clear();
+        c.settings.clear();
+        format!("{c:?}")
+    }
+
+    fn from_attack(flags: &str) -> AttackConfig {
+        let line = format!("loadlab attack http://127.0.0.1:1/x --duration 2s --timeout 5s -o /dev/null {flags}");
+        match Cli::try_parse_from(line.split_whitespace()).unwrap().command {
+            Command::Attack(a) => super::config(&a).unwrap(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn from_lab(point: Point, pace_tick: Duration) -> AttackConfig {
+        let load = LoadSpec {
+            rate: Vec::new(),
+            connections: Vec::new(),
+            protocol: Vec::new(),
+            requests_per_conn: Vec::new(),
+            streams: Vec::new(),
+            duration: Duration::from_secs(2),
+            warmup: Duration::ZERO,
+            repeats: 1,
+            pause: Duration::ZERO,
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: None,
+            timeout: Duration::from_secs(5),
+            max_workers: None,
+            pace_tick,
+        };
+        lab::step::config("step", "http://127.0.0.1:1/x", &point, &load, None, Duration::from_secs(2)).unwrap()
+    }
+
+    fn point(rate: Option<f64>, connections: Option<usize>, protocol: Protocol, streams: usize) -> Point {
+        Point { variant: None, rate, connections, protocol, requests_per_conn: None, streams }
+    }
+
+    #[test]
+    fn attack_and_a_lab_step_make_the_same_attack_of_the_same_settings() {
+        let cases = [
+            ("--rate 100 --connections 4", point(Some(100.0), Some(4), Protocol::Http1, 1), Duration::ZERO),
+            ("--rate 100", point(Some(100.0), None, Protocol::Http1, 1), Duration::ZERO),
+            ("--rate 100 --connections 2 --h2c", point(Some(100.0), Some(2), Protocol::H2c, 1), Duration::ZERO),
+            ("--rate 3000 --pace-tick 1ms", point(Some(3000.0), None, Protocol::Http1, 1), Duration::from_millis(1)),
+            ("--connections 4", point(None, Some(4), Protocol::Http1, 1), Duration::ZERO),
+            ("--connections 2 --streams 8 --h2c", point(None, Some(2), Protocol::H2c, 8), Duration::ZERO),
+        ];
+        for (flags, point, tick) in cases {
+            assert_eq!(shape(from_attack(flags)), shape(from_lab(point, tick)), "{flags}");
+        }
+    }
+}
