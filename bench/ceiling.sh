@@ -51,7 +51,7 @@ step() {
 import json, sys
 d = json.load(sys.stdin); l = d['schedule_lag']
 print(int(l['99th'] <= l['late_threshold']), 'lag p99 %.1f ms, %d late sends, %s' % (
-    l['99th'] / 1e6, l['late_sends'], 'saturated' if d['generator_saturated'] else 'not saturated'))")
+    l['99th'] / 1e6, l['late_sends'], 'generator-limited' if d['generator_limited'] else 'held'))")
   fi
   python3 - "$name" "$rate" "$ok" "$wall" "$user" "$sys" "$rss" "$SECS" "$lag_ok" "$extra" <<'PY'
 import sys

@@ -76,7 +76,7 @@ async fn a_frozen_server_under_an_open_model_opens_no_connection_storm_and_the_r
     assert_eq!(run.metrics.in_flight_cap, Some(300));
     // The waits were for the target: not taken for a saturated generator.
     assert!(run.metrics.waited_for_target(), "{} / {}", run.metrics.waits_for_target, run.metrics.waits_for_generator);
-    assert_eq!(run.metrics.generator_saturated(), None);
+    assert_eq!(run.metrics.generator_limited(), None);
     // The freeze shows in the latencies measured from the schedule.
     assert!(ms(run.metrics.latency.value_at_quantile(0.99)) >= 700.0);
     // After the freeze the backlog drains and the asked rate is held again: the last second's
@@ -106,8 +106,7 @@ async fn a_rate_beyond_the_server_ends_on_time_with_the_unsent_counted() {
     assert!(run.metrics.not_sent >= 1000, "not sent {}", run.metrics.not_sent);
     assert_eq!(run.metrics.requests + run.metrics.not_sent, 2000);
     assert!(run.metrics.requests <= 500, "{}", run.metrics.requests);
-    assert!(run.metrics.cap_reached().is_some());
-    assert_eq!(run.metrics.generator_saturated(), None, "the target, not the generator, was the limit");
+    assert!(matches!(run.metrics.limit(), results::Limit::Target { cap: Some(_) }), "{:?}", run.metrics.limit());
     assert_eq!(run.metrics.successes, run.metrics.requests);
 }
 
@@ -172,5 +171,5 @@ async fn a_pace_tick_sends_in_batches_at_tick_ends_and_counts_its_lag_as_on_time
     // not called saturated.
     assert_eq!(run.metrics.pace_tick_us, 20_000);
     assert_eq!(run.metrics.late_threshold_us(), 25_000);
-    assert!(run.metrics.generator_saturated().is_none(), "{:?}", run.metrics.generator_saturated());
+    assert!(run.metrics.generator_limited().is_none(), "{:?}", run.metrics.generator_limited());
 }

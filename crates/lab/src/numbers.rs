@@ -6,14 +6,6 @@ use hdrhistogram::Histogram;
 use results::{Consumer, Entry, Metrics, RunHeader};
 use serde::Serialize;
 
-/// A step counts as generator-limited when the generator fell behind its schedule with room
-/// under its cap on requests in flight (more than 1% of sends late, or requests not sent: see
-/// `Metrics::generator_saturated`; a target so slow that every worker was busy is the target's
-/// fault), and either its 99th percentile send left more than this late or more than 1% of the
-/// schedule was never sent: a few sends 5 ms late while the pool grows at the start are noise,
-/// a generator that cannot keep up falls behind by far more.
-pub const GENERATOR_LAG_P99_MS: f64 = 20.0;
-
 /// The generator's threads waited on a run queue for a CPU more than this share of their time:
 /// the machine, not the target, set the pace of what it read. Measured on a 2-core machine:
 /// an idle machine gives 0-2% at 2,000/s; a busy loop on each core gives 30-60%.
@@ -147,9 +139,6 @@ pub struct Numbers {
 
 impl Numbers {
     pub fn of(m: &Metrics, ok: &Histogram<u64>, asked_rate: Option<f64>) -> Numbers {
-        let scheduled = m.requests + m.not_sent;
-        let unsent = m.not_sent as f64 > scheduled as f64 * 0.01;
-        let lag_p99 = m.lag.value_at_quantile(0.99) as f64 / 1000.0;
         Numbers {
             requests: m.requests,
             successes: m.successes,
@@ -166,9 +155,8 @@ impl Numbers {
             bytes_in: m.bytes_in,
             errors: m.errors.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             status: m.status.iter().map(|(k, v)| (*k, *v)).collect(),
-            generator_limited: asked_rate.is_some()
-                && m.generator_saturated().is_some()
-                && (lag_p99 > GENERATOR_LAG_P99_MS || unsent || m.requests == 0),
+            // The one rule of who was the limit (results::Limit), as `report` says it.
+            generator_limited: asked_rate.is_some() && m.generator_limited().is_some(),
             sent_rate: if m.requests == 0 { 0.0 } else { m.sent_rate() },
             not_sent: m.not_sent,
             cpu_wait: m.generator_cpu.map(|c| c.wait_share()),

@@ -89,11 +89,14 @@ impl Consumer for Progress {
         let p99 = Duration::from_micros(self.latency.value_at_quantile(0.99));
         let elapsed = self.started.elapsed();
         let in_flight = self.gauges.in_flight.load(Ordering::Relaxed);
-        // Sends falling behind: say whose limit it is.
-        let behind = self.count > 0 && self.late as f64 > self.count as f64 * results::LATE_SHARE_LIMIT;
-        let note = match self.cap {
-            Some(cap) if behind && in_flight >= cap => format!("  all {cap} workers busy: the target is the limit"),
-            Some(_) if behind => "  generator saturated: sends are late with workers free".to_owned(),
+        // Sends falling behind: say whose limit it is (the rule `report` and the lab use, read
+        // from the latest moments).
+        let sent = self.count as f64 / secs;
+        let note = match results::Limit::while_running(self.late, self.count, in_flight, self.cap, sent, 0.0) {
+            results::Limit::Target { cap: Some(cap) } => format!("  all {cap} workers busy: the target is the limit"),
+            results::Limit::Generator { .. } => {
+                "  the generator is the limit: sends are late with workers free".to_owned()
+            }
             _ => String::new(),
         };
         self.bar.set_message(format!(

@@ -58,7 +58,7 @@ pub fn json_report(m: &Metrics) -> Value {
         "asked_rate": m.asked_rate,
         "peak_in_flight": m.peak_in_flight,
         "in_flight_cap": m.in_flight_cap,
-        "generator_saturated": m.generator_saturated().is_some(),
+        "generator_limited": m.generator_limited().is_some(),
         "interrupted": m.interrupted,
         "incomplete_runs": m.incomplete,
     });

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use results::Metrics;
+use results::{Limit, Metrics};
 
 use crate::duration::vegeta;
 use crate::tabwriter::align;
@@ -102,22 +102,26 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
             m.not_sent
         );
     }
-    if let Some((sent, asked)) = m.generator_saturated() {
-        s += &format!(
-            "Generator\t[saturated]\tsent {sent:.1}/s of {asked:.1}/s asked: the generator, not the target, was the limit\n"
-        );
-    }
-    if let Some(cap) = m.cap_reached() {
-        s += &format!(
-            "In Flight\t[peak, cap]\t{}, {cap}: sends waited for a free connection (a slow target, or raise --max-workers)\n",
-            m.peak_in_flight
-        );
-    } else if m.behind() && m.waited_for_target() {
-        s += &format!(
-            "In Flight\t[peak, cap]\t{}, {}: sends waited for a free connection (a thread's share of the cap was in use: a slow target)\n",
-            m.peak_in_flight,
-            m.in_flight_cap.map_or("-".to_owned(), |c| c.to_string())
-        );
+    match m.limit() {
+        Limit::Generator { sent, asked } => {
+            s += &format!(
+                "Generator\t[limited]\tsent {sent:.1}/s of {asked:.1}/s asked: the generator, not the target, was the limit\n"
+            );
+        }
+        Limit::Target { cap: Some(cap) } => {
+            s += &format!(
+                "In Flight\t[peak, cap]\t{}, {cap}: sends waited for a free connection (a slow target, or raise --max-workers)\n",
+                m.peak_in_flight
+            );
+        }
+        Limit::Target { cap: None } => {
+            s += &format!(
+                "In Flight\t[peak, cap]\t{}, {}: sends waited for a free connection (a thread's share of the cap was in use: a slow target)\n",
+                m.peak_in_flight,
+                m.in_flight_cap.map_or("-".to_owned(), |c| c.to_string())
+            );
+        }
+        Limit::Kept => {}
     }
     if m.interrupted {
         s += "Stopped\t[early]\tinterrupted before the end of its schedule or count\n";

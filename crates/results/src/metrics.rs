@@ -364,15 +364,6 @@ impl Metrics {
         }
     }
 
-    /// The generator fell behind its schedule (over 1% of sends late, or requests not sent)
-    /// while its cap on requests in flight was not reached and its sends did not mostly wait for
-    /// the target: the generator, not the target, was the limit. Returns (rate sent, rate asked).
-    pub fn generator_saturated(&self) -> Option<(f64, f64)> {
-        let asked = self.asked_rate?;
-        let capped = self.in_flight_cap.is_some_and(|c| self.peak_in_flight >= c);
-        (self.behind() && !capped && !self.waited_for_target()).then(|| (self.sent_rate(), asked))
-    }
-
     /// Sends fell behind the schedule: over 1% late, or some not sent.
     pub fn behind(&self) -> bool {
         self.late_share() > LATE_SHARE_LIMIT || self.not_sent > 0
@@ -382,13 +373,6 @@ impl Metrics {
     /// thread.
     pub fn waited_for_target(&self) -> bool {
         self.waits_for_target > self.waits_for_generator
-    }
-
-    /// The cap on requests in flight was reached while sends were late: the wait was for a
-    /// free connection (a slow target, or a cap too low for the rate).
-    pub fn cap_reached(&self) -> Option<u64> {
-        let cap = self.in_flight_cap?;
-        (self.peak_in_flight >= cap && self.behind()).then_some(cap)
     }
 
     /// Scheduled span of the sends (vegeta's "attack" duration), ns.
@@ -516,15 +500,19 @@ mod tests {
 
     #[test]
     fn late_sends_are_blamed_on_whichever_the_sends_waited_for() {
-        // Half the sends late, the cap never reached: the end record's wait counts decide.
-        let mut m = Metrics::new();
-        for i in 0..10 {
-            m.add(
-                0,
-                &Record { lag_us: if i % 2 == 0 { LATE_SEND_US } else { 0 }, status: 200, ..Default::default() },
-                None,
-            );
-        }
+        // Half the sends 30 ms late, the cap never reached: the end record's wait counts decide.
+        let late = |lag_us: u64| {
+            let mut m = Metrics::new();
+            for i in 0..10 {
+                m.add(
+                    0,
+                    &Record { lag_us: if i % 2 == 0 { lag_us } else { 0 }, status: 200, ..Default::default() },
+                    None,
+                );
+            }
+            m
+        };
+        let m = late(30_000);
         let end = |t, g| RunEnd {
             asked_rate: Some(100.0),
             peak_in_flight: 20,
@@ -536,14 +524,25 @@ mod tests {
         };
         let mut busy = m.clone();
         busy.end(&end(3, 40)).unwrap();
-        assert!(busy.generator_saturated().is_some());
+        assert!(busy.generator_limited().is_some());
         let mut slow = m.clone();
         slow.end(&end(40, 3)).unwrap();
-        assert_eq!(slow.generator_saturated(), None);
+        assert_eq!(slow.generator_limited(), None);
         assert!(slow.behind() && slow.waited_for_target());
+        assert_eq!(slow.limit(), crate::Limit::Target { cap: None });
         // A file from before the wait counts: the old rule (cap not reached: the generator).
-        m.end(&end(0, 0)).unwrap();
-        assert!(m.generator_saturated().is_some());
+        let mut old = m.clone();
+        old.end(&end(0, 0)).unwrap();
+        assert_eq!(old.limit(), crate::Limit::Generator { sent: old.sent_rate(), asked: 100.0 });
+        // Behind by 6 ms only: noise, not a limit.
+        let mut near = late(6_000);
+        near.end(&end(3, 40)).unwrap();
+        assert!(near.behind());
+        assert_eq!(near.limit(), crate::Limit::Kept);
+        // Every worker busy: the target, whatever the waits say.
+        let mut capped = m.clone();
+        capped.end(&RunEnd { peak_in_flight: 300, ..end(3, 40) }).unwrap();
+        assert_eq!(capped.limit(), crate::Limit::Target { cap: Some(300) });
     }
 }
 
