@@ -3,6 +3,7 @@
 //! fetched from elsewhere.
 
 use report::chart::{SCRIPT, STYLE};
+use report::page::{esc, shell};
 
 const LIVE: &str = r#"
 (function () {
@@ -34,8 +35,14 @@ const LIVE: &str = r#"
 })();
 "#;
 
+/// The dashboard's own style, after the charts'.
+const DASHBOARD_STYLE: &str = r#".tile { display: inline-block; margin: 4px 18px 4px 0; font-size: 12px; color: #555; } .tile b { display: block; font-size: 20px; color: #222; }
+.run { font-size: 14px; margin-top: 6px; } #live { font-size: 13px; color: #2ca02c; font-weight: normal; }
+#steps { border-collapse: collapse; font-size: 13px; margin: 8px 0; } #steps td, #steps th { padding: 2px 10px; text-align: left; border-bottom: 1px solid #eee; }
+#steps .running { background: #fff7e0; } #steps .waiting { color: #999; }
+"#;
+
 pub(crate) fn dashboard(title: &str) -> String {
-    let title = title.replace('&', "&amp;").replace('<', "&lt;");
     let sections: String = [
         ("latency", "Latency over time"),
         ("status", "Responses per second by status (by completion time)"),
@@ -45,23 +52,9 @@ pub(crate) fn dashboard(title: &str) -> String {
     .iter()
     .map(|(id, h)| format!("<section><h2>{h}</h2><canvas data-chart=\"{id}\" id=\"chart-{id}\"></canvas><div class=\"legend\" id=\"legend-{id}\"></div></section>\n"))
     .collect();
-    format!(
-        r#"<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} (live)</title>
-<style>
-{STYLE}
-.tile {{ display: inline-block; margin: 4px 18px 4px 0; font-size: 12px; color: #555; }} .tile b {{ display: block; font-size: 20px; color: #222; }}
-.run {{ font-size: 14px; margin-top: 6px; }} #live {{ font-size: 13px; color: #2ca02c; font-weight: normal; }}
-#steps {{ border-collapse: collapse; font-size: 13px; margin: 8px 0; }} #steps td, #steps th {{ padding: 2px 10px; text-align: left; border-bottom: 1px solid #eee; }}
-#steps .running {{ background: #fff7e0; }} #steps .waiting {{ color: #999; }}
-</style>
-</head>
-<body>
-<h1>{title} <span id="live">live</span></h1>
+    let style = format!("{STYLE}{DASHBOARD_STYLE}");
+    let body = format!(
+        r#"<h1>{} <span id="live">live</span></h1>
 <div id="summary">waiting for the first request</div>
 <table id="steps"></table>
 <div class="controls">Updated every second. Drag across a time chart to zoom in; double-click or <button id="reset">Reset zoom</button>.</div>
@@ -69,8 +62,8 @@ pub(crate) fn dashboard(title: &str) -> String {
 {SCRIPT}
 </script>
 <script>{LIVE}</script>
-</body>
-</html>
-"#
-    )
+"#,
+        esc(title)
+    );
+    shell(&format!("{title} (live)"), &style, &body)
 }

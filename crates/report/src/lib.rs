@@ -10,6 +10,7 @@ pub mod duration;
 mod hdr;
 mod hist;
 mod json;
+pub mod page;
 mod tabwriter;
 mod text;
 

@@ -3,11 +3,18 @@
 
 use pulldown_cmark::{html, Event, Options, Parser, Tag};
 
+use report::page::{esc, shell};
+
 use super::charts::Figure;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
+/// The report's style.
+const STYLE: &str = r#"body { font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 16px auto; max-width: 1100px; color: #222; line-height: 1.4; }
+table { border-collapse: collapse; font-size: 13px; margin: 8px 0; } th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: left; }
+th { background: #f4f4f4; } pre { background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }
+blockquote { color: #444; border-left: 4px solid #ccc; margin-left: 0; padding-left: 12px; }
+figure.chart { margin: 8px 0; } figure.chart svg { width: 100%; height: auto; }
+iframe.runs { width: 100%; height: 1500px; border: 1px solid #eee; }
+"#;
 
 /// `md` rendered, each chart image (`charts/STEM.png`) replaced by its SVG; `interactive` is a
 /// whole page of the runs' charts (or none).
@@ -43,24 +50,8 @@ pub fn render(title: &str, md: &str, figures: &[Figure], interactive: Option<&st
             esc(page)
         )
     });
-    format!(
-        r#"<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-body {{ font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 16px auto; max-width: 1100px; color: #222; line-height: 1.4; }}
-table {{ border-collapse: collapse; font-size: 13px; margin: 8px 0; }} th, td {{ border: 1px solid #ddd; padding: 3px 6px; text-align: left; }}
-th {{ background: #f4f4f4; }} pre {{ background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }}
-blockquote {{ color: #444; border-left: 4px solid #ccc; margin-left: 0; padding-left: 12px; }}
-figure.chart {{ margin: 8px 0; }} figure.chart svg {{ width: 100%; height: auto; }}
-iframe.runs {{ width: 100%; height: 1500px; border: 1px solid #eee; }}
-</style>
-</head>
-<body>
-<script>
+    let body = format!(
+        r#"<script>
 // Script errors and the embedded charts' state on the page's body, for whoever checks it.
 window.addEventListener("error", e => document.body.setAttribute("data-errors", String(e.message)));
 </script>
@@ -76,9 +67,7 @@ if (runs) {{
   runs.addEventListener("load", () => setTimeout(mark, 200));
 }}
 </script>
-</body>
-</html>
-"#,
-        title = esc(title),
-    )
+"#
+    );
+    shell(title, STYLE, &body)
 }

@@ -3,6 +3,7 @@
 
 use super::data::ChartData;
 use super::svg::Chart;
+use crate::page::{esc, shell};
 
 /// The script that draws the charts (`window.loadlabCharts(data)`), shared with the live view.
 pub const SCRIPT: &str = include_str!("page.js");
@@ -16,10 +17,6 @@ canvas { width: 100%; height: 320px; display: block; border: 1px solid #eee; cur
 .legend i { display: inline-block; width: 18px; margin-right: 4px; vertical-align: middle; }
 @media print { .controls { display: none; } canvas { height: 260px; border: none; } section { break-inside: avoid; } }
 "#;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
 
 pub fn render_html(d: &ChartData, chart: Chart) -> String {
     // `</` must not appear inside the script element.
@@ -46,28 +43,17 @@ pub fn render_html(d: &ChartData, chart: Chart) -> String {
         ""
     };
     let runs: Vec<String> = d.runs.iter().map(|r| format!("{} ({} requests)", esc(&r.name), r.requests)).collect();
-    format!(
-        r#"<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-{STYLE}</style>
-</head>
-<body>
-<h1>{title}</h1>
-<div class="runs">{runs}</div>
+    let body = format!(
+        r#"<h1>{}</h1>
+<div class="runs">{}</div>
 {controls}
 {sections}<script type="application/json" id="data">{json}</script>
 <script>
 {SCRIPT}
 </script>
-</body>
-</html>
 "#,
-        title = esc(&title),
-        runs = runs.join(" · "),
-    )
+        esc(&title),
+        runs.join(" · "),
+    );
+    shell(&title, STYLE, &body)
 }

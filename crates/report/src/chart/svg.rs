@@ -173,9 +173,7 @@ impl Frame {
     }
 }
 
-pub(super) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
+pub(super) use crate::page::esc;
 
 /// Axes, grid, labels and title of one chart.
 pub(super) fn frame(out: &mut String, f: &Frame, title: &str, xlabel: &str, ylabel: &str) {
