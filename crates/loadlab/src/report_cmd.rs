@@ -5,8 +5,6 @@ use std::io::{BufReader, IsTerminal, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use report::{write_report, ReportType};
 use results::{Consumer, Metrics, Reader, ShardSet};
 
@@ -139,54 +137,6 @@ pub fn shard_problems(problems: &[String]) -> anyhow::Result<()> {
     ))))
 }
 
-/// Waits this long for a growing file to grow before deciding its writer is gone.
-const FOLLOW_IDLE: Duration = Duration::from_secs(5);
-
-/// A file that is still being written: at its end, wait for more until its run has ended or
-/// the writer is gone.
-struct Follow<R> {
-    inner: R,
-    idle_since: Option<Instant>,
-    /// Set when the run being read has ended cleanly: stop waiting for more.
-    ended: Arc<AtomicBool>,
-}
-
-/// Marks a followed file's clean end.
-struct EndFlag(Arc<AtomicBool>);
-
-impl Consumer for EndFlag {
-    fn start(&mut self, _: &results::RunHeader) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn record(&mut self, _: &results::Entry<'_>) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn end(&mut self, end: &results::RunEnd) -> std::io::Result<()> {
-        self.0.store(end.complete, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
-impl<R: Read> Read for Follow<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            if self.ended.load(Ordering::Relaxed) {
-                return Ok(0);
-            }
-            let n = self.inner.read(buf)?;
-            if n > 0 || buf.is_empty() {
-                self.idle_since = None;
-                return Ok(n);
-            }
-            let since = *self.idle_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= FOLLOW_IDLE {
-                return Ok(0);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
 /// `--every`: reports the inputs so far at each interval while they grow, then once at the end.
 /// A file is followed until its run ends cleanly or it stops growing for a few seconds.
 fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -195,10 +145,10 @@ fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Wr
     for input in inputs {
         let m = Arc::clone(&metrics);
         readers.push(std::thread::spawn(move || -> anyhow::Result<()> {
-            let follow = Follow { inner: input.reader, idle_since: None, ended: Arc::new(AtomicBool::new(false)) };
-            let ended = Arc::clone(&follow.ended);
+            let follow = results::Follow::new(input.reader);
+            let ended = follow.end_flag();
             let input = Input { name: input.name, reader: Box::new(follow) };
-            feed_all(vec![input], &mut (m, EndFlag(ended)), |_, _| {})
+            feed_all(vec![input], &mut (m, ended), |_, _| {})
         }));
     }
     let clear = std::io::stdout().is_terminal();
