@@ -62,6 +62,8 @@ pub struct AttackConfig {
     pub flush_every: Duration,
     /// This worker's share when many run the attack together (`--shard I/N`).
     pub shard: crate::shard::Shard,
+    /// The id every worker of a sharded run shares (from the barrier, or the `--start-at` time).
+    pub run: Option<String>,
     /// When the schedule starts (a time shared by every worker of a sharded run); `None` is now.
     /// A worker that starts after it sends its overdue hits late, and its lag says so.
     pub start_at: Option<std::time::SystemTime>,
@@ -107,6 +109,7 @@ impl AttackConfig {
             flush_every: Duration::from_millis(500),
             shard: crate::shard::Shard::default(),
             start_at: None,
+            run: None,
         }
     }
 

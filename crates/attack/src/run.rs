@@ -43,8 +43,9 @@ pub async fn run<C: Consumer + Send + 'static>(
         version: results::FORMAT_VERSION,
         name: config.name.clone(),
         start_unix_ns,
-        settings: settings_with_pacing(&config),
+        settings: config.settings.clone(),
         targets: config.targets.iter().map(Target::label).collect(),
+        run_plan: Some(plan(&config)),
     };
     let (sink, tx) = Sink::start(consumer, header, config.flush_every, stop.clone())?;
     let slot_count = match &config.model {
@@ -164,12 +165,27 @@ fn asking_gzip(t: &Target, compressed: bool) -> Target {
     t
 }
 
-/// The settings for the header, with the pacing tick that readers need to judge lateness (a
-/// send waits for the end of its tick by design).
-fn settings_with_pacing(config: &AttackConfig) -> serde_json::Map<String, serde_json::Value> {
-    let mut settings = config.settings.clone();
-    if !config.pace_tick.is_zero() {
-        settings.insert("pace_tick".into(), format!("{:?}", config.pace_tick).into());
+/// What the run is asked to do, for its header: every reader's one source for the model, the
+/// rate and steps, the pacing tick (lateness is judged past it), the protocol and the shard.
+fn plan(config: &AttackConfig) -> results::RunPlan {
+    let (open, rate, steps) = match &config.model {
+        Model::Open { schedule } => (
+            true,
+            schedule.constant_rate(),
+            schedule
+                .steps_asked()
+                .map(|(step, rates)| results::StepsPlan { step_us: step.as_micros() as u64, rates: rates.to_vec() }),
+        ),
+        Model::Closed { .. } => (false, None, None),
+    };
+    results::RunPlan {
+        open,
+        rate,
+        steps,
+        protocol: config.client.protocol.name().to_owned(),
+        pace_tick_us: if open { config.pace_tick.as_micros() as u64 } else { 0 },
+        shard: (!config.shard.is_whole()).then(|| config.shard.to_string()),
+        run: config.run.clone(),
+        imported_from: None,
     }
-    settings
 }

@@ -139,6 +139,8 @@ impl Segment {
 pub struct Schedule {
     segments: Vec<Segment>,
     total: u64,
+    /// Built by [`Schedule::steps`]: each step's length and the rates asked in turn.
+    steps: Option<(Duration, Vec<f64>)>,
 }
 
 impl Schedule {
@@ -157,7 +159,7 @@ impl Schedule {
         // Hits n = 0, 1, ... with due time < end: ceil(total), robust to float noise.
         let rounded = hits_before.round();
         let total = if (hits_before - rounded).abs() < 1e-6 { rounded } else { hits_before.ceil() };
-        Schedule { segments, total: total.max(0.0) as u64 }
+        Schedule { segments, total: total.max(0.0) as u64, steps: None }
     }
 
     /// `rate` per second for `duration`.
@@ -181,7 +183,20 @@ impl Schedule {
             pieces.push((len, r, r));
             left -= len;
         }
-        Schedule::from_pieces(&pieces)
+        Schedule { steps: Some((step, rates.to_vec())), ..Schedule::from_pieces(&pieces) }
+    }
+
+    /// The one rate of a constant schedule.
+    pub fn constant_rate(&self) -> Option<f64> {
+        match &self.segments[..] {
+            [only] if only.from == only.to => Some(only.from),
+            _ => None,
+        }
+    }
+
+    /// A schedule in steps: each step's length and its rates.
+    pub fn steps_asked(&self) -> Option<(Duration, &[f64])> {
+        self.steps.as_ref().map(|(step, rates)| (*step, rates.as_slice()))
     }
 
     /// How many requests the whole schedule sends.

@@ -218,22 +218,15 @@ impl Consumer for LiveConsumer {
     fn start(&mut self, header: &RunHeader) -> std::io::Result<()> {
         let mut st = self.live.lock();
         let name = if header.name.is_empty() { format!("run {}", st.runs.len() + 1) } else { header.name.clone() };
-        let asked_rate = header
-            .settings
-            .get("rate")
-            .and_then(Value::as_str)
-            .and_then(|r| r.parse::<attack::RateSpec>().ok())
-            .and_then(|r| match r {
-                attack::RateSpec::Constant(r) => Some(r),
-                _ => None,
-            });
+        let plan = header.plan();
+        let asked_rate = plan.rate;
         st.charts.start_run(header, &name);
         if let Some(s) = st.steps.iter_mut().find(|s| s.name == name) {
             s.state = "running".into();
         }
         st.runs.push(RunState {
             name,
-            shard: header.settings.get("shard").and_then(Value::as_str).map(str::to_owned),
+            shard: plan.shard,
             targets: header.targets.clone(),
             by_target_status: BTreeMap::new(),
             latency: Buckets::default(),

@@ -108,11 +108,6 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     if let serde_json::Value::Object(map) = settings {
         config.settings = map.into_iter().filter(|(_, v)| !v.is_null()).collect();
     }
-    // The steps, so that `report --by-step` can split the run by them.
-    if let Some(RateSpec::Steps(rates, step)) = &a.rate_steps {
-        config.settings.insert("step_s".into(), json!(step.as_secs_f64()));
-        config.settings.insert("step_rates".into(), json!(rates));
-    }
     Ok(config)
 }
 
@@ -147,14 +142,11 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
     if a.shard.barrier.is_some() && config.shard.is_whole() {
         return Err(bad("--barrier needs --shard or --shards"));
     }
-    if !config.shard.is_whole() {
-        config.settings.insert("shard".into(), json!(config.shard.to_string()));
-    }
     config.start_at = a.shard.start_at;
     if let (Some(at), false) = (a.shard.start_at, config.shard.is_whole()) {
         // Shards started together by --start-at are one run: the time names it.
         let ns = at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        config.settings.insert("run".into(), json!(format!("at-{ns}")));
+        config.run = Some(format!("at-{ns}"));
     }
     if a.shard.collect && a.output == "-" {
         return Err(bad("--collect needs --output FILE: each worker's file is what it sends to worker 0"));
@@ -204,7 +196,7 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         if let Some(addr) = &a.shard.barrier {
             let start = crate::barrier::meet(addr, config.shard, a.shard.barrier_timeout).await?;
             config.start_at = Some(start.at);
-            config.settings.insert("run".into(), json!(start.run));
+            config.run = Some(start.run.clone());
             if a.shard.collect {
                 gathering = Some(Gathering::start(start, config.shard, &a.output, serving.as_ref()));
             }

@@ -326,6 +326,7 @@ impl<W: Write> Importer<W> {
             name: first.attack.clone(),
             start_unix_ns: first.timestamp_ns.saturating_sub(IMPORT_ORIGIN_SLACK_NS),
             settings: [("imported_from".to_owned(), "vegeta".into())].into_iter().collect(),
+            run_plan: Some(crate::RunPlan { imported_from: Some("vegeta".into()), ..Default::default() }),
             ..Default::default()
         };
         Ok(Importer {

@@ -61,10 +61,9 @@ impl Consumer for Metrics {
         self.run_late_us = header.late_send_us();
         self.pace_tick_us = self.pace_tick_us.max(header.pace_tick_us());
         self.runs.push(header.name.clone());
-        let s = &header.settings;
-        self.imported_runs += u64::from(s.contains_key("imported_from"));
-        let open = s.contains_key("rate") || s.contains_key("rate_steps");
-        self.closed_runs += u64::from(!open && s.contains_key("connections"));
+        let plan = header.plan();
+        self.imported_runs += u64::from(plan.imported_from.is_some());
+        self.closed_runs += u64::from(plan.closed());
         Ok(())
     }
 

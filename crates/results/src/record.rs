@@ -51,14 +51,17 @@ pub struct RunHeader {
     /// Targets as `METHOD URL`; a record's `target` indexes this table.
     #[serde(default)]
     pub targets: Vec<String>,
+    /// What the run was asked to do, typed (read it with [`RunHeader::plan`], which also reads
+    /// files from before it existed).
+    #[serde(default, rename = "plan", skip_serializing_if = "Option::is_none")]
+    pub run_plan: Option<crate::RunPlan>,
 }
 
 impl RunHeader {
-    /// The open model's pacing tick (`--pace-tick`, in the settings), in microseconds; 0 when
-    /// each hit was sent at its own time.
+    /// The open model's pacing tick (`--pace-tick`), in microseconds; 0 when each hit was sent
+    /// at its own time.
     pub fn pace_tick_us(&self) -> u64 {
-        let tick = self.settings.get("pace_tick").and_then(|v| v.as_str());
-        tick.and_then(|t| crate::duration::parse(t).ok()).map_or(0, |d| d.as_micros() as u64)
+        self.plan().pace_tick_us
     }
 
     /// How late a send of this run may leave and still count as on time: the late threshold

@@ -102,10 +102,11 @@ impl ShardSet {
 
 impl Consumer for ShardSet {
     fn start(&mut self, h: &RunHeader) -> std::io::Result<()> {
+        let plan = h.plan();
         self.seen.push(Seen {
             source: self.source.clone(),
-            shard: h.settings.get("shard").and_then(|v| v.as_str()).and_then(parse_shard),
-            run: h.settings.get("run").and_then(|v| v.as_str()).map(str::to_owned),
+            shard: plan.shard.as_deref().and_then(parse_shard),
+            run: plan.run,
             complete: false,
         });
         Ok(())

@@ -50,14 +50,9 @@ impl BySteps {
 impl Consumer for BySteps {
     fn start(&mut self, header: &RunHeader) -> io::Result<()> {
         self.current = self.steps.len();
-        self.step_us =
-            header.settings.get("step_s").and_then(|v| v.as_f64()).filter(|s| *s > 0.0).map(|s| (s * 1e6) as u64);
-        self.rates = header
-            .settings
-            .get("step_rates")
-            .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|r| r.as_f64()).collect())
-            .unwrap_or_default();
+        let steps = header.plan().steps.filter(|s| s.step_us > 0);
+        self.step_us = steps.as_ref().map(|s| s.step_us);
+        self.rates = steps.map(|s| s.rates).unwrap_or_default();
         // Every step of the schedule exists, even one without records.
         if let Some(s) = self.step_us {
             for k in 0..self.rates.len() {

@@ -239,7 +239,7 @@ async fn the_barrier_holds_against_strangers_and_refuses_a_second_worker_of_one_
         let run = |f: &str| {
             let mut r = results::Reader::new(std::fs::File::open(dir.join(f)).unwrap(), f);
             match r.next().unwrap() {
-                Some(results::Item::Run(h)) => h.settings["run"].as_str().unwrap().to_owned(),
+                Some(results::Item::Run(h)) => h.plan().run.unwrap(),
                 other => panic!("{other:?}"),
             }
         };
