@@ -55,7 +55,13 @@ pub struct CapacityResult {
 }
 
 /// The search over any probe (a real attack, or a model in tests).
-pub async fn search<F, Fut>(spec: &CapacitySpec, target: &str, mut probe: F) -> CapacityResult
+/// Searches with `probe`; `done` is told each probe as it finishes.
+pub async fn search<F, Fut>(
+    spec: &CapacitySpec,
+    target: &str,
+    mut probe: F,
+    mut done: impl FnMut(&Probe),
+) -> CapacityResult
 where
     F: FnMut(f64) -> Fut,
     Fut: Future<Output = Probe>,
@@ -70,7 +76,8 @@ where
         confirmed: false,
         probes: Vec::new(),
     };
-    let record = |p: Probe, r: &mut CapacityResult| -> Option<bool> {
+    let mut record = |p: Probe, r: &mut CapacityResult| -> Option<bool> {
+        done(&p);
         let outcome = if p.generator_limited { None } else { Some(p.holds) };
         if p.generator_limited {
             r.generator_limited_at = Some(p.rate);
@@ -166,71 +173,75 @@ pub async fn search_target(
     let clauses = &plan.slo;
     let mut n = 0;
     let mut failure = None;
-    let result = search(spec, name, |rate| {
-        n += 1;
-        // Two digits: a search takes fewer than 100 probes, and the files sort in order.
-        let id = format!("capacity--{}--{n:02}", crate::matrix::slug(name));
-        let file = dir.join(format!("{id}.llr"));
-        let point = crate::matrix::Point {
-            variant: None,
-            rate: Some(rate),
-            connections: None,
-            protocol: plan.load.protocol[0],
-            requests_per_conn: plan.load.requests_per_conn[0],
-            streams: 1,
-        };
-        let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe);
-        let stop = opts.stop.clone();
-        let live = opts.live.clone();
-        async move {
-            if stop.is_cancelled() {
-                // Interrupted: end the search without a probe that says nothing.
-                return Probe {
-                    rate,
-                    holds: false,
-                    broke: vec!["interrupted".into()],
-                    stopped_early: false,
-                    generator_limited: true,
-                    p99_ms: 0.0,
-                    success: 0.0,
-                };
-            }
-            let probe = match config {
-                Ok(c) => {
-                    let watch = live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&c.gauges))));
-                    let p = run_probe(&id, c, clauses, &file, rate, watch, stop).await;
-                    if let (Some(l), Ok(p)) = (&live, &p) {
-                        let verdict =
-                            if p.holds { "holds".to_owned() } else { format!("breaks: {}", p.broke.join("; ")) };
-                        l.step_done(&id, format!("{rate:.0}/s {verdict}"));
-                    }
-                    p
-                }
-                Err(e) => Err(e),
+    let result = search(
+        spec,
+        name,
+        |rate| {
+            n += 1;
+            // Two digits: a search takes fewer than 100 probes, and the files sort in order.
+            let id = format!("capacity--{}--{n:02}", crate::matrix::slug(name));
+            let file = dir.join(format!("{id}.llr"));
+            let point = crate::matrix::Point {
+                variant: None,
+                rate: Some(rate),
+                connections: None,
+                protocol: plan.load.protocol[0],
+                requests_per_conn: plan.load.requests_per_conn[0],
+                streams: 1,
             };
-            match probe {
-                Ok(p) => p,
-                Err(e) => {
-                    // A probe that cannot run ends the search as generator-limited.
-                    Probe {
+            let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe);
+            let stop = opts.stop.clone();
+            let live = opts.live.clone();
+            async move {
+                if stop.is_cancelled() {
+                    // Interrupted: end the search without a probe that says nothing.
+                    return Probe {
                         rate,
                         holds: false,
-                        broke: vec![e],
+                        broke: vec!["interrupted".into()],
                         stopped_early: false,
                         generator_limited: true,
                         p99_ms: 0.0,
                         success: 0.0,
+                    };
+                }
+                let probe = match config {
+                    Ok(c) => {
+                        let watch = live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&c.gauges))));
+                        let p = run_probe(&id, c, clauses, &file, rate, watch, stop).await;
+                        if let (Some(l), Ok(p)) = (&live, &p) {
+                            let verdict =
+                                if p.holds { "holds".to_owned() } else { format!("breaks: {}", p.broke.join("; ")) };
+                            l.step_done(&id, format!("{rate:.0}/s {verdict}"));
+                        }
+                        p
+                    }
+                    Err(e) => Err(e),
+                };
+                match probe {
+                    Ok(p) => p,
+                    Err(e) => {
+                        // A probe that cannot run ends the search as generator-limited.
+                        Probe {
+                            rate,
+                            holds: false,
+                            broke: vec![e],
+                            stopped_early: false,
+                            generator_limited: true,
+                            p99_ms: 0.0,
+                            success: 0.0,
+                        }
                     }
                 }
             }
-        }
-    })
+        },
+        |p| events(Event::Probe { target: name, rate: p.rate, holds: p.holds }),
+    )
     .await;
     for p in &result.probes {
         if p.generator_limited && p.broke.iter().any(|b| b.starts_with("cannot")) {
             failure = Some(p.broke.join("; "));
         }
-        events(Event::Probe { target: name, rate: p.rate, holds: p.holds });
     }
     if let Some(f) = failure {
         return Err(LabError::Step(crate::step::StepError { step: format!("capacity {name}"), message: f }));
@@ -238,6 +249,7 @@ pub async fn search_target(
     Ok(result)
 }
 
+/// One probe: a step on the step runner, watched by [`EarlyStop`], judged against the SLO.
 async fn run_probe(
     id: &str,
     config: attack::AttackConfig,
@@ -251,7 +263,6 @@ async fn run_probe(
         attack::Model::Open { schedule } => schedule.duration(),
         attack::Model::Closed { duration, .. } => duration.unwrap_or_default(),
     };
-    let f = std::fs::File::create(file).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     let early = CancellationToken::new();
     let watch = EarlyStop {
         clauses: clauses.to_vec(),
@@ -262,16 +273,14 @@ async fn run_probe(
         stopped: false,
     };
     let cancel = early.clone();
-    let outer = stop.clone();
     let relay = tokio::spawn(async move {
-        outer.cancelled().await;
+        stop.cancelled().await;
         cancel.cancel();
     });
-    let summary = attack::run(config, (results::LlrWriter::new(std::io::BufWriter::new(f)), watch, live), early).await;
+    let ran = crate::step::run_watched(id, config, Duration::ZERO, file, false, live, watch, early).await;
     relay.abort();
-    let summary = summary.map_err(|e| format!("cannot run {id}: {e}"))?;
-    let watch = summary.consumer.1;
-    let numbers = watch.stats.numbers(Some(rate));
+    let (step, watch) = ran.map_err(|e| format!("cannot run {id}: {}", e.message))?;
+    let numbers = step.numbers;
     // A probe stopped early left its schedule unsent on purpose: only a busy machine makes it
     // the generator's.
     let limited = if watch.stopped {
@@ -397,7 +406,10 @@ mod tests {
     #[test]
     fn finds_the_knee_within_the_precision_and_confirms_it() {
         for knee in [5_000.0, 333.0, 12_345.0] {
-            let r = block(search(&spec(), "svc", model(knee)));
+            let mut told = Vec::new();
+            let r = block(search(&spec(), "svc", model(knee), |p| told.push(p.rate)));
+            // Each probe is told as it finishes, in order.
+            assert_eq!(told, r.probes.iter().map(|p| p.rate).collect::<Vec<_>>());
             let (lo, hi) = (r.holds_up_to.unwrap(), r.breaks_at.unwrap());
             assert!(lo <= knee && hi > knee, "{knee}: {r:?}");
             assert!((hi - lo) / lo <= 0.05, "{knee}: {lo}..{hi}");
@@ -421,6 +433,7 @@ mod tests {
                     break_probe(p);
                 }
             }),
+            |_| {},
         ));
         assert!(failed);
         let (lo, hi) = (r.holds_up_to.unwrap(), r.breaks_at.unwrap());
@@ -430,26 +443,31 @@ mod tests {
 
     #[test]
     fn max_holding_and_nothing_holding() {
-        let r = block(search(&spec(), "svc", model(1e9)));
+        let r = block(search(&spec(), "svc", model(1e9), |_| {}));
         assert!(r.beyond_max && r.holds_up_to == Some(50_000.0) && r.breaks_at.is_none());
-        let r = block(search(&spec(), "svc", model(1.0)));
+        let r = block(search(&spec(), "svc", model(1.0), |_| {}));
         assert_eq!(r.holds_up_to, None);
         assert!(r.breaks_at.unwrap() <= 100.0);
     }
 
     #[test]
     fn a_generator_limited_probe_ends_the_search() {
-        let r = block(search(&spec(), "svc", |rate| {
-            std::future::ready(Probe {
-                rate,
-                holds: true,
-                broke: vec![],
-                stopped_early: false,
-                generator_limited: rate > 1000.0,
-                p99_ms: 1.0,
-                success: 1.0,
-            })
-        }));
+        let r = block(search(
+            &spec(),
+            "svc",
+            |rate| {
+                std::future::ready(Probe {
+                    rate,
+                    holds: true,
+                    broke: vec![],
+                    stopped_early: false,
+                    generator_limited: rate > 1000.0,
+                    p99_ms: 1.0,
+                    success: 1.0,
+                })
+            },
+            |_| {},
+        ));
         assert_eq!(r.generator_limited_at, Some(1600.0));
         assert_eq!(r.holds_up_to, Some(800.0));
         assert_eq!(r.breaks_at, None);
@@ -458,7 +476,12 @@ mod tests {
     #[test]
     fn a_generator_limited_confirmation_keeps_the_rate_that_held_unconfirmed() {
         // The knee is found, then the machine gets busy: the confirming probe cannot be sent.
-        let r = block(search(&spec(), "svc", model_with_repeats(5_000.0, |p, repeat| p.generator_limited = repeat)));
+        let r = block(search(
+            &spec(),
+            "svc",
+            model_with_repeats(5_000.0, |p, repeat| p.generator_limited = repeat),
+            |_| {},
+        ));
         let (lo, hi) = (r.holds_up_to.expect("the rate that held"), r.breaks_at.unwrap());
         assert!(lo <= 5_000.0 && hi > 5_000.0 && (hi - lo) / lo <= 0.05, "{r:?}");
         assert_eq!(r.generator_limited_at, Some(lo));
@@ -481,6 +504,7 @@ mod tests {
                     break_probe(p);
                 }
             }),
+            |_| {},
         ));
         assert_eq!(r.probes.len(), probes);
         assert!(!r.confirmed, "{r:?}");

@@ -249,7 +249,7 @@ async fn run_steps(
         let watch = opts.live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&config.gauges))));
         // A second signal abandons the step: its file is left without its end marker.
         let ran = tokio::select! {
-            ran = step::run(&s.id, config, load, &file, s.repeat == 0, watch, opts.stop.clone()) => ran?,
+            ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, watch, opts.stop.clone()) => ran?,
             _ = opts.abort.cancelled() => break,
         };
         let to = started.elapsed().as_secs_f64();

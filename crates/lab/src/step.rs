@@ -75,16 +75,32 @@ pub fn config(
     Ok(c)
 }
 
-/// Runs the step: the attack for `load.warmup + length`, the warm-up sent but not counted.
+/// Runs the step: the attack, the first `warmup` of it sent but not counted.
 pub async fn run(
     id: &str,
     config: AttackConfig,
-    load: &LoadSpec,
+    warmup: std::time::Duration,
     file: &Path,
     charts: bool,
     watch: Option<live::LiveConsumer>,
     stop: CancellationToken,
 ) -> Result<StepRun, StepError> {
+    run_watched(id, config, warmup, file, charts, watch, (), stop).await.map(|(run, ())| run)
+}
+
+/// [`run`], with `extra` fed the records too and handed back (capacity's probes watch with it
+/// whether to stop early).
+#[allow(clippy::too_many_arguments)]
+pub async fn run_watched<E: results::Consumer + Send + 'static>(
+    id: &str,
+    config: AttackConfig,
+    warmup: std::time::Duration,
+    file: &Path,
+    charts: bool,
+    watch: Option<live::LiveConsumer>,
+    extra: E,
+    stop: CancellationToken,
+) -> Result<(StepRun, E), StepError> {
     let bad = |message: String| StepError { step: id.to_owned(), message };
     let asked_rate = match &config.model {
         Model::Open { schedule } => Some(schedule.total_hits() as f64 / schedule.duration().as_secs_f64().max(1e-9)),
@@ -95,25 +111,26 @@ pub async fn run(
     builder.source(id);
     let consumer = (
         LlrWriter::new(BufWriter::with_capacity(1 << 16, f)),
-        StepConsumer::new(load.warmup),
+        StepConsumer::new(warmup),
         charts.then_some(builder),
-        watch,
+        (watch, extra),
     );
     let summary = attack::run(config, consumer, stop).await.map_err(|e| bad(e.to_string()))?;
-    let (_, stats, builder, _) = summary.consumer;
+    let (_, stats, builder, (_, extra)) = summary.consumer;
     let mut text = Vec::new();
     // The report's connections include those opened in the warm-up, when most are opened.
     let mut shown = stats.counted.clone();
     shown.connections += stats.warmup_connections;
     report::write_text(&shown, &mut text).map_err(|e| bad(e.to_string()))?;
-    Ok(StepRun {
+    let run = StepRun {
         text: String::from_utf8_lossy(&text).into_owned(),
         numbers: stats.numbers(asked_rate),
         warmup_requests: stats.warmup_requests,
         windows: stats.windows.windows(),
         series: builder.and_then(|b| b.finish().runs.into_iter().next()),
         interrupted: summary.interrupted,
-    })
+    };
+    Ok((run, extra))
 }
 
 #[cfg(test)]
