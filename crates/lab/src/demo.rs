@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::experiment::{Event, Lab, LabError, RunOptions};
+use crate::plan::{LoadSpec, Plan, TargetSpec};
+use crate::verdict::Clause;
 
 /// The recipe of example 002.
 pub const RECIPE: &str = r#"{
@@ -36,27 +38,24 @@ impl Default for DemoOptions {
     }
 }
 
-/// The built-in plan, as a plan file would say it.
-pub fn plan_text(opts: &DemoOptions) -> String {
-    let rates: Vec<String> = opts.rates.iter().map(|r| r.to_string()).collect();
-    format!(
-        r#"name = "demo"
-question = "How does a 100 ms origin serving 200 KiB gzipped pages answer a rate ladder?"
-[targets.demo]
-origin = "recipe.json"
-path = "/foobar"
-[load]
-rate = [{}]
-duration = "{}ms"
-pause = "500ms"
-timeout = "10s"
-[slo]
-success = ">= 99.9%"
-p99 = "< 500ms"
-"#,
-        rates.join(", "),
-        opts.step.as_millis()
-    )
+/// The built-in plan: a 100 ms origin (its recipe in `opts.out`) under a rate ladder.
+pub fn plan(opts: &DemoOptions) -> Plan {
+    let slo = [("success", ">= 99.9%"), ("p99", "< 500ms")];
+    let load = LoadSpec {
+        rate: opts.rates.clone(),
+        duration: opts.step,
+        pause: Duration::from_millis(500),
+        timeout: Duration::from_secs(10),
+        ..LoadSpec::default()
+    };
+    let mut plan = Plan::new(
+        "demo",
+        vec![TargetSpec::simulator("demo", opts.out.join("recipe.json"), "/foobar")],
+        load,
+        slo.iter().map(|(k, v)| Clause::parse(k, v).expect("the demo's clauses parse")).collect(),
+    );
+    plan.question = "How does a 100 ms origin serving 200 KiB gzipped pages answer a rate ladder?".into();
+    plan
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -65,8 +64,6 @@ pub enum DemoError {
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Lab(#[from] LabError),
-    #[error("{0}")]
-    Plan(String),
 }
 
 /// Runs the demo, writing progress and reports to `out`.
@@ -82,8 +79,7 @@ pub async fn run(opts: &DemoOptions, out: &mut (dyn Write + Send)) -> Result<Lab
     std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
     let recipe = opts.out.join("recipe.json");
     std::fs::write(&recipe, RECIPE).map_err(io(&recipe))?;
-    let plan =
-        crate::plan::parse(&plan_text(opts), "demo plan", &opts.out).map_err(|e| DemoError::Plan(e.to_string()))?;
+    let plan = plan(opts);
     let _ = writeln!(
         out,
         "Origin simulator embedded (100 ms, 200kb random content, gzip); a rate ladder of {:?} for {:?} each",

@@ -168,6 +168,7 @@ impl std::fmt::Display for PlanError {
     }
 }
 
+mod build;
 mod raw;
 use raw::*;
 
@@ -590,10 +591,7 @@ impl Doc<'_> {
                 .ok_or_else(|| self.err("capacity.precision", format!("{p:?} is not a percentage like \"5%\"")))?,
         };
         let probe = self.duration("capacity.probe", c.probe.as_ref(), DEFAULT_DURATION)?;
-        if probe.is_zero() {
-            return Err(self.err("capacity.probe", "must be longer than 0"));
-        }
-        Ok(CapacitySpec { start, max, precision, probe })
+        CapacitySpec::new(start, max, precision, probe).map_err(|e| self.err("capacity", e))
     }
 }
 

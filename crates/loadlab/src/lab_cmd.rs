@@ -55,26 +55,31 @@ fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
 }
 
 fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
-    // The same plan a file would give: one running target, the SLO, a [capacity] table.
-    let mut text = format!("name = \"capacity of {}\"\n[targets.target]\nurl = {:?}\n", a.url, a.url);
-    text += &format!("[load]\nprotocol = {:?}\n[slo]\n", a.protocol);
+    // The plan a file would give, built as a value: one running target, the SLO, a search.
+    let mut slo = Vec::new();
     for clause in a.slo.split(',').filter(|c| !c.trim().is_empty()) {
         let c = clause.trim();
         let at =
             c.find(['<', '>']).ok_or_else(|| bad(format!("--slo: {c:?}: expected METRIC<VALUE or METRIC>=VALUE")))?;
-        text += &format!("{} = {:?}\n", c[..at].trim(), c[at..].trim());
+        slo.push(lab::verdict::Clause::parse(c[..at].trim(), &c[at..]).map_err(|e| bad(format!("--slo: {c}: {e}")))?);
     }
-    text += &format!(
-        "[capacity]\nstart = {:?}\nmax = {:?}\nprecision = {:?}\nprobe = \"{}ms\"\n",
-        a.start,
-        a.max,
-        a.precision,
-        a.probe.as_millis()
-    );
-    let plan = lab::plan::parse(&text, "--slo/--start/--max", Path::new(".")).map_err(|e| bad(e.to_string()))?;
-    if plan.slo.is_empty() {
+    if slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
+    attack::parse_targets(&format!("GET {}\n", a.url), attack::TargetFormat::Http, "URL", &Default::default())
+        .map_err(|e| bad(e.to_string()))?;
+    let protocol = match (a.http2, a.h2c) {
+        (true, _) => attack::Protocol::Http2,
+        (_, true) => attack::Protocol::H2c,
+        _ => attack::Protocol::Http1,
+    };
+    let load = lab::plan::LoadSpec { protocol: vec![protocol], ..Default::default() };
+    let target = lab::plan::TargetSpec::running("target", &a.url);
+    let mut plan = lab::plan::Plan::new(&format!("capacity of {}", a.url), vec![target], load, slo);
+    plan.capacity = Some(
+        lab::plan::CapacitySpec::new(a.start, a.max, a.precision, a.probe)
+            .map_err(|e| bad(format!("--start/--max/--precision/--probe: {e}")))?,
+    );
     let out = out_dir(a.out.as_deref(), "capacity", a.guard.force)?;
     execute(&plan, &out, false, &a.guard, &a.live)
 }

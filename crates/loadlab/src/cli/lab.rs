@@ -91,21 +91,24 @@ pub struct LabCapacityArgs {
     /// SLO clauses, comma-separated: p99<500ms,success>=99.9%
     #[arg(long)]
     pub slo: String,
-    /// First rate probed.
-    #[arg(long, default_value = "100")]
-    pub start: String,
+    /// First rate probed (N, N/s, N/m).
+    #[arg(long, default_value = "100", value_parser = one_rate)]
+    pub start: f64,
     /// Highest rate probed.
-    #[arg(long, default_value = "50000")]
-    pub max: String,
+    #[arg(long, default_value = "50000", value_parser = one_rate)]
+    pub max: f64,
     /// Stop when the bounds are this close (e.g. 5%).
-    #[arg(long, default_value = "5%")]
-    pub precision: String,
+    #[arg(long, default_value = "5%", value_parser = share)]
+    pub precision: f64,
     /// Length of each probe.
     #[arg(long, default_value = "10s", value_parser = positive_duration)]
     pub probe: Duration,
-    /// Protocol: http1, h2c or http2.
-    #[arg(long, default_value = "http1")]
-    pub protocol: String,
+    /// Probe over HTTP/2 (TLS), as `attack --http2`.
+    #[arg(long, conflicts_with = "h2c")]
+    pub http2: bool,
+    /// Probe over HTTP/2 without TLS, as `attack --h2c`.
+    #[arg(long)]
+    pub h2c: bool,
     /// Output directory (default: a new one per run, lab-capacity-YYYYMMDD-HHMMSS).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -113,4 +116,14 @@ pub struct LabCapacityArgs {
     pub guard: LabGuardArgs,
     #[command(flatten)]
     pub live: LiveArgs,
+}
+
+/// One rate: `N`, `N/s` or `N/m`.
+fn one_rate(s: &str) -> Result<f64, String> {
+    s.parse::<attack::Rate>().map(|r| r.0).map_err(|e| e.to_string())
+}
+
+/// A share: `5%` or `0.05`.
+fn share(s: &str) -> Result<f64, String> {
+    lab::verdict::parse_percent(s).ok_or_else(|| format!("{s:?} is not a percentage like 5%"))
 }
