@@ -63,7 +63,11 @@ pub fn receive(
     tokio::spawn(async move {
         let tell = Arc::new(tell);
         loop {
-            let Ok((stream, _)) = listener.accept().await else { continue };
+            let Ok((stream, _)) = listener.accept().await else {
+                // Out of descriptors, say: wait rather than spin.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            };
             let Ok(permit) = Arc::clone(&pending).try_acquire_owned() else { continue };
             let upload =
                 Upload { shard, run: run.clone(), dir: dir.clone(), own: own.clone(), claimed: Arc::clone(&claimed) };

@@ -82,7 +82,11 @@ async fn lead(addr: &str, shard: Shard) -> anyhow::Result<Start> {
     while (arrived.len() as u64) < shard.count - 1 {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, _)) = accepted else {
+                    // Out of descriptors, say: wait rather than spin.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                };
                 let Ok(permit) = std::sync::Arc::clone(&pending).try_acquire_owned() else {
                     continue; // Too many handshakes at once: this one is dropped.
                 };

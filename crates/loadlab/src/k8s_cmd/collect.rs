@@ -65,8 +65,13 @@ async fn wait_for_all(base: &str, wait: Duration) -> anyhow::Result<serde_json::
     loop {
         let (status, body) = get(&format!("{base}/results/")).await?;
         let index: serde_json::Value = match status {
-            200 => serde_json::from_slice(&body?.collect().await?.to_bytes())
-                .with_context(|| format!("{base}/results/: not an index of results"))?,
+            200 => serde_json::from_slice(
+                &tokio::time::timeout(QUIET, body?.collect())
+                    .await
+                    .map_err(|_| anyhow!("{base}/results/: the index did not arrive within {QUIET:?}"))??
+                    .to_bytes(),
+            )
+            .with_context(|| format!("{base}/results/: not an index of results"))?,
             s => return Err(anyhow!("{base}/results/: status {s} (is this a loadlab live view run with --collect?)")),
         };
         if index["expected"] == 0 {
@@ -81,8 +86,15 @@ async fn wait_for_all(base: &str, wait: Duration) -> anyhow::Result<serde_json::
 
 type Incoming = anyhow::Result<hyper::body::Incoming>;
 
+/// How long the live view may take to answer, or to send the next part of a file.
+const QUIET: Duration = Duration::from_secs(30);
+
 /// GET `url` over one HTTP/1.1 connection: the status and the body to read.
 async fn get(url: &str) -> anyhow::Result<(u16, Incoming)> {
+    tokio::time::timeout(QUIET, get_now(url)).await.map_err(|_| anyhow!("{url}: no answer within {QUIET:?}"))?
+}
+
+async fn get_now(url: &str) -> anyhow::Result<(u16, Incoming)> {
     let uri: hyper::Uri = url.parse().with_context(|| format!("{url}: not a URL"))?;
     let host = uri.host().ok_or_else(|| anyhow!("{url}: no host"))?.to_owned();
     let port = uri.port_u16().unwrap_or(80);
@@ -104,7 +116,11 @@ async fn download(url: &str, to: &Path, bytes: u64) -> anyhow::Result<u64> {
     let part = to.with_file_name(format!(".{}.part", to.file_name().unwrap_or_default().to_string_lossy()));
     let mut file = tokio::fs::File::create(&part).await.with_context(|| part.display().to_string())?;
     let mut got = 0u64;
-    while let Some(frame) = body.frame().await {
+    loop {
+        let frame = tokio::time::timeout(QUIET, body.frame())
+            .await
+            .map_err(|_| anyhow!("{url}: nothing arrived for {QUIET:?} ({got} of {bytes} bytes)"))?;
+        let Some(frame) = frame else { break };
         if let Ok(data) = frame.with_context(|| url.to_owned())?.into_data() {
             got += data.len() as u64;
             file.write_all(&data).await?;
