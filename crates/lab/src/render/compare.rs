@@ -77,8 +77,10 @@ fn basis_text(o: &Outcome) -> String {
         let _ = write!(
             s,
             "Cells with fewer than {MIN_REPEATS} repeats compare within the runs: a block bootstrap over their 1 s \
-             windows, where a change must also exceed {:.0}% since the run-to-run variation is not measured. ",
-            RUN_TO_RUN_FLOOR * 100.0
+             windows, where a change must also exceed {:.0}% ({:.0}% for p95 and beyond) since the run-to-run \
+             variation is not measured. ",
+            RUN_TO_RUN_FLOOR * 100.0,
+            crate::stats::TAIL_RUN_TO_RUN_FLOOR * 100.0
         );
     }
     let _ = write!(

@@ -389,7 +389,7 @@ fn ratio_text(r: f64, ci: Option<(f64, f64)>) -> String {
 
 fn hypotheses(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Hypotheses\n");
-    let _ = writeln!(md, "Each load point compares the subject with the other: with {} or more repeats a side, Welch's t-test on the repeats' logarithms (the ratio of geometric means with its 95% interval); with fewer, a block bootstrap over the runs' 1 s windows, where a change must also exceed {:.0}% since the run-to-run variation is not measured. An interval spanning 1 is no significant difference (~).\n", crate::stats::MIN_REPEATS, crate::stats::RUN_TO_RUN_FLOOR * 100.0);
+    let _ = writeln!(md, "Each load point compares the subject with the other: with {} or more repeats a side, Welch's t-test on the repeats' logarithms (the ratio of geometric means with its 95% interval); with fewer, a block bootstrap over the runs' 1 s windows, where a change must also exceed {:.0}% ({:.0}% for p95 and beyond) since the run-to-run variation is not measured. An interval spanning 1 is no significant difference (~).\n", crate::stats::MIN_REPEATS, crate::stats::RUN_TO_RUN_FLOOR * 100.0, crate::stats::TAIL_RUN_TO_RUN_FLOOR * 100.0);
     for h in &lab.findings.hypotheses {
         let dir = if h.lower { "lower" } else { "higher" };
         let _ = writeln!(
