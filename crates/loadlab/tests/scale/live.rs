@@ -386,9 +386,9 @@ async fn strangers_holding_the_live_port_cannot_starve_the_attack() {
         BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut line).unwrap();
         let addr = line.trim().strip_prefix("loadlab: live view on http://").unwrap().trim_end_matches('/').to_owned();
         let mut strangers: Vec<TcpStream> = (0..1000).map(|_| TcpStream::connect(&addr).unwrap()).collect();
-        // The latest are refused as soon as the view accepts them (on a busy machine, later).
-        let refused =
-            strangers.iter_mut().rev().take(20).map(|s| status_line(s, Duration::from_secs(20))).collect::<Vec<_>>();
+        // Every stranger is told 503 when the view reaches it, or (reached after held ones timed
+        // out) held and closed after the head timeout: none is left hanging.
+        let refused = strangers.iter_mut().map(|s| status_line(s, Duration::from_secs(20))).collect::<Vec<_>>();
         // The idle ones are dropped after the head timeout: the view answers again, though all
         // 1,000 are still open on this side.
         let started = Instant::now();
@@ -408,10 +408,8 @@ async fn strangers_holding_the_live_port_cannot_starve_the_attack() {
     })
     .await
     .unwrap();
-    // Each is told 503 at once, or (when the view reached it after held ones timed out) held and
-    // closed after the head timeout: none is left hanging.
     let told = refused.iter().filter(|s| *s == "HTTP/1.1 503 Service Unavailable").count();
-    assert!(told >= 10 && refused.iter().all(|s| s.is_empty() || s.contains("503")), "{refused:?}");
+    assert!(told >= 500 && refused.iter().all(|s| s.is_empty() || s.contains("503")), "{told} told 503: {refused:?}");
     assert_eq!(later, "HTTP/1.1 200 OK");
     let r = report_json(&file);
     assert_eq!(r["requests"], 600, "{r}");

@@ -423,11 +423,16 @@ async fn a_worker_that_never_sends_leaves_the_gathered_set_incomplete_exit_4() {
     let url = server.url("/");
     tokio::task::spawn_blocking(move || {
         let port = free_port();
-        let mut lead = collecting_worker(&url, port, 0, &dir, "4s");
+        let mut lead = collecting_worker(&url, port, 0, &dir, "8s");
         let live = live_address(&mut lead);
-        let mut one = collecting_worker(&url, port, 1, &dir, "4s");
-        let mut two = collecting_worker(&url, port, 2, &dir, "4s");
-        std::thread::sleep(Duration::from_millis(2000));
+        let mut one = collecting_worker(&url, port, 1, &dir, "8s");
+        let mut two = collecting_worker(&url, port, 2, &dir, "8s");
+        // Killed once it has started sending (its file is made then), not before the barrier.
+        let started = std::time::Instant::now();
+        while !dir.join("w2/b-2.llr").exists() {
+            assert!(started.elapsed() < Duration::from_secs(30), "worker 2 never started");
+            std::thread::sleep(Duration::from_millis(50));
+        }
         two.kill().unwrap();
         two.wait().unwrap();
         assert!(one.wait().unwrap().success(), "{}", stderr(&mut one));
@@ -443,8 +448,8 @@ async fn a_worker_that_never_sends_leaves_the_gathered_set_incomplete_exit_4() {
         // Worker 0 says which worker it misses when its wait ends (it then lingers for the rest).
         let mut said = String::new();
         let mut lines = std::io::BufReader::new(lead.stderr.take().unwrap());
-        while std::io::BufRead::read_line(&mut lines, &mut said).unwrap() > 0 && !said.contains("within 4s") {}
-        assert!(said.contains("loadlab: --collect: no results from worker 2/3 within 4s"), "{said}");
+        while std::io::BufRead::read_line(&mut lines, &mut said).unwrap() > 0 && !said.contains("within 8s") {}
+        assert!(said.contains("loadlab: --collect: no results from worker 2/3 within 8s"), "{said}");
         lead.kill().unwrap();
         let _ = lead.wait();
         // report names the hole.
