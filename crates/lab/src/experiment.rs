@@ -308,23 +308,35 @@ impl Up {
             self.origin = Some(Embedded::start(o.listen.as_deref(), o.recipe.as_deref()).await?);
         }
         for t in &plan.targets {
+            let mut metrics = t.metrics.clone();
             let (url, kind, pid) = match &t.kind {
                 TargetKind::Running { url, pid } => (url.clone(), "running", *pid),
                 TargetKind::Command { url, start, ready, dir } => {
+                    // A port from the kernel, picked just before the start, so runs side by side
+                    // (and tests in parallel) never meet on a port written in the plan.
+                    let port = match t.uses_port_placeholder() {
+                        true => Some(
+                            systems::free_loopback_port()
+                                .map_err(|e| StartError(format!("target {}: no free port: {e}", t.name)))?,
+                        ),
+                        false => None,
+                    };
+                    let url = systems::fill_port(url, port);
+                    metrics = t.metrics.as_deref().map(|m| systems::fill_port(m, port));
                     let s = Started::start(
                         &t.name,
-                        &systems::expand_argv(start),
+                        &systems::expand_argv(start, port),
                         dir,
                         &systems::log_path(samples, &t.name),
-                        url,
-                        ready.as_deref(),
+                        &url,
+                        ready.as_deref().map(|r| systems::fill_port(r, port)).as_deref(),
                         stop,
                     )
                     .await?;
                     let pid = s.pid();
                     self.started_of.push(Some(self.started.len()));
                     self.started.push(s);
-                    (url.clone(), "started", Some(pid))
+                    (url, "started", Some(pid))
                 }
                 TargetKind::Simulator { recipe } => {
                     let e = Embedded::start(None, Some(recipe)).await?;
@@ -336,14 +348,8 @@ impl Up {
             if self.started_of.len() < self.targets.len() + 1 {
                 self.started_of.push(None);
             }
-            if pid.is_some() || t.metrics.is_some() {
-                self.sources.push(Source {
-                    name: t.name.clone(),
-                    pid,
-                    tree: true,
-                    metrics: t.metrics.clone(),
-                    series: t.series.clone(),
-                });
+            if pid.is_some() || metrics.is_some() {
+                self.sources.push(Source { name: t.name.clone(), pid, tree: true, metrics, series: t.series.clone() });
             }
             self.targets.push(TargetRun { name: t.name.clone(), url, kind, sampled: pid.is_some() });
         }

@@ -169,6 +169,7 @@ impl std::fmt::Display for PlanError {
 }
 
 mod build;
+mod ports;
 mod raw;
 use raw::*;
 
@@ -372,8 +373,11 @@ impl Doc<'_> {
                 }
                 _ => return Err(self.err(&field, "url and origin exclude each other; start needs url")),
             };
+            self.check_port_placeholder(&field, &kind, t.metrics.as_deref())?;
             if let TargetKind::Running { url, .. } | TargetKind::Command { url, .. } = &kind {
-                attack::parse_url(url).map_err(|e| self.err(&format!("{field}.url"), e))?;
+                // `{port}` is checked as a port the kernel could give.
+                let url = crate::systems::fill_port(url, Some(1));
+                attack::parse_url(&url).map_err(|e| self.err(&format!("{field}.url"), e))?;
             }
             // Step ids and files are named after the target's slug: two names that differ only
             // in case or punctuation would write over each other's results.

@@ -225,10 +225,27 @@ async fn is_ready(url: &str, ready: Option<&str>) -> bool {
 }
 
 /// A command's words with `{loadlab}` replaced by this program's path, so a plan can start
-/// loadlab's own origin simulator wherever loadlab is installed.
-pub fn expand_argv(argv: &[String]) -> Vec<String> {
+/// loadlab's own origin simulator wherever loadlab is installed, and `{port}` by `port`.
+pub fn expand_argv(argv: &[String], port: Option<u16>) -> Vec<String> {
     let me = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "loadlab".into());
-    argv.iter().map(|a| a.replace("{loadlab}", &me)).collect()
+    argv.iter().map(|a| fill_port(&a.replace("{loadlab}", &me), port)).collect()
+}
+
+/// What a started target's `{port}` stands for in its url, command, ready and metrics.
+pub const PORT_PLACEHOLDER: &str = "{port}";
+
+/// `text` with `{port}` replaced by `port` (unchanged without one).
+pub fn fill_port(text: &str, port: Option<u16>) -> String {
+    match port {
+        Some(p) => text.replace(PORT_PLACEHOLDER, &p.to_string()),
+        None => text.to_owned(),
+    }
+}
+
+/// A loopback port nobody listens on now, from the kernel (bind port 0, read it back). The
+/// socket is closed before the command binds it; the start refuses a port that answers by then.
+pub fn free_loopback_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
 }
 
 /// Where a command's output goes: `samples/NAME.log`.

@@ -51,6 +51,18 @@ than = "c5"
 "#;
 
 #[test]
+fn a_started_target_may_leave_its_port_to_the_lab() {
+    let text =
+        "[targets.a]\nurl = \"http://127.0.0.1:{port}/x\"\nstart = [\"srv\", \"--listen\", \"127.0.0.1:{port}\"]\n\
+                metrics = \"http://127.0.0.1:{port}/m\"\n[load]\nrate = 1\n";
+    let p = parse(text, "plan.toml", Path::new(".")).unwrap();
+    assert!(p.targets[0].uses_port_placeholder());
+    assert_eq!(crate::systems::expand_argv(&["a{port}b".into()], Some(8123)), ["a8123b"]);
+    let fixed = parse(&text.replace("{port}", "7080"), "plan.toml", Path::new(".")).unwrap();
+    assert!(!fixed.targets[0].uses_port_placeholder());
+}
+
+#[test]
 fn a_full_plan_parses() {
     let p = parse(FULL, "plan.toml", Path::new("/plans")).unwrap();
     assert_eq!(p.name, "c6g vs c5");
@@ -96,6 +108,16 @@ fn rejections_name_file_line_and_field() {
         ),
         ("[targets.a]\nurl = \"http://127.0.0.1:99999/\"\n[load]\nrate = 1\n", 2, "targets.a.url: bad URL"),
         ("[targets.a]\nport = 3\n", 1, "targets.a: unknown field `port`"),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:{port}/\"\n[load]\nrate = 1\n",
+            1,
+            "targets.a: {port} is filled only for a command the lab starts",
+        ),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:80/\"\nstart = [\"srv\", \"{port}\"]\n[load]\nrate = 1\n",
+            2,
+            "targets.a.url: the command is given {port} but the url is not",
+        ),
         (
             "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nconnections = 2\npace_tick = \"1ms\"\n",
             5,

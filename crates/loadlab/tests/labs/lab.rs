@@ -14,10 +14,17 @@ fn origin_running(port: u16) -> bool {
     })
 }
 
+/// The port the lab gave a started target's `{port}`, read back from the report's targets.
+fn given_port(out: &Path) -> u16 {
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let at = md.find("`http://127.0.0.1:").expect("a target url in report.md") + "`http://127.0.0.1:".len();
+    md[at..].split(['/', '`']).next().unwrap().parse().unwrap()
+}
+
 #[test]
 fn a_started_target_is_sampled_and_stopped_and_a_failing_slo_exits_3() {
+    // Its port is the lab's to pick: `{port}` in the url, the command and the metrics.
     let d = tempdir("started");
-    let port = free_port();
     std::fs::write(
         d.join("slow.json"),
         r#"{"route": "/*", "body": "x", "stages": [{"at": 0, "status": 200, "latency": "20ms"}]}"#,
@@ -27,9 +34,9 @@ fn a_started_target_is_sampled_and_stopped_and_a_failing_slo_exits_3() {
         r#"
 name = "started origin"
 [targets.origin]
-url = "http://127.0.0.1:{port}/"
-start = ["{bin}", "origin", "--listen", "127.0.0.1:{port}", "--recipe", "slow.json"]
-metrics = "http://127.0.0.1:{port}/_admin/metrics"
+url = "http://127.0.0.1:{{port}}/"
+start = ["{bin}", "origin", "--listen", "127.0.0.1:{{port}}", "--recipe", "slow.json"]
+metrics = "http://127.0.0.1:{{port}}/_admin/metrics"
 series = ["loadlab_origin_in_flight"]
 [load]
 rate = 50
@@ -50,7 +57,8 @@ p99 = "< 5ms"
     assert!(rows.len() >= 3, "{csv}");
     assert_eq!(csv.lines().next().unwrap(), "t_s,cpu_pct,rss_mb,loadlab_origin_in_flight", "{csv}");
     assert!(rows.iter().skip(1).all(|r| r.split(',').nth(1).is_some_and(|c| !c.is_empty())), "CPU in every row: {csv}");
-    assert!(!origin_running(port), "the started origin must be stopped");
+    let port = given_port(&out);
+    assert!(port > 0 && !origin_running(port), "the started origin must be stopped");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("FAIL: p99 < 5"), "{md}");
     assert!(md.contains("started by the lab"), "{md}");
@@ -224,7 +232,7 @@ fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() 
 }
 
 /// A plan whose started origin answers after `latency`, at rates 20, 40 and 60 for 3 s each.
-fn started_origin_plan(d: &Path, port: u16, latency: &str) -> PathBuf {
+fn started_origin_plan(d: &Path, latency: &str) -> PathBuf {
     std::fs::write(
         d.join("r.json"),
         format!(r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{latency}"}}]}}"#),
@@ -234,8 +242,8 @@ fn started_origin_plan(d: &Path, port: u16, latency: &str) -> PathBuf {
     std::fs::write(
         &plan,
         format!(
-            "[targets.web]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"{bin}\", \"origin\", \"--listen\", \
-             \"127.0.0.1:{port}\", \"--recipe\", \"r.json\"]\n[load]\nrate = [20, 40, 60]\nduration = \"3s\"\n\
+            "[targets.web]\nurl = \"http://127.0.0.1:{{port}}/\"\nstart = [\"{bin}\", \"origin\", \"--listen\", \
+             \"127.0.0.1:{{port}}\", \"--recipe\", \"r.json\"]\n[load]\nrate = [20, 40, 60]\nduration = \"3s\"\n\
              timeout = \"20s\"\n[slo]\np99 = \"< 1s\"\n",
             bin = env!("CARGO_BIN_EXE_loadlab")
         ),
@@ -256,8 +264,7 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
         ("int-int", "10s", vec![Signal::SIGINT, Signal::SIGINT], 130, 0),
     ] {
         let d = tempdir(name);
-        let port = free_port();
-        let plan = started_origin_plan(&d, port, latency);
+        let plan = started_origin_plan(&d, latency);
         let out = d.join("out");
         let child = spawn_lab(&plan, &out);
         wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
@@ -272,7 +279,7 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
         assert_eq!(o.status.code(), Some(code), "{name}: {err}");
         assert!(sent.elapsed() < std::time::Duration::from_secs(8), "{name}: took {:?}", sent.elapsed());
         assert!(err.contains(&format!("interrupted after {ran} of 3 steps")), "{name}: {err}");
-        assert!(!origin_running(port), "{name}: the started origin must be stopped");
+        assert!(!origin_running(given_port(&out)), "{name}: the started origin must be stopped");
         let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
         assert_eq!(lab["interrupted"], true, "{name}");
         assert_eq!(lab["not_run"], serde_json::json!(all[ran..]), "{name}");
@@ -285,8 +292,7 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
 #[test]
 fn plans_are_read_from_their_folder_and_refused_with_file_line_and_field() {
     let d = tempdir("paths");
-    let port = free_port();
-    started_origin_plan(&d, port, "1ms");
+    started_origin_plan(&d, "1ms");
     // Named without a folder, from its own folder: the command starts there, r.json is found.
     let text = std::fs::read_to_string(d.join("plan.toml")).unwrap().replace("[20, 40, 60]", "20").replace("3s", "1s");
     std::fs::write(d.join("plan.toml"), text).unwrap();
