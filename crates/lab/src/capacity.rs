@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{Event, LabError};
+use crate::events::{Event, LabError, Watcher};
 use crate::numbers::{Numbers, StepConsumer};
 use crate::plan::{CapacitySpec, Plan};
 use crate::verdict::{Clause, Metric};
@@ -25,6 +25,8 @@ const CONFIRM_TRIES: usize = 3;
 /// One probe's outcome.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Probe {
+    /// `capacity--TARGET--NN`: its results file is `steps/ID.llr`.
+    pub id: String,
     pub rate: f64,
     pub holds: bool,
     /// The clauses it broke (with values), or why it says nothing.
@@ -168,7 +170,7 @@ pub async fn search_target(
     spec: &CapacitySpec,
     dir: &Path,
     opts: &crate::options::RunOptions,
-    events: &mut (dyn FnMut(Event<'_>) + Send),
+    watch: &dyn Watcher,
 ) -> Result<CapacityResult, LabError> {
     let clauses = &plan.slo;
     let mut n = 0;
@@ -191,11 +193,11 @@ pub async fn search_target(
             };
             let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe);
             let stop = opts.stop.clone();
-            let live = opts.live.clone();
             async move {
                 if stop.is_cancelled() {
                     // Interrupted: end the search without a probe that says nothing.
                     return Probe {
+                        id,
                         rate,
                         holds: false,
                         broke: vec!["interrupted".into()],
@@ -207,14 +209,8 @@ pub async fn search_target(
                 }
                 let probe = match config {
                     Ok(c) => {
-                        let watch = live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&c.gauges))));
-                        let p = run_probe(&id, c, clauses, &file, rate, watch, stop).await;
-                        if let (Some(l), Ok(p)) = (&live, &p) {
-                            let verdict =
-                                if p.holds { "holds".to_owned() } else { format!("breaks: {}", p.broke.join("; ")) };
-                            l.step_done(&id, format!("{rate:.0}/s {verdict}"));
-                        }
-                        p
+                        let records = watch.records(&id, &c.gauges);
+                        run_probe(&id, c, clauses, &file, rate, records, stop).await
                     }
                     Err(e) => Err(e),
                 };
@@ -223,6 +219,7 @@ pub async fn search_target(
                     Err(e) => {
                         // A probe that cannot run ends the search as generator-limited.
                         Probe {
+                            id,
                             rate,
                             holds: false,
                             broke: vec![e],
@@ -235,7 +232,11 @@ pub async fn search_target(
                 }
             }
         },
-        |p| events(Event::Probe { target: name, rate: p.rate, holds: p.holds }),
+        |p| {
+            let verdict = if p.holds { "holds".to_owned() } else { format!("breaks: {}", p.broke.join("; ")) };
+            let line = format!("{:.0}/s {verdict}", p.rate);
+            watch.event(&Event::Probe { target: name, id: &p.id, rate: p.rate, holds: p.holds, line: &line })
+        },
     )
     .await;
     for p in &result.probes {
@@ -256,7 +257,7 @@ async fn run_probe(
     clauses: &[Clause],
     file: &Path,
     rate: f64,
-    live: Option<live::LiveConsumer>,
+    records: Option<Box<dyn results::Consumer + Send>>,
     stop: CancellationToken,
 ) -> Result<Probe, String> {
     let length = match &config.model {
@@ -277,7 +278,7 @@ async fn run_probe(
         stop.cancelled().await;
         cancel.cancel();
     });
-    let ran = crate::step::run_watched(id, config, Duration::ZERO, file, false, live, watch, early).await;
+    let ran = crate::step::run_watched(id, config, Duration::ZERO, file, false, records, watch, early).await;
     relay.abort();
     let (step, watch) = ran.map_err(|e| format!("cannot run {id}: {}", e.message))?;
     let numbers = step.numbers;
@@ -297,6 +298,7 @@ async fn run_probe(
             .collect(),
     };
     Ok(Probe {
+        id: id.to_owned(),
         rate,
         holds: broke.is_empty() && !watch.stopped,
         broke,
@@ -367,6 +369,7 @@ mod tests {
         move |rate| {
             let holds = rate <= knee;
             std::future::ready(Probe {
+                id: String::new(),
                 rate,
                 holds,
                 broke: if holds { vec![] } else { vec!["p99 < 100.0ms (measured 900.0ms)".into()] },
@@ -457,6 +460,7 @@ mod tests {
             "svc",
             |rate| {
                 std::future::ready(Probe {
+                    id: String::new(),
                     rate,
                     holds: true,
                     broke: vec![],

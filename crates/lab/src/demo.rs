@@ -86,12 +86,13 @@ pub async fn run(opts: &DemoOptions, out: &mut (dyn Write + Send)) -> Result<Lab
         opts.rates, opts.step
     );
     let run_opts = RunOptions::new(opts.out.clone());
-    let mut show = |e: Event<'_>| {
+    let progress = std::sync::Mutex::new(&mut *out);
+    let show = |e: &Event<'_>| {
         if let Event::Started { id, .. } = e {
-            let _ = writeln!(out, "running {id} ...");
+            let _ = writeln!(progress.lock().unwrap_or_else(|e| e.into_inner()), "running {id} ...");
         }
     };
-    let lab = crate::experiment::run(&plan, &run_opts, &mut show).await?;
+    let lab = crate::experiment::run(&plan, &run_opts, &show).await?;
     for s in &lab.steps {
         let _ = writeln!(out, "\n== {} ({})\n{}", s.id, opts.out.join(&s.file).display(), s.text);
     }

@@ -9,7 +9,7 @@ use report::chart::RunSeries;
 use serde::Serialize;
 
 use crate::capacity::{self, CapacityResult};
-pub use crate::events::{Event, LabError};
+pub use crate::events::{Event, LabError, Watcher};
 use crate::matrix::{self, Matrix};
 pub use crate::options::{RunOptions, QUICK_STEP};
 use crate::outcome::{self, Findings, StepResult};
@@ -111,7 +111,7 @@ pub fn effective_load(plan: &Plan, quick: bool) -> LoadSpec {
     load
 }
 
-pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'_>) + Send)) -> Result<Lab, LabError> {
+pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<Lab, LabError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| LabError::Io { path, source }
@@ -131,13 +131,13 @@ pub async fn run(plan: &Plan, opts: &RunOptions, events: &mut (dyn FnMut(Event<'
     let result = async {
         up.bring_up(plan, &samples_dir, &opts.stop).await?;
         let sampler = Sampler::start(up.sources.clone(), started);
-        let steps = run_steps(plan, &matrix, &mut up, opts, &steps_dir, started, events).await;
+        let steps = run_steps(plan, &matrix, &mut up, opts, &steps_dir, started, watch).await;
         let capacity = match (&steps, &plan.capacity) {
             (Ok(_), Some(spec)) => {
                 let spec = if opts.quick { capacity::quick(spec) } else { spec.clone() };
                 let mut found = Vec::new();
                 for t in up.targets.iter().filter(|_| !opts.stop.is_cancelled()) {
-                    found.push(capacity::search_target(&t.name, &t.url, plan, &spec, &steps_dir, opts, events).await?);
+                    found.push(capacity::search_target(&t.name, &t.url, plan, &spec, &steps_dir, opts, watch).await?);
                 }
                 found
             }
@@ -195,15 +195,14 @@ async fn run_steps(
     opts: &RunOptions,
     dir: &Path,
     started: Instant,
-    events: &mut (dyn FnMut(Event<'_>) + Send),
+    watch: &dyn Watcher,
 ) -> Result<StepsAndSeries, LabError> {
     let load = &plan.load;
     let mut results = Vec::new();
     let mut series = Vec::new();
     let mut variant_loaded: Option<&str> = None;
-    if let Some(live) = &opts.live {
-        live.set_steps(matrix.steps.iter().map(|s| s.id.clone()));
-    }
+    let ids: Vec<String> = matrix.steps.iter().map(|s| s.id.clone()).collect();
+    watch.event(&Event::Planned { ids: &ids });
     for (i, s) in matrix.steps.iter().enumerate() {
         if opts.stop.is_cancelled() {
             break;
@@ -220,7 +219,7 @@ async fn run_steps(
         up.check_deaths(last.as_deref(), started);
         if let Some(down) = up.down(s.target) {
             // Nothing to measure: the step is recorded as not run, and why.
-            events(Event::Skipped { index: i, of: matrix.steps.len(), id: &s.id, why: &down });
+            watch.event(&Event::Skipped { index: i, of: matrix.steps.len(), id: &s.id, why: &down });
             results.push(StepResult {
                 id: s.id.clone(),
                 target: s.target,
@@ -241,22 +240,20 @@ async fn run_steps(
             continue;
         }
         let target = &up.targets[s.target];
-        events(Event::Started { index: i, of: matrix.steps.len(), id: &s.id });
+        watch.event(&Event::Started { index: i, of: matrix.steps.len(), id: &s.id });
         let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration)
             .map_err(|message| step::StepError { step: s.id.clone(), message })?;
         let file = dir.join(&s.file);
         let from = started.elapsed().as_secs_f64();
-        let watch = opts.live.as_ref().map(|l| l.consumer(Some(std::sync::Arc::clone(&config.gauges))));
+        let records = watch.records(&s.id, &config.gauges);
         // A second signal abandons the step: its file is left without its end marker.
         let ran = tokio::select! {
-            ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, watch, opts.stop.clone()) => ran?,
+            ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, records, opts.stop.clone()) => ran?,
             _ = opts.abort.cancelled() => break,
         };
         let to = started.elapsed().as_secs_f64();
-        if let Some(live) = &opts.live {
-            live.step_done(&s.id, crate::verdict::step_line(&plan.slo, &ran.numbers));
-        }
-        events(Event::Finished { index: i, of: matrix.steps.len(), id: &s.id, numbers: &ran.numbers });
+        let line = crate::verdict::step_line(&plan.slo, &ran.numbers);
+        watch.event(&Event::Finished { index: i, of: matrix.steps.len(), id: &s.id, numbers: &ran.numbers, line: &line });
         if let Some(r) = ran.series {
             series.push((results.len(), r));
         }

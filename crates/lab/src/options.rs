@@ -1,4 +1,4 @@
-//! How a lab runs: where it writes, how long its steps are, how it stops, and what watches it.
+//! How a lab runs: where it writes, how long its steps are, and how it stops.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,14 +15,12 @@ pub struct RunOptions {
     pub stop: CancellationToken,
     /// Stop at once, abandoning the current step (a second signal).
     pub abort: CancellationToken,
-    /// The live view to feed (`--live`): every step's records, the steps and their verdicts.
-    pub live: Option<std::sync::Arc<live::Live>>,
 }
 
 impl RunOptions {
     /// Options writing to `out`, with tokens nobody cancels yet.
     pub fn new(out: PathBuf) -> RunOptions {
-        RunOptions { out, quick: false, stop: CancellationToken::new(), abort: CancellationToken::new(), live: None }
+        RunOptions { out, quick: false, stop: CancellationToken::new(), abort: CancellationToken::new() }
     }
 }
 

@@ -82,7 +82,7 @@ pub async fn run(
     warmup: std::time::Duration,
     file: &Path,
     charts: bool,
-    watch: Option<live::LiveConsumer>,
+    watch: Option<Box<dyn results::Consumer + Send>>,
     stop: CancellationToken,
 ) -> Result<StepRun, StepError> {
     run_watched(id, config, warmup, file, charts, watch, (), stop).await.map(|(run, ())| run)
@@ -97,7 +97,7 @@ pub async fn run_watched<E: results::Consumer + Send + 'static>(
     warmup: std::time::Duration,
     file: &Path,
     charts: bool,
-    watch: Option<live::LiveConsumer>,
+    watch: Option<Box<dyn results::Consumer + Send>>,
     extra: E,
     stop: CancellationToken,
 ) -> Result<(StepRun, E), StepError> {

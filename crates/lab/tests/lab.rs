@@ -22,8 +22,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 async fn run(plan: &Path, out: &Path) -> lab::experiment::Lab {
     let plan = lab::plan::load(plan).unwrap();
     let opts = RunOptions::new(out.to_path_buf());
-    let mut events = |_: Event<'_>| {};
-    lab::experiment::run(&plan, &opts, &mut events).await.unwrap()
+    lab::experiment::run(&plan, &opts, &|_: &Event<'_>| {}).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

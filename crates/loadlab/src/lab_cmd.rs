@@ -169,25 +169,22 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
         opts.quick = quick;
         watch_signals(&opts, Arc::clone(&signal))?;
         let serving = crate::live_cmd::start(live, &plan.name).await?;
-        opts.live = serving.as_ref().map(|s| Arc::clone(&s.live));
         let tty = std::io::stderr().is_terminal();
-        let mut show = move |e: Event<'_>| match e {
+        let console = move |e: &Event<'_>| match *e {
             Event::Started { index, of, id } if tty => eprint!("\r\x1b[2K[{}/{of}] {id} ...", index + 1),
-            Event::Started { .. } => {}
-            Event::Finished { index, of, id, numbers } => eprintln!(
-                "{}[{}/{of}] {id}: {}",
-                if tty { "\r\x1b[2K" } else { "" },
-                index + 1,
-                lab::verdict::step_line(&plan.slo, numbers)
-            ),
+            Event::Started { .. } | Event::Planned { .. } => {}
+            Event::Finished { index, of, id, line, .. } => {
+                eprintln!("{}[{}/{of}] {id}: {line}", if tty { "\r\x1b[2K" } else { "" }, index + 1)
+            }
             Event::Skipped { index, of, id, why } => {
                 eprintln!("{}[{}/{of}] {id}: not run: {why}", if tty { "\r\x1b[2K" } else { "" }, index + 1)
             }
-            Event::Probe { target, rate, holds } => {
+            Event::Probe { target, rate, holds, .. } => {
                 eprintln!("capacity {target}: {rate:.0} req/s {}", if holds { "holds" } else { "breaks" })
             }
         };
-        let result = lab::experiment::run(plan, &opts, &mut show).await;
+        let watch = (console, serving.as_ref().map(|s| crate::live_cmd::LabView(Arc::clone(&s.live))));
+        let result = lab::experiment::run(plan, &opts, &watch).await;
         if let Some(s) = serving {
             s.finish().await;
         }

@@ -26,6 +26,24 @@ pub async fn start(args: &LiveArgs, title: &str) -> anyhow::Result<Option<Servin
     Ok(Some(Serving { live, stop, linger: args.live_linger }))
 }
 
+/// The live view as a lab's watcher: its steps and verdicts, and every record as it arrives.
+pub struct LabView(pub Arc<Live>);
+
+impl lab::experiment::Watcher for LabView {
+    fn event(&self, event: &lab::experiment::Event<'_>) {
+        use lab::experiment::Event;
+        match *event {
+            Event::Planned { ids } => self.0.set_steps(ids.iter().cloned()),
+            Event::Finished { id, line, .. } | Event::Probe { id, line, .. } => self.0.step_done(id, line),
+            Event::Started { .. } | Event::Skipped { .. } => {}
+        }
+    }
+
+    fn records(&self, _id: &str, gauges: &Arc<attack::Gauges>) -> Option<Box<dyn results::Consumer + Send>> {
+        Some(Box::new(self.0.consumer(Some(Arc::clone(gauges)))))
+    }
+}
+
 impl Serving {
     /// After the run: serves on for `--live-linger` (or until Ctrl-C, or, when it offers
     /// gathered results, until each was fetched whole), then stops.
