@@ -17,7 +17,7 @@ use crate::stats::{compare, compare_within, Basis, Comparison, MIN_REPEATS};
 use crate::windows::Window;
 
 /// What a compared metric is: the lab's metric, or CPU per request of a sampled process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Measure {
     Throughput,
@@ -75,7 +75,7 @@ impl Measure {
 #[derive(Clone, Debug)]
 pub struct StepData {
     pub id: String,
-    pub values: BTreeMap<&'static str, f64>,
+    pub values: BTreeMap<Measure, f64>,
     pub windows: Vec<Window>,
     /// The results files (a sharded run has several): the charts are drawn from them.
     pub files: Vec<PathBuf>,
@@ -208,15 +208,15 @@ pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
         let throughput = n["throughput"].as_f64().unwrap_or(0.0);
         let per_request = |pct: Option<f64>| pct.filter(|_| throughput > 0.0).map(|p| p / 100.0 / throughput * 1e6);
         let mut values = BTreeMap::new();
-        values.insert(Measure::Throughput.name(), throughput);
-        values.insert(Measure::P50.name(), n["latency"]["p50"].as_f64().unwrap_or(f64::NAN));
-        values.insert(Measure::P99.name(), n["latency"]["p99"].as_f64().unwrap_or(f64::NAN));
-        values.insert(Measure::Success.name(), n["success"].as_f64().unwrap_or(f64::NAN));
+        values.insert(Measure::Throughput, throughput);
+        values.insert(Measure::P50, n["latency"]["p50"].as_f64().unwrap_or(f64::NAN));
+        values.insert(Measure::P99, n["latency"]["p99"].as_f64().unwrap_or(f64::NAN));
+        values.insert(Measure::Success, n["success"].as_f64().unwrap_or(f64::NAN));
         if let Some(v) = per_request(s["target_cpu_pct"].as_f64()) {
-            values.insert(Measure::TargetCpu.name(), v);
+            values.insert(Measure::TargetCpu, v);
         }
         if let Some(v) = per_request(s["generator_cpu_pct"].as_f64()) {
-            values.insert(Measure::GeneratorCpu.name(), v);
+            values.insert(Measure::GeneratorCpu, v);
         }
         let file = s["file"].as_str().filter(|f| !f.is_empty()).map(|f| dir.join(f));
         let windows = match &file {
@@ -256,7 +256,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
     let n = c.numbers(c.counted.asked_rate);
     let mut values = BTreeMap::new();
     for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
-        values.insert(m.name(), m.metric().map_or(f64::NAN, |x| x.of(&n)));
+        values.insert(m, m.metric().map_or(f64::NAN, |x| x.of(&n)));
     }
     let mut cell = CellData { target: "run".into(), label: "all".into(), ..Default::default() };
     let id = path.display().to_string();
@@ -269,7 +269,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
 }
 
 /// What a change was called.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Better,
@@ -371,7 +371,7 @@ pub struct Outcome {
 
 fn row(measure: Measure, old: &CellData, new: &CellData, threshold_pct: f64) -> Option<Row> {
     let vals = |c: &CellData| -> Vec<f64> {
-        c.steps.iter().filter_map(|s| s.values.get(measure.name()).copied()).filter(|v| v.is_finite()).collect()
+        c.steps.iter().filter_map(|s| s.values.get(&measure).copied()).filter(|v| v.is_finite()).collect()
     };
     let (a, b) = (vals(new), vals(old));
     if a.is_empty() || b.is_empty() {
@@ -470,7 +470,7 @@ mod tests {
         let all: Vec<&Window> = windows.iter().collect();
         let mut values = BTreeMap::new();
         for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
-            values.insert(m.name(), crate::stats::window_metric(m.metric().unwrap(), &all).unwrap());
+            values.insert(m, crate::stats::window_metric(m.metric().unwrap(), &all).unwrap());
         }
         let cell = CellData {
             target: "svc".into(),

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::numbers::Numbers;
 
 /// What a clause or a hypothesis looks at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
     P50,

@@ -61,7 +61,7 @@ pub struct Cell {
     pub point: usize,
     /// Steps (indices into the lab's steps), one per repeat.
     pub steps: Vec<usize>,
-    pub metrics: BTreeMap<&'static str, Summary>,
+    pub metrics: BTreeMap<Metric, Summary>,
     /// p50 and p99 of successful requests only, over repeats.
     pub ok_p50: Summary,
     pub ok_p99: Summary,
@@ -165,7 +165,7 @@ pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
                 metrics: if counted.is_empty() {
                     BTreeMap::new()
                 } else {
-                    SUMMARISED.iter().map(|m| (m.name(), summary(*m, &values(*m)))).collect()
+                    SUMMARISED.iter().map(|m| (*m, summary(*m, &values(*m)))).collect()
                 },
                 ok_p50: summary(Metric::P50, &counted.iter().map(|n| n.ok_latency.p50).collect::<Vec<_>>()),
                 ok_p99: summary(Metric::P99, &counted.iter().map(|n| n.ok_latency.p99).collect::<Vec<_>>()),

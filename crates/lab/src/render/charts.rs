@@ -89,13 +89,13 @@ type Line = (String, usize, Vec<(f64, f64)>);
 fn by_target(
     lab: &Lab,
     x: impl Fn(&Point) -> Option<f64>,
-    metric: &str,
+    metric: Metric,
     group: impl Fn(&Point) -> String,
 ) -> Vec<Line> {
     let mut lines: BTreeMap<(usize, String), Vec<(f64, f64)>> = BTreeMap::new();
     for c in &lab.findings.cells {
         let p = &lab.matrix.points[c.point];
-        let (Some(xv), Some(s)) = (x(p), c.metrics.get(metric)) else { continue };
+        let (Some(xv), Some(s)) = (x(p), c.metrics.get(&metric)) else { continue };
         lines.entry((c.target, group(p))).or_default().push((xv, s.median));
     }
     lines
@@ -127,7 +127,7 @@ fn ladder(lab: &Lab) -> Vec<XyChart> {
     // p99 of all requests (solid) and of successful ones only (dashed, in the same colour), so
     // a target failing fast does not look fast.
     let mut latency = Vec::new();
-    for (name, color, pts) in by_target(lab, |p| p.rate, Metric::P99.name(), group) {
+    for (name, color, pts) in by_target(lab, |p| p.rate, Metric::P99, group) {
         latency.push(Series { name: format!("{name} p99"), points: pts, dashed: false, color: Some(color) });
     }
     let mut ok: BTreeMap<(usize, String), Vec<(f64, f64)>> = BTreeMap::new();
@@ -142,7 +142,7 @@ fn ladder(lab: &Lab) -> Vec<XyChart> {
         let name = if g.is_empty() { lab.targets[t].name.clone() } else { format!("{} {g}", lab.targets[t].name) };
         latency.push(Series { name: format!("{name} ok p99"), points: pts, dashed: true, color: Some(color) });
     }
-    let success = by_target(lab, |p| p.rate, Metric::Success.name(), group)
+    let success = by_target(lab, |p| p.rate, Metric::Success, group)
         .into_iter()
         .map(|(name, color, pts)| Series {
             name,
@@ -179,7 +179,7 @@ fn sweep(lab: &Lab) -> XyChart {
     let series = by_target(
         lab,
         |p| p.connections.map(|c| c as f64),
-        Metric::Throughput.name(),
+        Metric::Throughput,
         |p| rest(axes, p, "connections"),
     )
     .into_iter()

@@ -229,14 +229,14 @@ fn summary(md: &mut String, lab: &Lab) {
                 .cells
                 .iter()
                 .filter(|c| c.target == t)
-                .max_by(|a, b| med(a, "throughput").total_cmp(&med(b, "throughput")));
+                .max_by(|a, b| med(a, Metric::Throughput).total_cmp(&med(b, Metric::Throughput)));
             if let Some(c) = best {
                 lines.push(format!(
                     "{} reached {:.1} successful responses per second at best ({}), p99 {}.",
                     target.name,
-                    med(c, "throughput"),
+                    med(c, Metric::Throughput),
                     lab.matrix.points[c.point].label(&lab.matrix.axes),
-                    show_ms(med(c, "p99"))
+                    show_ms(med(c, Metric::P99))
                 ));
             }
         }
@@ -275,8 +275,8 @@ pub fn capacity_sentence(c: &crate::capacity::CapacityResult) -> String {
     s
 }
 
-fn med(c: &Cell, metric: &str) -> f64 {
-    c.metrics.get(metric).map_or(f64::NAN, |s| s.median)
+fn med(c: &Cell, metric: Metric) -> f64 {
+    c.metrics.get(&metric).map_or(f64::NAN, |s| s.median)
 }
 
 /// `107.3ms [105.1, 109.6]`: the median and the 95% interval of the mean.
@@ -314,7 +314,7 @@ fn tables(md: &mut String, lab: &Lab) {
     let axes = &lab.matrix.axes;
     let _ = writeln!(md, "| load | target | req/s | ok/s | success | p50 | p99 | ok p99 | max | SLO |\n|---|---|---|---|---|---|---|---|---|---|");
     for c in &lab.findings.cells {
-        let m = |name: &str, metric: Metric| c.metrics.get(name).map_or("-".into(), |s| cell_text(metric, s));
+        let m = |metric: Metric| c.metrics.get(&metric).map_or("-".into(), |s| cell_text(metric, s));
         let ok_p99 = if c.metrics.is_empty() { "-".into() } else { cell_text(Metric::P99, &c.ok_p99) };
         let mut verdict = c.slo.label();
         if !c.uncounted.is_empty() && !c.slo.inconclusive() {
@@ -326,23 +326,23 @@ fn tables(md: &mut String, lab: &Lab) {
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             lab.matrix.points[c.point].label(axes),
             lab.targets[c.target].name,
-            m("rps", Metric::Rps),
-            m("throughput", Metric::Throughput),
-            m("success", Metric::Success),
-            m("p50", Metric::P50),
-            m("p99", Metric::P99),
+            m(Metric::Rps),
+            m(Metric::Throughput),
+            m(Metric::Success),
+            m(Metric::P50),
+            m(Metric::P99),
             ok_p99,
-            m("max", Metric::Max),
+            m(Metric::Max),
             verdict.replace('|', "/"),
         );
     }
     // Pivot: one row per load point, one column per target, for throughput and p99.
     if lab.targets.len() > 1 {
-        for (metric, name) in [(Metric::Throughput, "throughput"), (Metric::P99, "p99")] {
+        for metric in [Metric::Throughput, Metric::P99] {
             let _ = writeln!(
                 md,
                 "\n{} by load point:\n",
-                if name == "p99" { "p99 latency" } else { "Successful responses per second" }
+                if metric == Metric::P99 { "p99 latency" } else { "Successful responses per second" }
             );
             let head: Vec<&str> = lab.targets.iter().map(|t| t.name.as_str()).collect();
             let _ = writeln!(md, "| load | {} |\n|---|{}", head.join(" | "), "---|".repeat(head.len()));
@@ -353,7 +353,7 @@ fn tables(md: &mut String, lab: &Lab) {
                             .cells
                             .iter()
                             .find(|c| c.target == t && c.point == p)
-                            .and_then(|c| c.metrics.get(name))
+                            .and_then(|c| c.metrics.get(&metric))
                             .map_or("-".into(), |s| cell_text(metric, s))
                     })
                     .collect();
