@@ -386,7 +386,7 @@ mod tests {
         assert!((76..=79).contains(&per_tenth(1.5)), "{}", per_tenth(1.5));
         assert_eq!(per_tenth(2.5), 100);
 
-        let steps = Schedule::steps(&[400.0, 800.0], Duration::from_secs(1), None);
+        let steps = Schedule::rate_steps(&[400.0, 800.0], Duration::from_secs(1), None);
         let sent = run_on_tokio_clock(&steps, None).await;
         assert_eq!(sent.len(), 1200);
         assert_eq!(sent.iter().filter(|s| s.1 < Duration::from_secs(1)).count(), 400);

@@ -172,9 +172,10 @@ fn plan(config: &AttackConfig) -> results::RunPlan {
         Model::Open { schedule } => (
             true,
             schedule.constant_rate(),
-            schedule
-                .steps_asked()
-                .map(|(step, rates)| results::StepsPlan { step_us: step.as_micros() as u64, rates: rates.to_vec() }),
+            schedule.rate_steps_asked().map(|(step, rates)| results::RateStepsPlan {
+                step_us: step.as_micros() as u64,
+                rates: rates.to_vec(),
+            }),
         ),
         Model::Closed { .. } => (false, None, None),
     };

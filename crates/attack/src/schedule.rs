@@ -108,7 +108,7 @@ impl RateSpec {
                 let ramp = ramp.ok_or("a rate A..B needs a ramp length")?;
                 Schedule::ramp(*from, *to, ramp, duration.unwrap_or(ramp))
             }
-            RateSpec::Steps(rates, step) => Schedule::steps(rates, *step, duration),
+            RateSpec::Steps(rates, step) => Schedule::rate_steps(rates, *step, duration),
         };
         if schedule.total_hits() == 0 {
             return Err("this schedule sends no request".into());
@@ -175,7 +175,7 @@ impl Schedule {
     }
 
     /// Each rate in turn for `step`, cut at `limit` when given.
-    pub fn steps(rates: &[f64], step: Duration, limit: Option<Duration>) -> Schedule {
+    pub fn rate_steps(rates: &[f64], step: Duration, limit: Option<Duration>) -> Schedule {
         let mut pieces = Vec::new();
         let mut left = limit.map_or(f64::INFINITY, |d| d.as_secs_f64());
         for &r in rates {
@@ -195,7 +195,7 @@ impl Schedule {
     }
 
     /// A schedule in steps: each step's length and its rates.
-    pub fn steps_asked(&self) -> Option<(Duration, &[f64])> {
+    pub fn rate_steps_asked(&self) -> Option<(Duration, &[f64])> {
         self.steps.as_ref().map(|(step, rates)| (*step, rates.as_slice()))
     }
 
@@ -314,18 +314,18 @@ mod tests {
 
     #[test]
     fn steps_follow_each_other() {
-        let s = Schedule::steps(&[400.0, 800.0, 1000.0], secs(60.0), None);
+        let s = Schedule::rate_steps(&[400.0, 800.0, 1000.0], secs(60.0), None);
         assert_eq!(s.total_hits(), (400 + 800 + 1000) * 60);
         assert_eq!(s.duration(), secs(180.0));
         assert_eq!(s.due(24_000), Some(secs(60.0)));
         assert_eq!(s.due(24_001), Some(secs(60.0 + 1.0 / 800.0)));
-        let cut = Schedule::steps(&[400.0, 800.0], secs(60.0), Some(secs(90.0)));
+        let cut = Schedule::rate_steps(&[400.0, 800.0], secs(60.0), Some(secs(90.0)));
         assert_eq!(cut.total_hits(), 400 * 60 + 800 * 30);
     }
 
     #[test]
     fn due_is_monotonic_and_consistent_with_due_by() {
-        let s = Schedule::steps(&[7.0, 0.0, 13.0], secs(3.0), None);
+        let s = Schedule::rate_steps(&[7.0, 0.0, 13.0], secs(3.0), None);
         let mut last = Duration::ZERO;
         for n in 0..s.total_hits() {
             let d = s.due(n).unwrap();

@@ -83,7 +83,7 @@ mod tests {
         let schedules = [
             Schedule::constant(1000.0, Duration::from_secs(3)),
             Schedule::ramp(10.0, 900.0, Duration::from_secs(2), Duration::from_secs(3)),
-            Schedule::steps(&[7.0, 333.0, 50.0], Duration::from_millis(700), None),
+            Schedule::rate_steps(&[7.0, 333.0, 50.0], Duration::from_millis(700), None),
         ];
         for schedule in &schedules {
             let total = schedule.total_hits();

@@ -11,7 +11,9 @@ use crate::systems::StartError;
 /// What the lab tells its watcher, in order.
 pub enum Event<'a> {
     /// The steps about to run, by id (capacity probes come after them, named as they start).
-    Planned { ids: &'a [String] },
+    Planned {
+        ids: &'a [String],
+    },
     Started {
         index: usize,
         of: usize,

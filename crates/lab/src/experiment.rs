@@ -253,7 +253,13 @@ async fn run_steps(
         };
         let to = started.elapsed().as_secs_f64();
         let line = crate::verdict::step_line(&plan.slo, &ran.numbers);
-        watch.event(&Event::Finished { index: i, of: matrix.steps.len(), id: &s.id, numbers: &ran.numbers, line: &line });
+        watch.event(&Event::Finished {
+            index: i,
+            of: matrix.steps.len(),
+            id: &s.id,
+            numbers: &ran.numbers,
+            line: &line,
+        });
         if let Some(r) = ran.series {
             series.push((results.len(), r));
         }

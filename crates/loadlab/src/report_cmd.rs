@@ -78,7 +78,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     let mut out = output(&a.output)?;
     match a.every {
         None if a.by_step => {
-            let mut steps = (results::BySteps::new(), ShardSet::new());
+            let mut steps = (results::ByRateStep::new(), ShardSet::new());
             feed_all(inputs, &mut steps, |c, name| c.1.source(name))?;
             let (steps, set) = steps;
             let problems = set.problems();

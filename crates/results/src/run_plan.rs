@@ -18,7 +18,7 @@ pub struct RunPlan {
     pub rate: Option<f64>,
     /// Open model in steps (`--rate-steps`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steps: Option<StepsPlan>,
+    pub steps: Option<RateStepsPlan>,
     /// `http1`, `http2` or `h2c` (empty when unknown).
     #[serde(default)]
     pub protocol: String,
@@ -38,7 +38,7 @@ pub struct RunPlan {
 
 /// Each step's length and the rates asked in turn.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct StepsPlan {
+pub struct RateStepsPlan {
     pub step_us: u64,
     pub rates: Vec<f64>,
 }
@@ -58,7 +58,7 @@ impl RunPlan {
         RunPlan {
             open,
             rate: text("rate").and_then(|r| r.trim_end_matches("/s").parse().ok()),
-            steps: step_s.zip(rates).map(|(step, rates)| StepsPlan {
+            steps: step_s.zip(rates).map(|(step, rates)| RateStepsPlan {
                 step_us: (step * 1e6) as u64,
                 rates: rates.iter().filter_map(|r| r.as_f64()).collect(),
             }),
@@ -97,7 +97,7 @@ mod tests {
             RunPlan {
                 open: true,
                 rate: None,
-                steps: Some(StepsPlan { step_us: 60_000_000, rates: vec![400.0, 800.0] }),
+                steps: Some(RateStepsPlan { step_us: 60_000_000, rates: vec![400.0, 800.0] }),
                 protocol: "h2c".into(),
                 pace_tick_us: 1000,
                 shard: Some("1/4".into()),

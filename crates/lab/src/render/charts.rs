@@ -176,15 +176,11 @@ fn ladder(lab: &Lab) -> Vec<XyChart> {
 
 fn sweep(lab: &Lab) -> XyChart {
     let axes = &lab.matrix.axes;
-    let series = by_target(
-        lab,
-        |p| p.connections.map(|c| c as f64),
-        Metric::Throughput,
-        |p| rest(axes, p, "connections"),
-    )
-    .into_iter()
-    .map(|(name, color, points)| Series { name, points, dashed: false, color: Some(color) })
-    .collect();
+    let series =
+        by_target(lab, |p| p.connections.map(|c| c as f64), Metric::Throughput, |p| rest(axes, p, "connections"))
+            .into_iter()
+            .map(|(name, color, points)| Series { name, points, dashed: false, color: Some(color) })
+            .collect();
     let protocols: Vec<&str> = lab.plan.load.protocol.iter().map(|p| protocol_text(*p)).collect();
     XyChart {
         title: format!("Successful requests per second by connections ({})", protocols.join(", ")),

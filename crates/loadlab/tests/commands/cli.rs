@@ -558,7 +558,7 @@ async fn report_by_step_splits_a_rate_steps_run() {
     let Some(results::Item::Run(h)) = reader.next().unwrap() else { panic!("no header") };
     let plan = h.plan();
     assert_eq!(h.run_plan.as_ref(), Some(&plan));
-    assert_eq!(plan.steps, Some(results::StepsPlan { step_us: 1_000_000, rates: vec![50.0, 100.0, 200.0] }));
+    assert_eq!(plan.steps, Some(results::RateStepsPlan { step_us: 1_000_000, rates: vec![50.0, 100.0, 200.0] }));
     assert!(plan.open && plan.rate.is_none() && plan.shard.is_none());
     assert_eq!(plan.protocol, "http1");
     assert!(!h.settings.contains_key("step_s"), "settings are only the flags as given: {:?}", h.settings);

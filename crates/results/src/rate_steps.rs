@@ -1,5 +1,6 @@
-//! A run split by the steps of its schedule (`attack --rate-steps 400,800@60s`): the header says
-//! the step length and rates, and each record falls in the step of its scheduled time.
+//! A run split by the rate steps of its schedule (`attack --rate-steps 400,800@60s`): the header
+//! says the rate step length and rates, and each record falls in the rate step of its scheduled
+//! time. (A lab's "step" is one attack of its plan: another thing.)
 
 use std::io;
 
@@ -9,7 +10,7 @@ use crate::record::{RunEnd, RunHeader};
 
 /// One step's metrics, with its rate and time window (seconds from the run's start).
 #[derive(Clone, Debug)]
-pub struct Step {
+pub struct RateStep {
     pub rate: Option<f64>,
     pub from_s: f64,
     pub to_s: f64,
@@ -18,8 +19,8 @@ pub struct Step {
 
 /// Splits every run it takes by its steps; a run without steps is one step.
 #[derive(Default)]
-pub struct BySteps {
-    pub steps: Vec<Step>,
+pub struct ByRateStep {
+    pub steps: Vec<RateStep>,
     /// Index of the current run's first step, and its step length in µs.
     current: usize,
     step_us: Option<u64>,
@@ -28,9 +29,9 @@ pub struct BySteps {
     pending_header: Option<RunHeader>,
 }
 
-impl BySteps {
-    pub fn new() -> BySteps {
-        BySteps::default()
+impl ByRateStep {
+    pub fn new() -> ByRateStep {
+        ByRateStep::default()
     }
 
     fn step_for(&mut self, scheduled_us: u64) -> &mut Metrics {
@@ -41,13 +42,13 @@ impl BySteps {
                 Some(s) => (i as f64 * s as f64 / 1e6, (i + 1) as f64 * s as f64 / 1e6),
                 None => (0.0, f64::INFINITY),
             };
-            self.steps.push(Step { rate: self.rates.get(i).copied(), from_s, to_s, metrics: Metrics::new() });
+            self.steps.push(RateStep { rate: self.rates.get(i).copied(), from_s, to_s, metrics: Metrics::new() });
         }
         &mut self.steps[self.current + k].metrics
     }
 }
 
-impl Consumer for BySteps {
+impl Consumer for ByRateStep {
     fn start(&mut self, header: &RunHeader) -> io::Result<()> {
         self.current = self.steps.len();
         let steps = header.plan().steps.filter(|s| s.step_us > 0);
