@@ -49,6 +49,10 @@ pub struct AttackConfig {
     /// (`--pace-tick`); zero sends each hit at its own time. Fewer wake-ups per request, for up
     /// to one tick of lag, which latencies (counted from the schedule) include.
     pub pace_tick: Duration,
+    /// Open model without a tick: the widest window within which sends are coalesced at high
+    /// rates (`--pace-window`, [`crate::MAX_PACE_WINDOW`] by default); zero sends every hit at
+    /// its own time at any rate.
+    pub pace_window: Duration,
     /// Close and reopen a connection after this many requests.
     pub requests_per_conn: Option<u64>,
     /// Recorded in the results file's header as given.
@@ -100,6 +104,7 @@ impl AttackConfig {
             max_workers: None,
             h2_connections: 1,
             pace_tick: Duration::ZERO,
+            pace_window: crate::MAX_PACE_WINDOW,
             requests_per_conn: None,
             settings: serde_json::Map::new(),
             threads: None,
@@ -153,6 +158,9 @@ impl AttackConfig {
         }
         if self.pace_tick > MAX_PACE_TICK {
             return Err(format!("--pace-tick must be at most {}ms", MAX_PACE_TICK.as_millis()));
+        }
+        if self.pace_window > MAX_PACE_TICK {
+            return Err(format!("--pace-window must be at most {}ms", MAX_PACE_TICK.as_millis()));
         }
         if !self.pace_tick.is_zero() && matches!(self.model, Model::Closed { .. }) {
             return Err("--pace-tick paces an open model: it needs --rate or --rate-steps".into());

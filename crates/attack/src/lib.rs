@@ -1,12 +1,13 @@
 //! Load generation. `targets` parses what to request, `schedule` says when (the open model's pure
 //! pacing function and the rate grammar), `request` prepares each target once, `client` and
 //! `lean` open connections and perform one exchange (`exchange`: what it produced, how it
-//! failed), `worker` sends requests over them, `pacer` and `pool` drive the open model on the
+//! failed), `worker` sends requests over them, `pacer`, `coalesce` and `pool` drive the open model on the
 //! event loops of `runtimes`, `run` is the whole attack, and `sink` hands every
 //! [`results::Record`] to the caller's [`results::Consumer`] on its own thread. `lab` calls
 //! [`run`] in-process.
 
 mod client;
+mod coalesce;
 mod config;
 pub mod cpu;
 mod decoded;
@@ -26,6 +27,7 @@ pub mod testing;
 mod tls;
 mod worker;
 
+pub use coalesce::MAX_PACE_WINDOW;
 pub use client::{fetch, ClientOptions, Fetched, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
 pub use config::{
     AttackConfig, AttackError, Gauges, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, MAX_PACE_TICK, SEND_GRACE,

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::AttackConfig;
+use crate::coalesce::{window_for, Coalesced};
 use crate::pacer::{pacer, Dispatch, Ticked, TimerFdClock, TokioClock};
 use crate::runtimes::Runtimes;
 use crate::schedule::Schedule;
@@ -27,6 +28,17 @@ const BUSY_WINDOW: Duration = Duration::from_millis(10);
 /// Workers a thread adds per `BUSY_WINDOW` at most (6,400 a second): fast enough for a slow
 /// server's needs, slow enough that a saturated thread is seen before it opens hundreds.
 const GROW_PER_WINDOW: usize = 64;
+/// The open model's pacer threads out of `threads`, and the coalescing window each one uses:
+/// its share of the schedule's peak rate decides it (none under a `--pace-tick`, which already
+/// spaces the wake-ups).
+pub(crate) fn pacers(config: &AttackConfig, schedule: &Schedule, threads: usize) -> (usize, Duration) {
+    let max_workers = config.max_workers.unwrap_or(crate::config::DEFAULT_MAX_WORKERS);
+    let n = threads.min(max_workers).max(1);
+    let share = schedule.peak_rate() / (config.shard.count as f64 * n as f64);
+    let window = if config.pace_tick.is_zero() { window_for(share, config.pace_window) } else { Duration::ZERO };
+    (n, window)
+}
+
 /// The open model. Each event-loop thread paces its share of the schedule (hits `k`, `k + N`,
 /// `k + 2N` ... of N threads) and hands them to its own pool of workers, which grows (up to its
 /// share of `max_workers`) whenever the queued jobs outnumber the idle workers, at most
@@ -41,7 +53,7 @@ pub(crate) async fn pace(
 ) -> bool {
     let (shard, workers, tick) = (config.shard, config.workers, config.pace_tick);
     let max_workers = config.max_workers.unwrap_or(crate::config::DEFAULT_MAX_WORKERS);
-    let n = runtimes.handles.len().min(max_workers).max(1);
+    let (n, window) = pacers(config, schedule, runtimes.handles.len());
     let mut pacers = Vec::new();
     for k in 0..n {
         let share = |total: usize| total / n + usize::from(k < total % n);
@@ -67,7 +79,10 @@ pub(crate) async fn pace(
             // Thread k of n, worker I of N: hits I + N*k, I + N*(k + n) ... of the global schedule.
             let (first, stride) = (shard.index + shard.count * k as u64, shard.count * n as u64);
             let stopped = match TimerFdClock::new(pool.shared.start.into_std()) {
-                Ok(clock) => pacer(&schedule, first, stride, &mut Ticked { clock, tick }, &stop, &mut pool).await,
+                Ok(clock) => {
+                    let clock = Coalesced::new(clock, window);
+                    pacer(&schedule, first, stride, &mut Ticked { clock, tick }, &stop, &mut pool).await
+                }
                 // No timerfd (a sandbox that forbids it): tokio's coarser timer still keeps the
                 // schedule, only with up to a millisecond of lag per send.
                 Err(_) => {

@@ -39,13 +39,14 @@ pub async fn run<C: Consumer + Send + 'static>(
     let (start, start_wall) = start_time(config.start_at, &stop).await;
     let start_unix_ns = start_wall.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let shard = config.shard;
+    let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let header = RunHeader {
         version: results::FORMAT_VERSION,
         name: config.name.clone(),
         start_unix_ns,
         settings: config.settings.clone(),
         targets: config.targets.iter().map(Target::label).collect(),
-        run_plan: Some(plan(&config)),
+        run_plan: Some(plan(&config, threads)),
     };
     let (sink, tx) = Sink::start(consumer, header, config.flush_every, stop.clone())?;
     let slot_count = match &config.model {
@@ -66,7 +67,6 @@ pub async fn run<C: Consumer + Send + 'static>(
         },
         sink: tx,
     });
-    let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let heartbeat = (config.client.timeout / 2).min(Duration::from_secs(1));
     let machine_at_start = crate::cpu::machine();
     let runtimes = Runtimes::start(threads, heartbeat)?;
@@ -167,8 +167,8 @@ fn asking_gzip(t: &Target, compressed: bool) -> Target {
 
 /// What the run is asked to do, for its header: every reader's one source for the model, the
 /// rate and steps, the pacing tick (lateness is judged past it), the protocol and the shard.
-fn plan(config: &AttackConfig) -> results::RunPlan {
-    let (open, rate, steps) = match &config.model {
+fn plan(config: &AttackConfig, threads: usize) -> results::RunPlan {
+    let (open, rate, steps, window) = match &config.model {
         Model::Open { schedule } => (
             true,
             schedule.constant_rate(),
@@ -176,8 +176,9 @@ fn plan(config: &AttackConfig) -> results::RunPlan {
                 step_us: step.as_micros() as u64,
                 rates: rates.to_vec(),
             }),
+            crate::pool::pacers(config, schedule, threads).1,
         ),
-        Model::Closed { .. } => (false, None, None),
+        Model::Closed { .. } => (false, None, None, Duration::ZERO),
     };
     results::RunPlan {
         open,
@@ -185,6 +186,7 @@ fn plan(config: &AttackConfig) -> results::RunPlan {
         steps,
         protocol: config.client.protocol.name().to_owned(),
         pace_tick_us: if open { config.pace_tick.as_micros() as u64 } else { 0 },
+        pace_window_us: window.as_micros() as u64,
         shard: (!config.shard.is_whole()).then(|| config.shard.to_string()),
         run: config.run.clone(),
         imported_from: None,

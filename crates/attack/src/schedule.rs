@@ -199,6 +199,11 @@ impl Schedule {
         self.steps.as_ref().map(|(step, rates)| (*step, rates.as_slice()))
     }
 
+    /// The highest rate anywhere in the schedule, per second.
+    pub fn peak_rate(&self) -> f64 {
+        self.segments.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max)
+    }
+
     /// How many requests the whole schedule sends.
     pub fn total_hits(&self) -> u64 {
         self.total

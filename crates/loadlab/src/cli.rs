@@ -390,6 +390,11 @@ pub struct AttackArgs {
     /// which latencies (counted from the schedule) include. 0 sends each hit at its time.
     #[arg(long, default_value = "0s", value_parser = duration)]
     pub pace_tick: Duration,
+    /// Open model without --pace-tick: at high rates (4,000/s per thread and up) sends due
+    /// within this window of each other leave on one wake-up, each late by at most the window;
+    /// below that rate, and with 0, every hit is sent at its own time.
+    #[arg(long, default_value = "250us", value_parser = duration)]
+    pub pace_window: Duration,
 
     /// Closed model (without --rate): connections sending back to back. With --rate: over
     /// HTTP/1.1 the most connections (as --max-workers), over HTTP/2 the connections shared.

@@ -45,6 +45,8 @@ pub fn json_report(m: &Metrics) -> Value {
             "max": max(&m.lag),
             "late_sends": m.late_sends,
             "late_threshold": m.late_threshold_us() * 1000,
+            "pace_tick": m.pace_tick_us * 1000,
+            "pace_window": m.pace_window_us * 1000,
         },
         "ttfb": {
             "50th": q(&m.ttfb, 0.5),

@@ -79,9 +79,10 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
             us(if lag.is_empty() { 0 } else { lag.max() }),
             m.late_sends,
             Duration::from_micros(m.late_threshold_us()),
-            match m.pace_tick_us {
-                0 => String::new(),
-                t => format!(", sends paced by {:?} ticks", Duration::from_micros(t)),
+            match (m.pace_tick_us, m.pace_window_us) {
+                (0, 0) => String::new(),
+                (0, w) => format!(", sends coalesced within {:?}", Duration::from_micros(w)),
+                (t, _) => format!(", sends paced by {:?} ticks", Duration::from_micros(t)),
             }
         );
     }

@@ -62,6 +62,7 @@ impl Consumer for Metrics {
         self.pace_tick_us = self.pace_tick_us.max(header.pace_tick_us());
         self.runs.push(header.name.clone());
         let plan = header.plan();
+        self.pace_window_us = self.pace_window_us.max(plan.pace_window_us);
         self.imported_runs += u64::from(plan.imported_from.is_some());
         self.closed_runs += u64::from(plan.closed());
         Ok(())
@@ -125,6 +126,9 @@ pub struct Metrics {
     /// The longest pacing tick of the runs (`--pace-tick`), us: a send is late past
     /// `LATE_SEND_US` beyond its tick ([`Metrics::late_threshold_us`]).
     pub pace_tick_us: u64,
+    /// The widest coalescing window of the runs (high rates without a tick), us: it moves the
+    /// late threshold as a tick does.
+    pub pace_window_us: u64,
     /// The current run's late threshold.
     run_late_us: u64,
     pub connections: u64,
@@ -182,6 +186,7 @@ impl Default for Metrics {
             errors: BTreeMap::new(),
             late_sends: 0,
             pace_tick_us: 0,
+            pace_window_us: 0,
             run_late_us: LATE_SEND_US,
             connections: 0,
             earliest_ns: u64::MAX,
@@ -277,6 +282,7 @@ impl Metrics {
         }
         self.late_sends += other.late_sends;
         self.pace_tick_us = self.pace_tick_us.max(other.pace_tick_us);
+        self.pace_window_us = self.pace_window_us.max(other.pace_window_us);
         self.connections += other.connections;
         self.earliest_ns = self.earliest_ns.min(other.earliest_ns);
         self.latest_ns = self.latest_ns.max(other.latest_ns);
@@ -349,9 +355,10 @@ impl Metrics {
         (self.requests - 1) as f64 / (span as f64 / 1e9)
     }
 
-    /// How late a send left to count as late: `LATE_SEND_US` past the longest pacing tick.
+    /// How late a send left to count as late: `LATE_SEND_US` past the longest pacing tick and
+    /// coalescing window.
     pub fn late_threshold_us(&self) -> u64 {
-        LATE_SEND_US + self.pace_tick_us
+        LATE_SEND_US + self.pace_tick_us + self.pace_window_us
     }
 
     /// Share of sends that left late (the schedule was not kept), 0..1.
@@ -495,6 +502,21 @@ mod tests {
         let mut merged = Metrics::new();
         merged.merge(&m);
         assert_eq!(merged.pace_tick_us, 10_000);
+    }
+
+    #[test]
+    fn a_runs_coalescing_window_moves_its_late_threshold() {
+        let plan = crate::RunPlan { open: true, pace_window_us: 250, ..Default::default() };
+        let header = RunHeader { run_plan: Some(plan), ..RunHeader::default() };
+        assert_eq!(header.late_send_us(), LATE_SEND_US + 250);
+        let mut m = Metrics::new();
+        m.start(&header).unwrap();
+        m.add(0, &Record { lag_us: LATE_SEND_US + 249, status: 200, ..Default::default() }, None);
+        m.add(0, &Record { lag_us: LATE_SEND_US + 250, status: 200, ..Default::default() }, None);
+        assert_eq!((m.late_sends, m.pace_window_us, m.late_threshold_us()), (1, 250, LATE_SEND_US + 250));
+        let mut merged = Metrics::new();
+        merged.merge(&m);
+        assert_eq!(merged.pace_window_us, 250);
     }
 
     #[test]

@@ -65,9 +65,10 @@ impl RunHeader {
     }
 
     /// How late a send of this run may leave and still count as on time: the late threshold
-    /// past its pacing tick (a send waits for the end of its tick by design).
+    /// past its pacing tick or coalescing window (a send waits for either by design).
     pub fn late_send_us(&self) -> u64 {
-        crate::LATE_SEND_US + self.pace_tick_us()
+        let plan = self.plan();
+        crate::LATE_SEND_US + plan.pace_tick_us + plan.pace_window_us
     }
 }
 

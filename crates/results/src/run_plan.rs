@@ -25,6 +25,10 @@ pub struct RunPlan {
     /// Open model: sends due within a tick leave together at its end (`--pace-tick`), µs.
     #[serde(default)]
     pub pace_tick_us: u64,
+    /// Open model without a tick: sends due within this window of each other were coalesced
+    /// into one wake-up (high rates only), µs; 0 when each hit was sent at its own time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pace_window_us: u64,
     /// `I/N` when the run is one shard of a sharded attack.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
@@ -41,6 +45,10 @@ pub struct RunPlan {
 pub struct RateStepsPlan {
     pub step_us: u64,
     pub rates: Vec<f64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl RunPlan {
@@ -69,6 +77,7 @@ impl RunPlan {
             shard: text("shard"),
             run: text("run"),
             imported_from: text("imported_from"),
+            pace_window_us: 0,
         }
     }
 }
@@ -103,6 +112,7 @@ mod tests {
                 shard: Some("1/4".into()),
                 run: Some("ab12".into()),
                 imported_from: None,
+                pace_window_us: 0,
             }
         );
         let constant = serde_json::json!({"rate": "700", "connections": 4});
