@@ -1,4 +1,4 @@
-//! The open model's default pacing: exact at low rates, coalesced at high ones. Each wake-up of
+//! Coalesced pacing (`--pace-window`): exact at low rates, coalesced at high ones. Each wake-up of
 //! a pacer costs system calls (arming the timer, the event loop's wait) whatever it sends; at
 //! 100,000/s, with hits 10 µs apart, a pacer that wakes for each one spends its core on waking.
 //! So wake-ups are kept at least a window apart: a hit due sooner than that after the last

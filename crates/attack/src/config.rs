@@ -30,6 +30,9 @@ pub enum Model {
     Open { schedule: Schedule },
     /// `connections` x `streams` workers, each sending its next request when the last finishes.
     Closed { connections: usize, streams: usize, requests: Option<u64>, duration: Option<Duration> },
+    /// An access log's requests at their recorded times (an open model whose schedule is the
+    /// log's).
+    Replay(crate::replay::ReplaySpec),
 }
 
 /// Everything an attack needs.
@@ -50,8 +53,8 @@ pub struct AttackConfig {
     /// to one tick of lag, which latencies (counted from the schedule) include.
     pub pace_tick: Duration,
     /// Open model without a tick: the widest window within which sends are coalesced at high
-    /// rates (`--pace-window`, [`crate::MAX_PACE_WINDOW`] by default); zero sends every hit at
-    /// its own time at any rate.
+    /// rates (`--pace-window`, up to [`crate::MAX_PACE_WINDOW`]); zero (the default) sends every
+    /// hit at its own time at any rate.
     pub pace_window: Duration,
     /// Close and reopen a connection after this many requests.
     pub requests_per_conn: Option<u64>,
@@ -104,7 +107,7 @@ impl AttackConfig {
             max_workers: None,
             h2_connections: 1,
             pace_tick: Duration::ZERO,
-            pace_window: crate::MAX_PACE_WINDOW,
+            pace_window: Duration::ZERO,
             requests_per_conn: None,
             settings: serde_json::Map::new(),
             threads: None,
@@ -133,6 +136,12 @@ impl AttackConfig {
     }
 
     pub(crate) fn validate(&self) -> Result<(), String> {
+        if let Model::Replay(spec) = &self.model {
+            spec.validate()?;
+            if !self.shard.is_whole() {
+                return Err("--replay cannot be sharded yet: give the whole log to one worker".into());
+            }
+        }
         if self.targets.is_empty() {
             return Err("no targets".into());
         }
@@ -180,6 +189,8 @@ pub struct Summary<C> {
     pub consumer: C,
     /// Whether it was stopped before its schedule or count ran out.
     pub interrupted: bool,
+    /// What a replay read (lines, requests, skipped lines).
+    pub replay: Option<crate::replay::ReplayStats>,
 }
 
 /// A failed set-up (bad settings, unwritable output).

@@ -15,6 +15,7 @@ mod exchange;
 mod lean;
 mod pacer;
 mod pool;
+pub mod replay;
 mod request;
 mod run;
 mod runtimes;
@@ -27,11 +28,12 @@ pub mod testing;
 mod tls;
 mod worker;
 
-pub use coalesce::MAX_PACE_WINDOW;
 pub use client::{fetch, ClientOptions, Fetched, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
+pub use coalesce::MAX_PACE_WINDOW;
 pub use config::{
     AttackConfig, AttackError, Gauges, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, MAX_PACE_TICK, SEND_GRACE,
 };
+pub use replay::{ReplaySpec, ReplayStats};
 pub use run::run;
 pub use schedule::{Rate, RateSpec, Schedule, MAX_RATE};
 pub use shard::{Shard, MAX_SHARDS};

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::AttackConfig;
 use crate::coalesce::{window_for, Coalesced};
+use crate::config::AttackConfig;
 use crate::pacer::{pacer, Dispatch, Ticked, TimerFdClock, TokioClock};
 use crate::runtimes::Runtimes;
 use crate::schedule::Schedule;
@@ -60,22 +60,7 @@ pub(crate) async fn pace(
         let (shared, schedule, stop) = (Arc::clone(shared), schedule.clone(), stop.clone());
         let (first_workers, max_local) = (share(workers.min(max_workers)).max(1), share(max_workers).max(1));
         pacers.push(runtimes.handle(k).spawn(async move {
-            let (tx, rx) = async_channel::bounded::<Job>(JOB_QUEUE);
-            let mut pool = Pool {
-                shared,
-                rx,
-                tx,
-                idle: Arc::new(AtomicUsize::new(0)),
-                window: GrowthWindow::new(),
-                workers: Vec::new(),
-                max: max_local,
-                slot: k,
-                stride: n,
-                stop: stop.clone(),
-            };
-            for _ in 0..first_workers {
-                pool.grow();
-            }
+            let mut pool = Pool::start(shared, k, n, first_workers, max_local, stop.clone());
             // Thread k of n, worker I of N: hits I + N*k, I + N*(k + n) ... of the global schedule.
             let (first, stride) = (shard.index + shard.count * k as u64, shard.count * n as u64);
             let stopped = match TimerFdClock::new(pool.shared.start.into_std()) {
@@ -90,10 +75,7 @@ pub(crate) async fn pace(
                     pacer(&schedule, first, stride, &mut Ticked { clock, tick }, &stop, &mut pool).await
                 }
             };
-            pool.tx.close();
-            for w in pool.workers {
-                let _ = w.await;
-            }
+            pool.finish().await;
             stopped
         }));
     }
@@ -105,7 +87,7 @@ pub(crate) async fn pace(
 }
 
 /// One thread's workers in the open model, fed by its pacer through a bounded queue.
-struct Pool {
+pub(crate) struct Pool {
     shared: Arc<Shared>,
     rx: async_channel::Receiver<Job>,
     tx: async_channel::Sender<Job>,
@@ -119,6 +101,46 @@ struct Pool {
 }
 
 impl Pool {
+    /// Thread `slot` of `stride` threads' pool, with `first` workers started, at most `max`.
+    pub(crate) fn start(
+        shared: Arc<Shared>,
+        slot: usize,
+        stride: usize,
+        first: usize,
+        max: usize,
+        stop: CancellationToken,
+    ) -> Pool {
+        let (tx, rx) = async_channel::bounded::<Job>(JOB_QUEUE);
+        let mut pool = Pool {
+            shared,
+            rx,
+            tx,
+            idle: Arc::new(AtomicUsize::new(0)),
+            window: GrowthWindow::new(),
+            workers: Vec::new(),
+            max,
+            slot,
+            stride,
+            stop,
+        };
+        for _ in 0..first {
+            pool.grow();
+        }
+        pool
+    }
+
+    /// No more jobs: waits for the workers to finish theirs.
+    pub(crate) async fn finish(self) {
+        self.tx.close();
+        for w in self.workers {
+            let _ = w.await;
+        }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     fn grow(&mut self) {
         let slot = self.slot + self.stride * self.workers.len();
         let mut w = Worker::new(Arc::clone(&self.shared), slot);
@@ -139,6 +161,14 @@ impl Pool {
 
 impl Dispatch for Pool {
     async fn dispatch(&mut self, seq: u64, due: Duration) -> bool {
+        let job = Job { seq, scheduled: self.shared.start + due, request: None };
+        self.send(job).await
+    }
+}
+
+impl Pool {
+    /// Hands `job` to a worker (growing the pool when it may); false when stopped.
+    pub(crate) async fn send(&mut self, job: Job) -> bool {
         // Grow the pool when the queued jobs outnumber the idle workers and the thread has time
         // for more connections. Otherwise the hit waits: for the generator when the thread is
         // saturated, for the target when the pool is at its cap (one refused only by this
@@ -152,7 +182,6 @@ impl Dispatch for Pool {
                 Growth::BudgetSpent => {}
             }
         }
-        let job = Job { seq, scheduled: self.shared.start + due };
         tokio::select! {
             sent = self.tx.send(job) => sent.is_ok(),
             _ = self.stop.cancelled() => false,

@@ -51,7 +51,7 @@ pub async fn run<C: Consumer + Send + 'static>(
     let (sink, tx) = Sink::start(consumer, header, config.flush_every, stop.clone())?;
     let slot_count = match &config.model {
         Model::Closed { connections, .. } => *connections,
-        Model::Open { .. } => config.h2_connections.max(1),
+        Model::Open { .. } | Model::Replay(_) => config.h2_connections.max(1),
     };
     let shared = Arc::new(Shared {
         lean: config.client.protocol == Protocol::Http1,
@@ -63,7 +63,7 @@ pub async fn run<C: Consumer + Send + 'static>(
         gauges: Arc::clone(&config.gauges),
         send_deadline: match &config.model {
             Model::Open { schedule } => Some(start + schedule.duration() + SEND_GRACE),
-            Model::Closed { .. } => None,
+            Model::Closed { .. } | Model::Replay(_) => None,
         },
         sink: tx,
     });
@@ -71,8 +71,12 @@ pub async fn run<C: Consumer + Send + 'static>(
     let machine_at_start = crate::cpu::machine();
     let runtimes = Runtimes::start(threads, heartbeat)?;
     let mut workers = JoinSet::new();
+    let replay_stats = crate::replay::SharedStats::default();
     let interrupted = match &config.model {
         Model::Open { schedule } => pace(&shared, schedule, &config, &runtimes, &stop).await,
+        Model::Replay(spec) => {
+            crate::replay::pace::replay(&shared, spec, &config, &runtimes, &replay_stats, &stop).await
+        }
         Model::Closed { connections, streams, requests, duration } => {
             let next = Arc::new(AtomicU64::new(0));
             let deadline = duration.map(|d| start + d);
@@ -91,7 +95,8 @@ pub async fn run<C: Consumer + Send + 'static>(
                                 if limit.is_some_and(|l| seq >= l) {
                                     break;
                                 }
-                                w.execute(Job { seq: shard.global_seq(seq), scheduled: Instant::now() }).await;
+                                w.execute(Job { seq: shard.global_seq(seq), scheduled: Instant::now(), request: None })
+                                    .await;
                             }
                         },
                         runtimes.handle(c),
@@ -117,6 +122,11 @@ pub async fn run<C: Consumer + Send + 'static>(
             Model::Open { schedule } => {
                 Some(shard.hits_of(schedule.total_hits()) as f64 / schedule.duration().as_secs_f64().max(1e-9))
             }
+            Model::Replay(_) => {
+                let s = replay_stats.lock().unwrap_or_else(|e| e.into_inner());
+                let span = (s.span_s * f64::from(config_loops(&config)) / replay_speed(&config)).max(1e-9);
+                Some(s.requests as f64 / span)
+            }
             Model::Closed { .. } => None,
         },
         peak_in_flight: g.peak_in_flight.load(Ordering::Relaxed),
@@ -124,7 +134,7 @@ pub async fn run<C: Consumer + Send + 'static>(
         waits_for_generator: g.waits_for_generator.load(Ordering::Relaxed),
         decoded_bytes_in: config.client.compressed.then(|| g.decoded_bytes_in.load(Ordering::Relaxed)),
         in_flight_cap: match &config.model {
-            Model::Open { .. } => Some(config.max_workers.unwrap_or(DEFAULT_MAX_WORKERS) as u64),
+            Model::Open { .. } | Model::Replay(_) => Some(config.max_workers.unwrap_or(DEFAULT_MAX_WORKERS) as u64),
             Model::Closed { connections, streams, .. } => Some((connections * streams) as u64),
         },
         interrupted,
@@ -134,7 +144,12 @@ pub async fn run<C: Consumer + Send + 'static>(
     let (metrics, consumer) = tokio::task::spawn_blocking(move || sink.finish(end))
         .await
         .map_err(|e| AttackError::Io(std::io::Error::other(e)))??;
-    Ok(Summary { metrics, consumer, interrupted })
+    let replay = matches!(config.model, Model::Replay(_))
+        .then(|| replay_stats.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    if let Some(failed) = replay.as_ref().and_then(|r| r.failed.clone()) {
+        return Err(AttackError::Config(failed));
+    }
+    Ok(Summary { metrics, consumer, interrupted, replay })
 }
 
 /// The schedule's start, as an instant and as wall-clock time. With `start_at` in the future it
@@ -179,6 +194,7 @@ fn plan(config: &AttackConfig, threads: usize) -> results::RunPlan {
             crate::pool::pacers(config, schedule, threads).1,
         ),
         Model::Closed { .. } => (false, None, None, Duration::ZERO),
+        Model::Replay(_) => (true, None, None, config.pace_window),
     };
     results::RunPlan {
         open,
@@ -190,5 +206,23 @@ fn plan(config: &AttackConfig, threads: usize) -> results::RunPlan {
         shard: (!config.shard.is_whole()).then(|| config.shard.to_string()),
         run: config.run.clone(),
         imported_from: None,
+        replay: match &config.model {
+            Model::Replay(spec) => Some(spec.plan()),
+            _ => None,
+        },
+    }
+}
+
+fn config_loops(config: &AttackConfig) -> u32 {
+    match &config.model {
+        Model::Replay(spec) => spec.loops,
+        _ => 1,
+    }
+}
+
+fn replay_speed(config: &AttackConfig) -> f64 {
+    match &config.model {
+        Model::Replay(spec) => spec.speed,
+        _ => 1.0,
     }
 }

@@ -21,6 +21,8 @@ const POLL: Duration = Duration::from_millis(20);
 pub struct Outcome {
     pub record: results::Record,
     pub error: Option<String>,
+    /// A replayed request's `METHOD /path` (the header's table names the targets otherwise).
+    pub target: Option<std::sync::Arc<str>>,
 }
 
 /// Records on their way to the sink thread.
@@ -94,7 +96,7 @@ fn drain<C: Consumer>(queue: &SinkQueue, mut consumer: C, header: &RunHeader, fl
     loop {
         let closed = queue.closed.load(Ordering::Acquire);
         queue.take(&mut batch);
-        for Outcome { mut record, error } in batch.drain(..) {
+        for Outcome { mut record, error, target } in batch.drain(..) {
             let text: Option<&str> = match &error {
                 Some(e) => Some(e),
                 None if !record.is_success() => {
@@ -115,7 +117,7 @@ fn drain<C: Consumer>(queue: &SinkQueue, mut consumer: C, header: &RunHeader, fl
             }
             let entry = Entry {
                 record: &record,
-                target: header.targets.get(record.target as usize).map(String::as_str),
+                target: target.as_deref().or_else(|| header.targets.get(record.target as usize).map(String::as_str)),
                 error: text,
             };
             consumer.record(&entry)?;

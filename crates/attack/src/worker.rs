@@ -41,10 +41,12 @@ pub(crate) struct Shared {
     pub(crate) sink: Arc<SinkQueue>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Job {
     pub(crate) seq: u64,
     pub(crate) scheduled: Instant,
+    /// A replayed request and its label in the results; none sends the targets in turn.
+    pub(crate) request: Option<(Arc<Prepared>, Arc<str>)>,
 }
 
 pub(crate) struct Worker {
@@ -118,10 +120,10 @@ impl Worker {
         self.own = None;
     }
 
-    async fn exchange(&mut self, target: usize, ex: &mut Exchange) -> Result<(), Failure> {
+    async fn exchange(&mut self, prepared: &Prepared, ex: &mut Exchange) -> Result<(), Failure> {
         let shared = Arc::clone(&self.shared);
         let opts = shared.connector.options();
-        let mut current = Cow::Borrowed(&shared.prepared[target]);
+        let mut current = Cow::Borrowed(prepared);
         let mut hops = 0u32;
         loop {
             let location = if shared.lean && !current.origin.tls {
@@ -218,7 +220,13 @@ impl Worker {
             shared.gauges.not_sent.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let target = (job.seq % shared.prepared.len() as u64) as usize;
+        let (target, prepared, label) = match &job.request {
+            Some((p, label)) => (0, &**p, Some(Arc::clone(label))),
+            None => {
+                let t = (job.seq % shared.prepared.len() as u64) as usize;
+                (t, &shared.prepared[t], None)
+            }
+        };
         let in_flight = shared.gauges.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         shared.gauges.peak_in_flight.fetch_max(in_flight, Ordering::Relaxed);
         shared.gauges.sent.fetch_add(1, Ordering::Relaxed);
@@ -226,7 +234,7 @@ impl Worker {
         let compressed = shared.connector.options().compressed;
         ex.decode = compressed;
         let timeout = shared.connector.options().timeout;
-        let result = tokio::time::timeout(timeout, self.exchange(target, &mut ex)).await;
+        let result = tokio::time::timeout(timeout, self.exchange(prepared, &mut ex)).await;
         let done = Instant::now();
         shared.gauges.in_flight.fetch_sub(1, Ordering::Relaxed);
         let error = match result {
@@ -254,10 +262,10 @@ impl Worker {
             lag_us: us(sent_at),
             status: ex.status,
             bytes_in: ex.bytes_in,
-            bytes_out: shared.prepared[target].body.len() as u64,
+            bytes_out: prepared.body.len() as u64,
             error: 0,
             new_conn: ex.new_conn,
         };
-        shared.sink.push(Outcome { record, error });
+        shared.sink.push(Outcome { record, error, target: label });
     }
 }

@@ -173,3 +173,133 @@ async fn a_pace_tick_sends_in_batches_at_tick_ends_and_counts_its_lag_as_on_time
     assert_eq!(run.metrics.late_threshold_us(), 25_000);
     assert!(run.metrics.generator_limited().is_none(), "{:?}", run.metrics.generator_limited());
 }
+
+/// A combined-format log: `counts[s]` requests in second `s` (whole seconds), paths cycling
+/// over /a, /b?x=1, /c, with `junk` lines that are not requests among them.
+fn combined_log(counts: &[usize], junk: &[&str]) -> (String, Vec<String>) {
+    let mut text = String::new();
+    let mut paths = Vec::new();
+    let names = ["/a", "/b?x=1", "/c"];
+    for (s, n) in counts.iter().enumerate() {
+        for i in 0..*n {
+            let path = names[(s + i) % names.len()];
+            text += &format!(
+                "10.0.0.{i} - - [24/Nov/2026:09:00:{:02} +0000] \"GET {path} HTTP/1.1\" 200 12 \"-\" \"agent {i}\"\n",
+                s
+            );
+            paths.push(path.to_owned());
+            if s == 1 && i == 3 {
+                for j in junk {
+                    text += j;
+                    text += "\n";
+                }
+            }
+        }
+    }
+    (text, paths)
+}
+
+fn replay_config(server: &TestServer, log: &std::path::Path, speed: f64) -> attack::AttackConfig {
+    let mut spec = attack::ReplaySpec::new(log.to_path_buf(), server.url("/").parse().unwrap());
+    spec.speed = speed;
+    attack::AttackConfig::new(vec![target(&server.url("/"))], attack::Model::Replay(spec))
+}
+
+fn temp_log(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("loadlab-replay-{}-{name}.log", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_log_keeps_its_counts_per_second_and_its_paths() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let junk = ["garbage", "1.2.3.4 - - [24/Nov/2026:09:00:01 +0000] \"-\" 400 0 \"-\" \"-\""];
+    let (text, mut paths) = combined_log(&[5, 40, 12], &junk);
+    let log = temp_log("counts", &text);
+    let run = attack(replay_config(&server, &log, 1.0)).await;
+    assert_eq!(run.records.len(), 57);
+    // Sends per second by scheduled time, as in the log; each second's lines spread evenly.
+    let per_second = |s: u64| run.records.iter().filter(|(r, _)| r.scheduled_us / 1_000_000 == s).count();
+    assert_eq!((per_second(0), per_second(1), per_second(2)), (5, 40, 12));
+    let mut in_second_1: Vec<u64> =
+        run.records.iter().map(|(r, _)| r.scheduled_us).filter(|t| (1_000_000..2_000_000).contains(t)).collect();
+    in_second_1.sort_unstable();
+    assert!(
+        in_second_1.iter().enumerate().all(|(k, t)| t.abs_diff(1_000_000 + 25_000 * k as u64) <= 1),
+        "{in_second_1:?}"
+    );
+    // The multiset of paths the server saw is the log's.
+    let mut seen: Vec<String> = server.captured().iter().map(|c| c.path.clone()).collect();
+    seen.sort();
+    paths.sort();
+    assert_eq!(seen, paths);
+    assert_eq!(run.metrics.successes, 57);
+    assert_eq!(
+        run.metrics.replay.as_deref(),
+        Some(log.file_name().unwrap().to_str().unwrap()).map(|n| format!("{n} at 1x")).as_deref()
+    );
+    let _ = std::fs::remove_file(log);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speed_two_halves_every_gap_and_loops_follow_each_other() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let (text, _) = combined_log(&[4, 8, 4], &[]);
+    let log = temp_log("speed", &text);
+    let run = attack(replay_config(&server, &log, 2.0)).await;
+    assert_eq!(run.records.len(), 16);
+    let last = run.records.iter().map(|(r, _)| r.scheduled_us).max().unwrap();
+    // 3 s of log (the last second's lines up to 2.75 s) at 2x: within 1.375 s.
+    assert!((1_300_000..=1_375_001).contains(&last), "{last}");
+    let half = |h: u64| run.records.iter().filter(|(r, _)| r.scheduled_us / 500_000 == h).count();
+    assert_eq!((half(0), half(1), half(2)), (4, 8, 4));
+
+    let mut config = replay_config(&server, &log, 4.0);
+    if let attack::Model::Replay(spec) = &mut config.model {
+        spec.loops = 3;
+    }
+    let run = attack(config).await;
+    assert_eq!(run.records.len(), 48);
+    let mut times: Vec<u64> = run.records.iter().map(|(r, _)| r.scheduled_us).collect();
+    times.sort_unstable();
+    // Each pass takes 0.75 s at 4x; the passes follow one another.
+    assert!(times[16] >= 750_000 && times[32] >= 1_500_000 && times[47] < 2_400_000, "{times:?}");
+    let seqs: std::collections::BTreeSet<u64> = run.records.iter().map(|(r, _)| r.seq).collect();
+    assert_eq!(seqs.len(), 48, "every request has its own sequence number");
+    let _ = std::fs::remove_file(log);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn msec_times_are_kept_and_a_window_picks_part_of_the_log() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let mut text = String::new();
+    for (i, t) in
+        ["1795510800.000", "1795510800.125", "1795510800.700", "1795510801.300", "1795510802.050"].iter().enumerate()
+    {
+        text += &format!(
+            "{t} 10.0.0.1 - - [24/Nov/2026:09:00:0{} +0000] \"GET /m{i} HTTP/1.1\" 200 1 \"-\" \"-\"\n",
+            i / 3
+        );
+    }
+    let log = temp_log("msec", &text);
+    let run = attack(replay_config(&server, &log, 1.0)).await;
+    let mut times: Vec<u64> = run.records.iter().map(|(r, _)| r.scheduled_us).collect();
+    times.sort_unstable();
+    assert_eq!(times, [0, 125_000, 700_000, 1_300_000, 2_050_000]);
+
+    let mut config = replay_config(&server, &log, 1.0);
+    if let attack::Model::Replay(spec) = &mut config.model {
+        spec.from = Some(Duration::from_millis(100));
+        spec.to = Some(Duration::from_millis(1500));
+    }
+    server.clear_captured();
+    let run = attack(config).await;
+    let mut times: Vec<u64> = run.records.iter().map(|(r, _)| r.scheduled_us).collect();
+    times.sort_unstable();
+    assert_eq!(times, [25_000, 600_000, 1_200_000], "the window's lines, from its start");
+    let mut paths: Vec<String> = server.captured().iter().map(|c| c.path.clone()).collect();
+    paths.sort();
+    assert_eq!(paths, ["/m1", "/m2", "/m3"]);
+    let _ = std::fs::remove_file(log);
+}

@@ -104,7 +104,7 @@ pub async fn run_watched<E: results::Consumer + Send + 'static>(
     let bad = |message: String| StepError { step: id.to_owned(), message };
     let asked_rate = match &config.model {
         Model::Open { schedule } => Some(schedule.total_hits() as f64 / schedule.duration().as_secs_f64().max(1e-9)),
-        Model::Closed { .. } => None,
+        Model::Closed { .. } | Model::Replay(_) => None,
     };
     let f = std::fs::File::create(file).map_err(|e| bad(format!("{}: {e}", file.display())))?;
     let mut builder = ChartBuilder::new(id);

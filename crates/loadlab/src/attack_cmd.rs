@@ -16,6 +16,17 @@ use crate::progress::{Extent, Progress};
 use crate::{bad, BadInput};
 
 pub(crate) fn model(a: &AttackArgs) -> anyhow::Result<Model> {
+    if let Some(path) = &a.replay.replay {
+        let url = a.replay.base_url.as_deref().unwrap_or_default();
+        let base = attack::parse_url(url).map_err(|e| bad(format!("--base-url: {e}")))?;
+        let mut spec = attack::ReplaySpec::new(path.clone(), base);
+        spec.speed = a.replay.speed;
+        spec.loops = a.replay.loops;
+        spec.from = a.replay.from;
+        spec.to = a.replay.to;
+        spec.strict = a.replay.strict;
+        return Ok(Model::Replay(spec));
+    }
     if let Some(steps) = &a.rate_steps {
         let schedule = steps.schedule(a.duration, None).map_err(|e| bad(format!("--rate-steps: {e}")))?;
         return Ok(Model::Open { schedule });
@@ -44,6 +55,14 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
     if let Some(path) = &a.body {
         let body = std::fs::read(path).map_err(|e| bad(format!("--body {}: {e}", path.display())))?;
         defaults.body = Some(Bytes::from(body));
+    }
+    // A replay's requests come from its log; its one target carries the --header lines.
+    if a.replay.replay.is_some() {
+        let url = a.replay.base_url.as_deref().unwrap_or_default();
+        let url = attack::parse_url(url).map_err(|e| bad(format!("--base-url: {e}")))?;
+        let mut t = attack::Target::new(Default::default(), url);
+        t.headers = defaults.headers;
+        return Ok(vec![t]);
     }
     if let Some(url) = &a.url {
         let line = format!("{} {url}\n", a.method);
@@ -182,11 +201,14 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         let progress = std::io::stderr().is_terminal().then(|| {
             let extent = match &config.model {
                 Model::Open { schedule } => Extent::Time(schedule.duration()),
+                Model::Replay(spec) => Extent::Time(spec.to.unwrap_or_default()),
                 Model::Closed { duration: Some(d), .. } => Extent::Time(*d),
                 Model::Closed { requests, .. } => Extent::Requests(requests.unwrap_or(0)),
             };
             let cap = match &config.model {
-                Model::Open { .. } => Some(config.max_workers.unwrap_or(attack::DEFAULT_MAX_WORKERS) as u64),
+                Model::Open { .. } | Model::Replay(_) => {
+                    Some(config.max_workers.unwrap_or(attack::DEFAULT_MAX_WORKERS) as u64)
+                }
                 Model::Closed { .. } => None,
             };
             Progress::new(extent, Arc::clone(&config.gauges), cap)
@@ -221,11 +243,27 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             s.finish().await;
         }
         match result {
-            Ok(_) => gathered,
+            Ok(summary) => {
+                if let Some(r) = &summary.replay {
+                    tell_replay(r);
+                }
+                gathered
+            }
             Err(attack::AttackError::Config(e)) => Err(anyhow::Error::new(BadInput(e))),
             Err(e) => Err(e.into()),
         }
     })
+}
+
+/// What a replay read, on stderr: its requests, and the lines it skipped (the first quoted).
+fn tell_replay(r: &attack::ReplayStats) {
+    eprintln!("loadlab: replayed {} requests from {} lines, {} skipped", r.requests, r.lines, r.skipped);
+    for s in &r.first_skipped {
+        eprintln!("  line {}: {}: {}", s.line, s.why, s.text);
+    }
+    if r.skipped > r.first_skipped.len() as u64 {
+        eprintln!("  ... and {} more", r.skipped - r.first_skipped.len() as u64);
+    }
 }
 
 /// `--collect`: worker 0 receives the others' results files while it runs; the others send theirs

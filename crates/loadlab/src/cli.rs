@@ -365,6 +365,8 @@ pub struct AttackArgs {
     pub live: LiveArgs,
     #[command(flatten)]
     pub shard: ShardArgs,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
 
     /// Open model: requests per second (N, N/s, N/m), or a ramp A..B with --ramp.
     #[arg(long, value_parser = rate, conflicts_with = "rate_steps")]
@@ -391,9 +393,10 @@ pub struct AttackArgs {
     #[arg(long, default_value = "0s", value_parser = duration)]
     pub pace_tick: Duration,
     /// Open model without --pace-tick: at high rates (4,000/s per thread and up) sends due
-    /// within this window of each other leave on one wake-up, each late by at most the window;
-    /// below that rate, and with 0, every hit is sent at its own time.
-    #[arg(long, default_value = "250us", value_parser = duration)]
+    /// within this window of each other leave on one wake-up (about eight hits' gap, at most
+    /// the window), each late by at most the window: half the generator's CPU at 10,000-30,000/s,
+    /// in bursts the server sees. 0 (the default) sends every hit at its own time.
+    #[arg(long, default_value = "0s", value_parser = duration)]
     pub pace_window: Duration,
 
     /// Closed model (without --rate): connections sending back to back. With --rate: over
@@ -509,8 +512,10 @@ pub struct PlotArgs {
 
 mod k8s;
 mod lab;
+mod replay;
 pub use k8s::*;
 pub use lab::*;
+pub use replay::*;
 
 #[cfg(test)]
 mod tests;

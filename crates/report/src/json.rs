@@ -48,6 +48,7 @@ pub fn json_report(m: &Metrics) -> Value {
             "pace_tick": m.pace_tick_us * 1000,
             "pace_window": m.pace_window_us * 1000,
         },
+        "replay": m.replay,
         "ttfb": {
             "50th": q(&m.ttfb, 0.5),
             "90th": q(&m.ttfb, 0.9),

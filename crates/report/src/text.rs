@@ -61,6 +61,9 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
         s += "\n";
     }
     // loadlab's additions.
+    if let Some(r) = &m.replay {
+        s += &format!("Replay\t[source, speed]\t{r}\n");
+    }
     let ttfb = &m.ttfb;
     let lag = &m.lag;
     // Only what the runs measured: vegeta records no lag, TTFB or connections, and a closed

@@ -27,5 +27,5 @@ pub use limit::{Limit, GENERATOR_LAG_P99_US};
 pub use metrics::{Metrics, SecondStats, LATE_SEND_US, LATE_SHARE_LIMIT};
 pub use rate_steps::{ByRateStep, RateStep};
 pub use record::{GeneratorCpu, Record, RunEnd, RunHeader, FORMAT_VERSION};
-pub use run_plan::{RateStepsPlan, RunPlan};
+pub use run_plan::{RateStepsPlan, ReplayPlan, RunPlan};
 pub use shard_set::ShardSet;

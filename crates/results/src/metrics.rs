@@ -63,6 +63,9 @@ impl Consumer for Metrics {
         self.runs.push(header.name.clone());
         let plan = header.plan();
         self.pace_window_us = self.pace_window_us.max(plan.pace_window_us);
+        if self.replay.is_none() {
+            self.replay = plan.replay.as_ref().map(ToString::to_string);
+        }
         self.imported_runs += u64::from(plan.imported_from.is_some());
         self.closed_runs += u64::from(plan.closed());
         Ok(())
@@ -129,6 +132,8 @@ pub struct Metrics {
     /// The widest coalescing window of the runs (high rates without a tick), us: it moves the
     /// late threshold as a tick does.
     pub pace_window_us: u64,
+    /// What the first replayed run replayed (`access.log at 2x`).
+    pub replay: Option<String>,
     /// The current run's late threshold.
     run_late_us: u64,
     pub connections: u64,
@@ -187,6 +192,7 @@ impl Default for Metrics {
             late_sends: 0,
             pace_tick_us: 0,
             pace_window_us: 0,
+            replay: None,
             run_late_us: LATE_SEND_US,
             connections: 0,
             earliest_ns: u64::MAX,
@@ -283,6 +289,9 @@ impl Metrics {
         self.late_sends += other.late_sends;
         self.pace_tick_us = self.pace_tick_us.max(other.pace_tick_us);
         self.pace_window_us = self.pace_window_us.max(other.pace_window_us);
+        if self.replay.is_none() {
+            self.replay.clone_from(&other.replay);
+        }
         self.connections += other.connections;
         self.earliest_ns = self.earliest_ns.min(other.earliest_ns);
         self.latest_ns = self.latest_ns.max(other.latest_ns);

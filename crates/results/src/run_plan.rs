@@ -38,6 +38,38 @@ pub struct RunPlan {
     /// Converted from another tool's results (`vegeta`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported_from: Option<String>,
+    /// An access log replayed at its recorded timing (`attack --replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayPlan>,
+}
+
+/// What was replayed, and how fast.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplayPlan {
+    /// The log's file name.
+    pub source: String,
+    pub speed: f64,
+    pub loops: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_s: Option<f64>,
+}
+
+impl std::fmt::Display for ReplayPlan {
+    /// `access.log at 2x, 3 loops, from 600s to 1200s of it`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at {}x", self.source, self.speed)?;
+        if self.loops > 1 {
+            write!(f, ", {} loops", self.loops)?;
+        }
+        match (self.from_s, self.to_s) {
+            (Some(a), Some(b)) => write!(f, ", from {a}s to {b}s of it"),
+            (Some(a), None) => write!(f, ", from {a}s of it"),
+            (None, Some(b)) => write!(f, ", its first {b}s"),
+            (None, None) => Ok(()),
+        }
+    }
 }
 
 /// Each step's length and the rates asked in turn.
@@ -78,6 +110,7 @@ impl RunPlan {
             run: text("run"),
             imported_from: text("imported_from"),
             pace_window_us: 0,
+            replay: None,
         }
     }
 }
@@ -113,6 +146,7 @@ mod tests {
                 run: Some("ab12".into()),
                 imported_from: None,
                 pace_window_us: 0,
+                replay: None,
             }
         );
         let constant = serde_json::json!({"rate": "700", "connections": 4});

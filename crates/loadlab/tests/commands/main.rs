@@ -9,3 +9,4 @@ mod first_hour;
 mod k8s;
 mod origin_fds;
 mod plot;
+mod replay;

@@ -1,0 +1,210 @@
+//! The reader thread: the log's lines, in order, to requests with their due times.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue, Method, Uri};
+use tokio::sync::mpsc::Sender;
+use tokio_util::sync::CancellationToken;
+
+use super::log::{parse_line, LogRequest};
+use super::{ReplaySpec, SharedStats, Skipped};
+use crate::request::Prepared;
+use crate::targets::Target;
+
+/// A line longer than this is skipped (and read past), so memory stays bounded.
+pub const MAX_LINE: usize = 64 * 1024;
+/// Skipped lines quoted in the report.
+const QUOTED: usize = 5;
+/// Distinct `METHOD /path` labels the results keep; beyond, `METHOD (other paths)`.
+const MAX_LABELS: usize = 1_000;
+
+/// One request to send.
+pub(crate) struct Hit {
+    pub(crate) seq: u64,
+    /// From the replay's start.
+    pub(crate) due: Duration,
+    pub(crate) request: Arc<Prepared>,
+    pub(crate) label: Arc<str>,
+}
+
+/// Reads the log (every loop) and sends each request to `out`; returns when done, when `out`
+/// closes, or at `stop`.
+pub(crate) fn read(
+    spec: &ReplaySpec,
+    headers: &[(HeaderName, HeaderValue)],
+    out: &Sender<Hit>,
+    stats: &SharedStats,
+    stop: &CancellationToken,
+) {
+    let mut r = Reader { spec, headers, out, stats, stop, seq: 0, labels: HashMap::new(), offset: 0.0 };
+    for _ in 0..spec.loops {
+        match r.pass() {
+            Ok(Some(span)) => {
+                stats.lock().unwrap_or_else(|e| e.into_inner()).span_s = span;
+                // The next pass starts one mean gap after this one's last request.
+                let requests = stats.lock().unwrap_or_else(|e| e.into_inner()).requests.max(1);
+                r.offset += span / spec.speed * (1.0 + 1.0 / requests as f64);
+            }
+            Ok(None) => return,
+            Err(e) => {
+                stats.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(e);
+                return;
+            }
+        }
+    }
+}
+
+struct Reader<'a> {
+    spec: &'a ReplaySpec,
+    headers: &'a [(HeaderName, HeaderValue)],
+    out: &'a Sender<Hit>,
+    stats: &'a SharedStats,
+    stop: &'a CancellationToken,
+    seq: u64,
+    labels: HashMap<String, Arc<str>>,
+    /// Seconds added to this pass's due times (the earlier passes' length).
+    offset: f64,
+}
+
+impl Reader<'_> {
+    /// One pass over the file: Some(span of log time replayed), or None when told to stop.
+    fn pass(&mut self) -> Result<Option<f64>, String> {
+        let path = &self.spec.path;
+        let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut input = BufReader::with_capacity(1 << 16, f);
+        let mut buf = Vec::with_capacity(256);
+        let (mut first, mut last) = (None::<i64>, 0i64);
+        // Lines of one whole second wait here to be spread over it, in file order.
+        let mut second: Vec<LogRequest> = Vec::new();
+        let mut line_no = 0u64;
+        loop {
+            buf.clear();
+            let n = (&mut input)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            self.stats.lock().unwrap_or_else(|e| e.into_inner()).lines += 1;
+            let parsed = if buf.len() > MAX_LINE {
+                // Read past the rest of the line.
+                while !buf.ends_with(b"\n") {
+                    buf.clear();
+                    let more =
+                        (&mut input).take(MAX_LINE as u64).read_until(b'\n', &mut buf).map_err(|e| e.to_string())?;
+                    if more == 0 {
+                        break;
+                    }
+                }
+                Err("line longer than 64 KiB")
+            } else {
+                match std::str::from_utf8(&buf) {
+                    Ok(text) => parse_line(text),
+                    Err(_) => Err("not UTF-8"),
+                }
+            };
+            let req = match parsed {
+                Ok(r) => r,
+                Err(why) => {
+                    self.skip(line_no, why, &buf)?;
+                    continue;
+                }
+            };
+            // Times count from the first request's whole second, in microseconds.
+            let t0 = *first.get_or_insert(req.time_us - req.time_us.rem_euclid(1_000_000));
+            let at = req.time_us - t0;
+            if self.spec.from.is_some_and(|f| at < f.as_micros() as i64) {
+                continue;
+            }
+            if self.spec.to.is_some_and(|t| at >= t.as_micros() as i64) {
+                break;
+            }
+            if req.precise {
+                if !self.flush(&mut second, t0)? {
+                    return Ok(None);
+                }
+                last = last.max(at);
+                if !self.send(&req, at)? {
+                    return Ok(None);
+                }
+            } else {
+                if second.first().is_some_and(|s| s.time_us != req.time_us) && !self.flush(&mut second, t0)? {
+                    return Ok(None);
+                }
+                last = last.max(at + 1_000_000);
+                second.push(req);
+            }
+        }
+        if !self.flush(&mut second, first.unwrap_or(0))? {
+            return Ok(None);
+        }
+        let from = self.spec.from.map_or(0, |f| f.as_micros() as i64);
+        Ok(Some((last - from).max(0) as f64 / 1e6))
+    }
+
+    /// Sends the lines of one whole second, line k of n at k/n of it.
+    fn flush(&mut self, second: &mut Vec<LogRequest>, t0: i64) -> Result<bool, String> {
+        let n = second.len() as i64;
+        for (k, req) in std::mem::take(second).iter().enumerate() {
+            if !self.send(req, req.time_us - t0 + k as i64 * 1_000_000 / n)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Sends `req`, `at` microseconds of log time after the first request.
+    fn send(&mut self, req: &LogRequest, at: i64) -> Result<bool, String> {
+        if self.stop.is_cancelled() {
+            return Ok(false);
+        }
+        let from = self.spec.from.map_or(0, |f| f.as_micros() as i64);
+        let log_us = (at - from).max(0) as f64;
+        let due = Duration::from_micros((log_us / self.spec.speed + self.offset * 1e6).round() as u64);
+        let url = join(&self.spec.base, &req.path)?;
+        let method = Method::from_bytes(req.method.as_bytes()).map_err(|e| e.to_string())?;
+        let mut target = Target::new(method, url);
+        target.headers = self.headers.to_vec();
+        let path = req.path.split('?').next().unwrap_or("/");
+        let key = format!("{} {path}", req.method);
+        let label = match self.labels.get(&key) {
+            Some(l) => Arc::clone(l),
+            None if self.labels.len() < MAX_LABELS => {
+                let l: Arc<str> = Arc::from(key.as_str());
+                self.labels.insert(key, Arc::clone(&l));
+                l
+            }
+            None => Arc::from(format!("{} (other paths)", req.method).as_str()),
+        };
+        let hit = Hit { seq: self.seq, due, request: Arc::new(Prepared::new(&target)), label };
+        self.seq += 1;
+        self.stats.lock().unwrap_or_else(|e| e.into_inner()).requests += 1;
+        Ok(self.out.blocking_send(hit).is_ok())
+    }
+
+    fn skip(&mut self, line: u64, why: &'static str, text: &[u8]) -> Result<(), String> {
+        let excerpt: String = String::from_utf8_lossy(&text[..text.len().min(120)]).trim_end().to_owned();
+        if self.spec.strict {
+            return Err(format!("{}:{line}: {why}: {excerpt}", self.spec.path.display()));
+        }
+        let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        s.skipped += 1;
+        if s.first_skipped.len() < QUOTED {
+            s.first_skipped.push(Skipped { line, why, text: excerpt });
+        }
+        Ok(())
+    }
+}
+
+/// The base URL's scheme and authority, its path as a prefix, then the logged path.
+fn join(base: &Uri, path: &str) -> Result<Uri, String> {
+    let prefix = base.path().trim_end_matches('/');
+    let authority = base.authority().map_or("", |a| a.as_str());
+    let scheme = base.scheme_str().unwrap_or("http");
+    format!("{scheme}://{authority}{prefix}{path}").parse().map_err(|e| format!("{path}: {e}"))
+}

@@ -1,0 +1,36 @@
+//! `attack --replay`: an access log's requests at their recorded times.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::duration;
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ReplayArgs {
+    /// Replay an access log (nginx or Apache, common or combined format, with nginx's $msec
+    /// first or last when present) at its recorded timing, to --base-url. Lines of one whole
+    /// second are spread evenly over it, in file order.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "targets", "rate", "rate_steps", "connections"], requires = "base_url")]
+    pub replay: Option<PathBuf>,
+    /// Where replayed requests go: scheme, host and port, and an optional path prefix.
+    #[arg(long, value_name = "URL", requires = "replay")]
+    pub base_url: Option<String>,
+    /// Replay this many times faster (2 halves every gap).
+    #[arg(long, default_value_t = 1.0, requires = "replay")]
+    pub speed: f64,
+    /// Replay the log this many times, one pass after the other.
+    #[arg(long = "loop", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "replay")]
+    pub loops: u32,
+    /// Only the part of the log from this long after its first request (e.g. 10m).
+    #[arg(long, value_parser = duration, requires = "replay")]
+    pub from: Option<Duration>,
+    /// ... up to this long after its first request.
+    #[arg(long, value_parser = duration, requires = "replay")]
+    pub to: Option<Duration>,
+    /// Stop at the first line that is not a request (by default such lines are counted, the
+    /// first five quoted with their line numbers, and skipped).
+    #[arg(long, requires = "replay")]
+    pub strict: bool,
+}
