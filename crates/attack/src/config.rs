@@ -56,6 +56,8 @@ pub struct AttackConfig {
     /// rates (`--pace-window`, up to [`crate::MAX_PACE_WINDOW`]); zero (the default) sends every
     /// hit at its own time at any rate.
     pub pace_window: Duration,
+    /// Where weighted targets start in their cycle (`--seed`): the same seed, the same run.
+    pub seed: u64,
     /// Close and reopen a connection after this many requests.
     pub requests_per_conn: Option<u64>,
     /// Recorded in the results file's header as given.
@@ -108,6 +110,7 @@ impl AttackConfig {
             h2_connections: 1,
             pace_tick: Duration::ZERO,
             pace_window: Duration::ZERO,
+            seed: 0,
             requests_per_conn: None,
             settings: serde_json::Map::new(),
             threads: None,

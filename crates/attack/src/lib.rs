@@ -13,6 +13,7 @@ pub mod cpu;
 mod decoded;
 mod exchange;
 mod lean;
+mod mix;
 mod pacer;
 mod pool;
 pub mod replay;

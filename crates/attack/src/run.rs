@@ -36,6 +36,8 @@ pub async fn run<C: Consumer + Send + 'static>(
 ) -> Result<Summary<C>, AttackError> {
     config.validate().map_err(AttackError::Config)?;
     let connector = Connector::new(config.client.clone()).map_err(AttackError::Config)?;
+    let weights: Vec<u32> = config.targets.iter().map(|t| t.weight).collect();
+    let mix = crate::mix::Mix::new(&weights, config.seed).map_err(AttackError::Config)?;
     let (start, start_wall) = start_time(config.start_at, &stop).await;
     let start_unix_ns = start_wall.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let shard = config.shard;
@@ -57,6 +59,7 @@ pub async fn run<C: Consumer + Send + 'static>(
         lean: config.client.protocol == Protocol::Http1,
         connector,
         prepared: config.targets.iter().map(|t| Prepared::new(&asking_gzip(t, config.client.compressed))).collect(),
+        mix,
         start,
         requests_per_conn: config.requests_per_conn,
         slots: (0..slot_count).map(|_| tokio::sync::Mutex::new(None)).collect(),

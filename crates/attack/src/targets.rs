@@ -15,12 +15,15 @@ pub struct Target {
     pub url: Uri,
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub body: Bytes,
+    /// Its share of the requests against the other targets' (1 by default): `"weight": 3` in
+    /// the JSON format, a `# weight=3` line in its block in the http format.
+    pub weight: u32,
 }
 
 impl Target {
     /// A GET (or `method`) of `url` with no headers and an empty body.
     pub fn new(method: Method, url: Uri) -> Self {
-        Target { method, url, headers: Vec::new(), body: Bytes::new() }
+        Target { method, url, headers: Vec::new(), body: Bytes::new(), weight: 1 }
     }
 
     /// `METHOD URL`, as the results file's target table records it.
@@ -153,7 +156,11 @@ fn parse_http(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.trim();
-        if line.starts_with('#') {
+        if let Some(comment) = line.strip_prefix('#') {
+            // `# weight=N` in a target's block weighs it (vegeta reads a comment).
+            if let (Some(t), Some(w)) = (&mut current, comment.trim().strip_prefix("weight=")) {
+                t.weight = parse_weight(w.trim()).map_err(|e| err(line_no, e))?;
+            }
             continue;
         }
         if line.is_empty() {
@@ -217,6 +224,15 @@ struct JsonTarget {
     header: Option<std::collections::BTreeMap<String, Vec<String>>>,
     #[serde(default)]
     body: Option<String>,
+    #[serde(default)]
+    weight: Option<u64>,
+}
+
+fn parse_weight(s: &str) -> Result<u32, String> {
+    match s.parse::<u64>() {
+        Ok(w) if (1..=1_000_000).contains(&w) => Ok(w as u32),
+        _ => Err(format!("weight {}: expected a whole number from 1 to 1000000", quoted(s))),
+    }
 }
 
 /// serde_json's message, with any value it quotes cut short (it quotes a bad string whole).
@@ -240,6 +256,9 @@ fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
         let method = parse_method(&j.method).map_err(|e| err(line_no, format!("field method: {e}")))?;
         let url = parse_url(&j.url).map_err(|e| err(line_no, format!("field url: {e}")))?;
         let mut t = Target::new(method, url);
+        if let Some(w) = j.weight {
+            t.weight = parse_weight(&w.to_string()).map_err(|e| err(line_no, format!("field {e}")))?;
+        }
         for (name, values) in j.header.unwrap_or_default() {
             for v in values {
                 t.headers.push(
@@ -284,6 +303,21 @@ mod tests {
         assert_eq!(t[0].headers[1].1, "true");
         assert_eq!(&t[1].body[..], b"{\"a\":1}");
         assert_eq!(t[2].method, Method::DELETE);
+    }
+
+    #[test]
+    fn weights_in_both_formats() {
+        let http = "# a comment before any target\nGET http://127.0.0.1:1/a\n# weight=3\nX-A: 1\n\nGET http://127.0.0.1:1/b\n";
+        let t = parse(http, TargetFormat::Http).unwrap();
+        assert_eq!((t[0].weight, t[1].weight), (3, 1));
+        assert_eq!(t[0].headers.len(), 1);
+        let json = "{\"method\":\"GET\",\"url\":\"http://127.0.0.1:1/a\",\"weight\":7}\n{\"method\":\"GET\",\"url\":\"http://127.0.0.1:1/b\"}";
+        let t = parse(json, TargetFormat::Json).unwrap();
+        assert_eq!((t[0].weight, t[1].weight), (7, 1));
+        let e = parse("GET http://127.0.0.1:1/a\n# weight=0\n", TargetFormat::Http).unwrap_err();
+        assert_eq!(e.to_string(), "targets.txt:2: weight \"0\": expected a whole number from 1 to 1000000");
+        let e = parse("{\"method\":\"GET\",\"url\":\"http://127.0.0.1:1/a\",\"weight\":0}", TargetFormat::Json).unwrap_err();
+        assert!(e.to_string().starts_with("targets.txt:1: field weight \"0\""), "{e}");
     }
 
     #[test]

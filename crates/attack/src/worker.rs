@@ -31,6 +31,8 @@ pub(crate) struct Shared {
     /// Plain-TCP HTTP/1.1 goes through the lean client.
     pub(crate) lean: bool,
     pub(crate) prepared: Vec<Prepared>,
+    /// Which of `prepared` each request goes to.
+    pub(crate) mix: crate::mix::Mix,
     pub(crate) start: Instant,
     pub(crate) requests_per_conn: Option<u64>,
     /// Shared HTTP/2 connections.
@@ -223,7 +225,7 @@ impl Worker {
         let (target, prepared, label) = match &job.request {
             Some((p, label)) => (0, &**p, Some(Arc::clone(label))),
             None => {
-                let t = (job.seq % shared.prepared.len() as u64) as usize;
+                let t = shared.mix.pick(job.seq);
                 (t, &shared.prepared[t], None)
             }
         };

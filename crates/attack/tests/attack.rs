@@ -481,3 +481,35 @@ async fn compressed_asks_for_gzip_and_counts_both_sizes() {
     assert_eq!(run.metrics.decoded_in(), Some(2 * 8000));
     assert_eq!(server.captured().last().unwrap().headers.get("accept-encoding").unwrap(), "identity");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weighted_targets_hold_their_mix_and_a_seed_repeats_it() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let weighted = |path: &str, w: u32| {
+        let mut t = target(&server.url(path));
+        t.weight = w;
+        t
+    };
+    let targets = vec![weighted("/a", 6), weighted("/b", 3), weighted("/c", 1)];
+    let mut config = closed(targets.clone(), 4, 1, 10_000);
+    config.seed = 11;
+    let run = attack(config).await;
+    assert_eq!(run.records.len(), 10_000);
+    let count = |p: &str| server.captured().iter().filter(|c| c.path == p).count();
+    // Within 1% of each share over 10,000 requests (here exact: 10,000 is 1,000 cycles of 10).
+    assert_eq!((count("/a"), count("/b"), count("/c")), (6_000, 3_000, 1_000));
+    // The same seed sends the same target for each sequence number; another seed starts elsewhere
+    // (13 does in a cycle of 10; a seed picks one of the cycle's 10 starts, so some coincide).
+    let by_seq = |run: &Run| {
+        let mut v: Vec<(u64, u32)> = run.records.iter().map(|(r, _)| (r.seq, r.target)).collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, t)| t).take(200).collect::<Vec<_>>()
+    };
+    let mut again = closed(targets.clone(), 2, 1, 200);
+    again.seed = 11;
+    let mut other = closed(targets, 2, 1, 200);
+    other.seed = 13;
+    let (a, b) = (attack(again).await, attack(other).await);
+    assert_eq!(by_seq(&a), by_seq(&run));
+    assert_ne!(by_seq(&b), by_seq(&run));
+}

@@ -112,6 +112,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     config.max_workers = a.max_workers;
     config.pace_tick = a.pace_tick;
     config.pace_window = a.pace_window;
+    config.seed = a.seed;
     if a.rate.is_some() || a.rate_steps.is_some() {
         config.open_connections(a.connections);
     }

@@ -398,6 +398,10 @@ pub struct AttackArgs {
     /// in bursts the server sees. 0 (the default) sends every hit at its own time.
     #[arg(long, default_value = "0s", value_parser = duration)]
     pub pace_window: Duration,
+    /// Where weighted targets start in their cycle: the same seed gives the same sequence of
+    /// targets.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 
     /// Closed model (without --rate): connections sending back to back. With --rate: over
     /// HTTP/1.1 the most connections (as --max-workers), over HTTP/2 the connections shared.
