@@ -43,7 +43,8 @@ impl Mix {
             for (c, w) in credit.iter_mut().zip(&reduced) {
                 *c += *w as i64;
             }
-            let (best, _) = credit.iter().enumerate().max_by_key(|(i, c)| (**c, std::cmp::Reverse(*i))).expect("targets");
+            let (best, _) =
+                credit.iter().enumerate().max_by_key(|(i, c)| (**c, std::cmp::Reverse(*i))).expect("targets");
             credit[best] -= total as i64;
             cycle.push(best as u32);
         }
@@ -96,7 +97,8 @@ mod tests {
 
     #[test]
     fn weights_hold_within_one_percent_over_ten_thousand_requests_anywhere() {
-        for (weights, seed) in [(vec![3, 1], 0), (vec![70, 20, 9, 1], 42), (vec![997, 3], 5), (vec![1, 2, 3, 4, 5], 9)] {
+        for (weights, seed) in [(vec![3, 1], 0), (vec![70, 20, 9, 1], 42), (vec![997, 3], 5), (vec![1, 2, 3, 4, 5], 9)]
+        {
             let m = Mix::new(&weights, seed).unwrap();
             let total: u32 = weights.iter().sum();
             for from in [0, 12_345, 1 << 40] {

@@ -307,7 +307,8 @@ mod tests {
 
     #[test]
     fn weights_in_both_formats() {
-        let http = "# a comment before any target\nGET http://127.0.0.1:1/a\n# weight=3\nX-A: 1\n\nGET http://127.0.0.1:1/b\n";
+        let http =
+            "# a comment before any target\nGET http://127.0.0.1:1/a\n# weight=3\nX-A: 1\n\nGET http://127.0.0.1:1/b\n";
         let t = parse(http, TargetFormat::Http).unwrap();
         assert_eq!((t[0].weight, t[1].weight), (3, 1));
         assert_eq!(t[0].headers.len(), 1);
@@ -316,7 +317,8 @@ mod tests {
         assert_eq!((t[0].weight, t[1].weight), (7, 1));
         let e = parse("GET http://127.0.0.1:1/a\n# weight=0\n", TargetFormat::Http).unwrap_err();
         assert_eq!(e.to_string(), "targets.txt:2: weight \"0\": expected a whole number from 1 to 1000000");
-        let e = parse("{\"method\":\"GET\",\"url\":\"http://127.0.0.1:1/a\",\"weight\":0}", TargetFormat::Json).unwrap_err();
+        let e = parse("{\"method\":\"GET\",\"url\":\"http://127.0.0.1:1/a\",\"weight\":0}", TargetFormat::Json)
+            .unwrap_err();
         assert!(e.to_string().starts_with("targets.txt:1: field weight \"0\""), "{e}");
     }
 

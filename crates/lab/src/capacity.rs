@@ -186,6 +186,7 @@ pub async fn search_target(
             let point = crate::matrix::Point {
                 variant: None,
                 rate: Some(rate),
+                speed: None,
                 connections: None,
                 protocol: plan.load.protocol[0],
                 requests_per_conn: plan.load.requests_per_conn[0],

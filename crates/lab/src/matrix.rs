@@ -14,6 +14,9 @@ pub struct Point {
     pub variant: Option<String>,
     /// Open model when set.
     pub rate: Option<f64>,
+    /// A replay of the plan's log, this many times faster, when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
     /// Closed model: connections; open model over HTTP/2: the connections shared.
     pub connections: Option<usize>,
     #[serde(serialize_with = "protocol_name")]
@@ -35,6 +38,7 @@ pub fn protocol_text(p: Protocol) -> &'static str {
 pub struct Axes {
     pub variant: bool,
     pub rate: bool,
+    pub speed: bool,
     pub connections: bool,
     pub protocol: bool,
     pub requests_per_conn: bool,
@@ -50,6 +54,9 @@ impl Point {
         }
         if let Some(r) = self.rate.filter(|_| axes.rate) {
             parts.push(format!("{r} req/s"));
+        }
+        if let Some(s) = self.speed.filter(|_| axes.speed) {
+            parts.push(format!("replay {s}x"));
         }
         if let Some(c) = self.connections.filter(|_| axes.connections) {
             parts.push(format!("{c} conns"));
@@ -78,6 +85,9 @@ impl Point {
         }
         if let Some(r) = self.rate {
             s += &format!("r{r}-");
+        }
+        if let Some(x) = self.speed {
+            s += &format!("x{x}-");
         }
         if let Some(c) = self.connections {
             s += &format!("c{c}-");
@@ -130,23 +140,30 @@ pub fn expand(plan: &Plan) -> Matrix {
     let rates: Vec<Option<f64>> = if open { l.rate.iter().copied().map(Some).collect() } else { vec![None] };
     let conns: Vec<Option<usize>> =
         if l.connections.is_empty() { vec![None] } else { l.connections.iter().copied().map(Some).collect() };
+    let speeds: Vec<Option<f64>> = match &l.replay {
+        Some(_) => l.speed.iter().copied().map(Some).collect(),
+        None => vec![None],
+    };
     let mut points = Vec::new();
     // A plan with only a capacity search has no fixed steps.
-    let fixed = open || !l.connections.is_empty();
+    let fixed = open || !l.connections.is_empty() || l.replay.is_some();
     for variant in variants.iter().filter(|_| fixed) {
         for &protocol in &l.protocol {
             for &requests_per_conn in &l.requests_per_conn {
                 for &streams in &l.streams {
                     for &connections in &conns {
                         for &rate in &rates {
-                            points.push(Point {
-                                variant: variant.clone(),
-                                rate,
-                                connections,
-                                protocol,
-                                requests_per_conn,
-                                streams,
-                            });
+                            for &speed in &speeds {
+                                points.push(Point {
+                                    variant: variant.clone(),
+                                    rate,
+                                    speed,
+                                    connections,
+                                    protocol,
+                                    requests_per_conn,
+                                    streams,
+                                });
+                            }
                         }
                     }
                 }
@@ -156,6 +173,7 @@ pub fn expand(plan: &Plan) -> Matrix {
     let axes = Axes {
         variant: variants.len() > 1,
         rate: rates.len() > 1,
+        speed: speeds.len() > 1,
         connections: conns.len() > 1,
         protocol: l.protocol.len() > 1,
         requests_per_conn: l.requests_per_conn.len() > 1,

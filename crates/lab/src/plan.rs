@@ -117,6 +117,10 @@ pub struct LoadSpec {
     pub max_workers: Option<usize>,
     /// Open model: send the hits due within each tick together (as `attack --pace-tick`).
     pub pace_tick: Duration,
+    /// An access log every step replays at its timing (`attack --replay`) ...
+    pub replay: Option<PathBuf>,
+    /// ... this many times faster (an axis).
+    pub speed: Vec<f64>,
 }
 
 /// A named set of settings: another recipe for the embedded origin, other request settings.
@@ -171,6 +175,7 @@ impl std::fmt::Display for PlanError {
 mod build;
 mod ports;
 mod raw;
+mod replay;
 use raw::*;
 
 /// Default length of a step, and of a capacity probe.
@@ -437,6 +442,9 @@ impl Doc<'_> {
             };
             slo.push(Clause::parse(&key, &text).map_err(|e| self.err(&field, e))?);
         }
+        if load.replay.is_some() && raw.capacity.is_some() {
+            return Err(self.err("capacity", "searches a rate; searching a replay's speed is not supported yet"));
+        }
         let capacity = raw.capacity.map(|c| self.capacity(c)).transpose()?;
         let names: Vec<&str> =
             targets.iter().map(|t| t.name.as_str()).chain(variants.iter().map(|v| v.name.as_str())).collect();
@@ -513,7 +521,9 @@ impl Doc<'_> {
         let connections: Vec<usize> =
             counts("load.connections", l.connections, 1_000_000)?.into_iter().map(|n| n as usize).collect();
         self.distinct("load.connections", &connections, |c| c.to_string())?;
-        if rate.is_empty() && connections.is_empty() && !searching {
+        let other_model = !rate.is_empty() || !connections.is_empty();
+        let (replay, speed) = self.replay_load(l.replay.as_deref(), l.speed, dir, other_model)?;
+        if rate.is_empty() && connections.is_empty() && replay.is_none() && !searching {
             return Err(
                 self.err("load", "give rate (open model) or connections (closed model), or a [capacity] search")
             );
@@ -561,6 +571,8 @@ impl Doc<'_> {
         }
         Ok(LoadSpec {
             pace_tick,
+            replay,
+            speed,
             rate,
             connections,
             protocol,

@@ -53,6 +53,14 @@ pub fn config(
     let targets: Vec<Target> = attack::parse_targets(&format!("{method} {url}\n"), TargetFormat::Http, name, &defaults)
         .map_err(|e| e.to_string())?;
     let model = match (point.rate, point.connections) {
+        // A replay step lasts as long as any step: the log's first `length x speed` of time.
+        _ if point.speed.is_some() => {
+            let log = load.replay.clone().ok_or("a replay speed without load.replay")?;
+            let mut spec = attack::ReplaySpec::new(log, attack::parse_url(url)?);
+            spec.speed = point.speed.unwrap_or(1.0);
+            spec.to = Some(length.mul_f64(spec.speed));
+            Model::Replay(spec)
+        }
         (Some(rate), _) => Model::Open { schedule: Schedule::constant(rate, length) },
         (None, Some(connections)) => {
             Model::Closed { connections, streams: point.streams, requests: None, duration: Some(length) }
@@ -146,6 +154,7 @@ mod tests {
         let point = Point {
             variant: None,
             rate: Some(100.0),
+            speed: None,
             connections: None,
             protocol: attack::Protocol::Http1,
             requests_per_conn: None,

@@ -152,3 +152,59 @@ probe = "2s"
     assert!(hi > lo && hi <= 300.0 && (hi - lo) / lo <= 0.1 + 1e-9, "{c:?}");
     assert!(c.confirmed, "{c:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_log_is_load_with_its_speed_as_an_axis() {
+    // 20 requests a second of log time for 4 s, on two routes: at 1x a 2 s step replays its
+    // first 2 s (40 requests), at 2x its first 4 s (80 requests) in the same 2 s.
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let d = dir("replay");
+    let mut log = String::new();
+    for s in 0..4 {
+        for i in 0..20 {
+            let path = if i % 4 == 0 { "/slow" } else { "/fast" };
+            log += &format!(
+                "10.0.0.1 - - [24/Nov/2026:09:00:0{s} +0000] \"GET {path}?i={i} HTTP/1.1\" 200 2 \"-\" \"-\"\n"
+            );
+        }
+    }
+    write(&d, "monday.log", &log);
+    write(
+        &d,
+        "origin.json",
+        r#"{"route": "/*", "body": "hi", "stages": [{"at": 0, "status": 200, "latency": "2ms"}]}"#,
+    );
+    write(
+        &d,
+        "plan.toml",
+        r#"
+name = "Monday, faster"
+[targets.svc]
+origin = "origin.json"
+[load]
+replay = "monday.log"
+speed = [1, "2x"]
+duration = "2s"
+pause = "100ms"
+[slo]
+success = ">= 99%"
+"#,
+    );
+    let out = d.join("out");
+    let lab = run(&d.join("plan.toml"), &out).await;
+    assert_eq!(lab.steps.len(), 2);
+    let ids: Vec<&str> = lab.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["svc--x1-http1--1", "svc--x2-http1--1"]);
+    assert_eq!(lab.steps[0].numbers.requests, 40, "{:?}", lab.steps[0].numbers);
+    assert_eq!(lab.steps[1].numbers.requests, 80, "{:?}", lab.steps[1].numbers);
+    assert!(lab.steps.iter().all(|s| s.numbers.success == 1.0));
+    assert!(!lab.findings.slo_failed);
+    let files = lab::render::write(&lab, &out).unwrap();
+    let md = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(md.contains("| replay 2x | svc |"), "{md}");
+    // The step file says what it replayed.
+    let f = std::fs::File::open(out.join(&lab.steps[1].file)).unwrap();
+    let mut m = results::Metrics::new();
+    results::feed(&mut results::Reader::new(std::io::BufReader::new(f), "step"), &mut m).unwrap();
+    assert_eq!(m.replay.as_deref(), Some("monday.log at 2x, its first 4s"));
+}

@@ -340,7 +340,10 @@ mod tests {
     }
 
     fn from_attack(flags: &str) -> AttackConfig {
-        let line = format!("loadlab attack http://127.0.0.1:1/x --duration 2s --timeout 5s -o /dev/null {flags}");
+        let url = if flags.contains("--replay") { "" } else { "http://127.0.0.1:1/x" };
+        let line = format!("loadlab attack {url} --timeout 5s -o /dev/null {flags}");
+        let line =
+            if flags.contains("--replay") { line } else { line.replace("-o /dev/null", "-o /dev/null --duration 2s") };
         match Cli::try_parse_from(line.split_whitespace()).unwrap().command {
             Command::Attack(a) => super::config(&a).unwrap(),
             _ => unreachable!(),
@@ -348,7 +351,10 @@ mod tests {
     }
 
     fn from_lab(point: Point, pace_tick: Duration) -> AttackConfig {
+        let replay = point.speed.map(|_| std::path::PathBuf::from("monday.log"));
         let load = LoadSpec {
+            replay,
+            speed: Vec::new(),
             rate: Vec::new(),
             connections: Vec::new(),
             protocol: Vec::new(),
@@ -369,7 +375,7 @@ mod tests {
     }
 
     fn point(rate: Option<f64>, connections: Option<usize>, protocol: Protocol, streams: usize) -> Point {
-        Point { variant: None, rate, connections, protocol, requests_per_conn: None, streams }
+        Point { variant: None, rate, speed: None, connections, protocol, requests_per_conn: None, streams }
     }
 
     #[test]
@@ -381,6 +387,11 @@ mod tests {
             ("--rate 3000 --pace-tick 1ms", point(Some(3000.0), None, Protocol::Http1, 1), Duration::from_millis(1)),
             ("--connections 4", point(None, Some(4), Protocol::Http1, 1), Duration::ZERO),
             ("--connections 2 --streams 8 --h2c", point(None, Some(2), Protocol::H2c, 8), Duration::ZERO),
+            (
+                "--replay monday.log --base-url http://127.0.0.1:1/x --speed 3 --to 6s",
+                Point { speed: Some(3.0), ..point(None, None, Protocol::Http1, 1) },
+                Duration::ZERO,
+            ),
         ];
         for (flags, point, tick) in cases {
             assert_eq!(shape(from_attack(flags)), shape(from_lab(point, tick)), "{flags}");

@@ -28,6 +28,8 @@ impl Default for LoadSpec {
             timeout: attack::DEFAULT_TIMEOUT,
             max_workers: None,
             pace_tick: Duration::ZERO,
+            replay: None,
+            speed: Vec::new(),
         }
     }
 }

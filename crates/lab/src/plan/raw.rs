@@ -100,6 +100,8 @@ pub(super) struct RawLoad {
     pub(super) timeout: Option<String>,
     pub(super) max_workers: Option<i64>,
     pub(super) pace_tick: Option<String>,
+    pub(super) replay: Option<String>,
+    pub(super) speed: Option<OneOrMany<NumOrText>>,
 }
 
 #[derive(Deserialize)]
@@ -150,5 +152,7 @@ pub(super) fn empty_load() -> RawLoad {
         timeout: None,
         max_workers: None,
         pace_tick: None,
+        replay: None,
+        speed: None,
     }
 }
