@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MB=${SIZE_MB:-1024}
-SPEED=${SPEED:-10}
+SPEED=${SPEED:-3}
 work=$(mktemp -d)
 trap 'nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -45,7 +45,7 @@ ls -l "$work/access.log"
 echo "== replaying at ${SPEED}x; RSS every second"
 taskset -c 0 /usr/bin/time -f "%e s wall, %U+%S s CPU, max RSS %M KiB" \
   "$LOADLAB" attack --replay "$work/access.log" --base-url http://127.0.0.1:18090 --speed "$SPEED" \
-  --output-format csv -o /dev/null 2> "$work/err" &
+  -o "$work/out.llr" 2> "$work/err" &
 pid=$!
 sleep 0.5
 child=$(pgrep -P $pid loadlab || true)
@@ -56,6 +56,7 @@ while kill -0 $pid 2>/dev/null; do
 done
 wait $pid || true
 cat "$work/err"
+"$LOADLAB" report "$work/out.llr" | grep -E "Requests|Schedule Lag|Connections"
 python3 - "${samples[@]}" <<'PY'
 import sys
 v = [int(x) for x in sys.argv[1:] if x.isdigit() and int(x) > 0]

@@ -38,10 +38,38 @@ pub struct Probe {
     pub success: f64,
 }
 
+/// What a search varies: the open model's rate, or the speed of a replayed log.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Searched {
+    #[default]
+    Rate,
+    Speed,
+}
+
+impl Searched {
+    /// `240 req/s`, `4.5x`.
+    pub fn show(self, v: f64) -> String {
+        match self {
+            Searched::Rate => format!("{v:.0} req/s"),
+            Searched::Speed => format!("{}x", (v * 100.0).round() / 100.0),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Searched::Rate => "rate",
+            Searched::Speed => "speed",
+        }
+    }
+}
+
 /// The search's answer.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct CapacityResult {
     pub target: String,
+    /// Rates (requests per second) or replay speeds: what the numbers below are.
+    pub of: Searched,
     /// The highest rate that held the SLO (and held again when confirmed).
     pub holds_up_to: Option<f64>,
     /// The lowest rate that broke it.
@@ -70,6 +98,7 @@ where
 {
     let mut result = CapacityResult {
         target: target.to_owned(),
+        of: Searched::Rate,
         holds_up_to: None,
         breaks_at: None,
         broke: Vec::new(),
@@ -173,9 +202,10 @@ pub async fn search_target(
     watch: &dyn Watcher,
 ) -> Result<CapacityResult, LabError> {
     let clauses = &plan.slo;
+    let of = if plan.load.replay.is_some() { Searched::Speed } else { Searched::Rate };
     let mut n = 0;
     let mut failure = None;
-    let result = search(
+    let mut result = search(
         spec,
         name,
         |rate| {
@@ -185,8 +215,8 @@ pub async fn search_target(
             let file = dir.join(format!("{id}.llr"));
             let point = crate::matrix::Point {
                 variant: None,
-                rate: Some(rate),
-                speed: None,
+                rate: Some(rate).filter(|_| of == Searched::Rate),
+                speed: Some(rate).filter(|_| of == Searched::Speed),
                 connections: None,
                 protocol: plan.load.protocol[0],
                 requests_per_conn: plan.load.requests_per_conn[0],
@@ -235,7 +265,7 @@ pub async fn search_target(
         },
         |p| {
             let verdict = if p.holds { "holds".to_owned() } else { format!("breaks: {}", p.broke.join("; ")) };
-            let line = format!("{:.0}/s {verdict}", p.rate);
+            let line = format!("{} {verdict}", of.show(p.rate));
             watch.event(&Event::Probe { target: name, id: &p.id, rate: p.rate, holds: p.holds, line: &line })
         },
     )
@@ -248,6 +278,7 @@ pub async fn search_target(
     if let Some(f) = failure {
         return Err(LabError::Step(crate::step::StepError { step: format!("capacity {name}"), message: f }));
     }
+    result.of = of;
     Ok(result)
 }
 

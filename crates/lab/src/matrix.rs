@@ -146,7 +146,7 @@ pub fn expand(plan: &Plan) -> Matrix {
     };
     let mut points = Vec::new();
     // A plan with only a capacity search has no fixed steps.
-    let fixed = open || !l.connections.is_empty() || l.replay.is_some();
+    let fixed = open || !l.connections.is_empty() || !l.speed.is_empty();
     for variant in variants.iter().filter(|_| fixed) {
         for &protocol in &l.protocol {
             for &requests_per_conn in &l.requests_per_conn {

@@ -442,10 +442,8 @@ impl Doc<'_> {
             };
             slo.push(Clause::parse(&key, &text).map_err(|e| self.err(&field, e))?);
         }
-        if load.replay.is_some() && raw.capacity.is_some() {
-            return Err(self.err("capacity", "searches a rate; searching a replay's speed is not supported yet"));
-        }
-        let capacity = raw.capacity.map(|c| self.capacity(c)).transpose()?;
+        // With a replay the search is of its speed: from 1x to 256x unless given.
+        let capacity = raw.capacity.map(|c| self.capacity(c, load.replay.is_some())).transpose()?;
         let names: Vec<&str> =
             targets.iter().map(|t| t.name.as_str()).chain(variants.iter().map(|v| v.name.as_str())).collect();
         let mut hypotheses = Vec::new();
@@ -522,7 +520,7 @@ impl Doc<'_> {
             counts("load.connections", l.connections, 1_000_000)?.into_iter().map(|n| n as usize).collect();
         self.distinct("load.connections", &connections, |c| c.to_string())?;
         let other_model = !rate.is_empty() || !connections.is_empty();
-        let (replay, speed) = self.replay_load(l.replay.as_deref(), l.speed, dir, other_model)?;
+        let (replay, speed) = self.replay_load(l.replay.as_deref(), l.speed, dir, other_model, searching)?;
         if rate.is_empty() && connections.is_empty() && replay.is_none() && !searching {
             return Err(
                 self.err("load", "give rate (open model) or connections (closed model), or a [capacity] search")
@@ -594,9 +592,10 @@ impl Doc<'_> {
         })
     }
 
-    fn capacity(&self, c: RawCapacity) -> Result<CapacitySpec, PlanError> {
-        let start = c.start.map(|s| self.rate("capacity.start", &s)).transpose()?.unwrap_or(100.0);
-        let max = c.max.map(|s| self.rate("capacity.max", &s)).transpose()?.unwrap_or(100_000.0);
+    fn capacity(&self, c: RawCapacity, speed: bool) -> Result<CapacitySpec, PlanError> {
+        let (start, max) = if speed { (1.0, 256.0) } else { (100.0, 100_000.0) };
+        let start = c.start.map(|s| self.rate("capacity.start", &s)).transpose()?.unwrap_or(start);
+        let max = c.max.map(|s| self.rate("capacity.max", &s)).transpose()?.unwrap_or(max);
         if max <= start {
             return Err(self.err("capacity.max", format!("{max} is not above start ({start})")));
         }

@@ -208,3 +208,52 @@ success = ">= 99%"
     results::feed(&mut results::Reader::new(std::io::BufReader::new(f), "step"), &mut m).unwrap();
     assert_eq!(m.replay.as_deref(), Some("monday.log at 2x, its first 4s"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capacity_searches_the_speed_a_log_replays_at() {
+    // 25 requests a second of log time against an origin serving 4 at once, 20 ms each (about
+    // 200/s): the SLO holds up to about 8x and breaks by 16x.
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let d = dir("replay-capacity");
+    let mut log = String::new();
+    for s in 0..60 {
+        for i in 0..25 {
+            log += &format!(
+                "10.0.0.1 - - [24/Nov/2026:09:{:02}:{:02} +0000] \"GET /p{i} HTTP/1.1\" 200 2 \"-\" \"-\"\n",
+                s / 60,
+                s % 60
+            );
+        }
+    }
+    write(&d, "day.log", &log);
+    write(
+        &d,
+        "origin.json",
+        r#"{"route": "/*", "body": "ok", "stages": [{"at": 0, "status": 200, "latency": "20ms", "concurrency": 4, "queue": 400}]}"#,
+    );
+    write(
+        &d,
+        "plan.toml",
+        r#"
+[targets.svc]
+origin = "origin.json"
+[load]
+replay = "day.log"
+timeout = "5s"
+[slo]
+p99 = "< 150ms"
+[capacity]
+max = 64
+precision = "30%"
+probe = "2s"
+"#,
+    );
+    let lab = run(&d.join("plan.toml"), &d.join("out")).await;
+    assert!(lab.steps.is_empty(), "a search alone runs no fixed step");
+    let c = &lab.capacity[0];
+    assert_eq!(c.of, lab::capacity::Searched::Speed);
+    let (h, b) = (c.holds_up_to.unwrap(), c.breaks_at.unwrap());
+    assert!((2.0..=8.5).contains(&h) && (4.0..=16.5).contains(&b) && h < b, "{c:?}");
+    let sentence = lab::render::markdown::capacity_sentence(c);
+    assert!(sentence.starts_with("Capacity of svc: holds ") && sentence.contains("x, breaks at "), "{sentence}");
+}

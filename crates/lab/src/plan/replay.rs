@@ -15,6 +15,7 @@ impl Doc<'_> {
         speed: Option<OneOrMany<NumOrText>>,
         dir: &Path,
         other_model: bool,
+        searching: bool,
     ) -> Result<(Option<PathBuf>, Vec<f64>), PlanError> {
         let speeds = speed.map(OneOrMany::into_vec).unwrap_or_default();
         let Some(replay) = replay else {
@@ -42,7 +43,8 @@ impl Doc<'_> {
             out.push(v);
         }
         self.distinct("load.speed", &out, |s| format!("{s}x"))?;
-        if out.is_empty() {
+        // A replay at its own pace, unless the plan only searches its speed.
+        if out.is_empty() && !searching {
             out.push(1.0);
         }
         Ok((Some(path), out))

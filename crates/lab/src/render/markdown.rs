@@ -246,24 +246,23 @@ fn summary(md: &mut String, lab: &Lab) {
 
 /// What a capacity search found, in one sentence (also the terminal's last line).
 pub fn capacity_sentence(c: &crate::capacity::CapacityResult) -> String {
+    let show = |v: f64| c.of.show(v);
     let mut s = match (c.holds_up_to, c.breaks_at) {
         _ if c.beyond_max => format!(
-            "Capacity of {}: beyond the search's maximum ({} req/s held).",
+            "Capacity of {}: beyond the search's maximum ({} held).",
             c.target,
-            c.holds_up_to.unwrap_or(0.0)
+            show(c.holds_up_to.unwrap_or(0.0))
         ),
         (Some(h), Some(b)) => {
-            format!("Capacity of {}: holds {h:.0} req/s, breaks at {b:.0} req/s ({}).", c.target, c.broke.join("; "))
+            format!("Capacity of {}: holds {}, breaks at {} ({}).", c.target, show(h), show(b), c.broke.join("; "))
         }
         (None, Some(b)) => {
-            format!("Capacity of {}: no rate held; {b:.0} req/s broke ({}).", c.target, c.broke.join("; "))
+            format!("Capacity of {}: no {} held; {} broke ({}).", c.target, c.of.name(), show(b), c.broke.join("; "))
         }
-        (h, None) => {
-            format!("Capacity of {}: {} held.", c.target, h.map_or("nothing".into(), |h| format!("{h:.0} req/s")))
-        }
+        (h, None) => format!("Capacity of {}: {} held.", c.target, h.map_or("nothing".into(), show)),
     };
     if let Some(g) = c.generator_limited_at {
-        s += &format!(" The generator could not send {g:.0} req/s: the search stopped there.");
+        s += &format!(" The generator could not send {}: the search stopped there.", show(g));
     }
     if !c.confirmed && c.breaks_at.is_some() {
         s += if c.generator_limited_at.is_some() {
@@ -444,8 +443,9 @@ fn ceilings(md: &mut String, lab: &Lab) {
     for c in &lab.capacity {
         let _ = writeln!(
             md,
-            "{}\n\n| probe | rate | holds | p99 | success | note |\n|---|---|---|---|---|---|",
-            capacity_sentence(c)
+            "{}\n\n| probe | {} | holds | p99 | success | note |\n|---|---|---|---|---|---|",
+            capacity_sentence(c),
+            c.of.name()
         );
         for (i, p) in c.probes.iter().enumerate() {
             let note = if p.generator_limited {
@@ -457,9 +457,9 @@ fn ceilings(md: &mut String, lab: &Lab) {
             };
             let _ = writeln!(
                 md,
-                "| {} | {:.0} | {} | {} | {:.2}% | {note} |",
+                "| {} | {} | {} | {} | {:.2}% | {note} |",
                 i + 1,
-                p.rate,
+                c.of.show(p.rate),
                 if p.holds { "yes" } else { "no" },
                 show_ms(p.p99_ms),
                 p.success * 100.0
