@@ -295,7 +295,7 @@ async fn run_probe(
     let length = match &config.model {
         attack::Model::Open { schedule } => schedule.duration(),
         attack::Model::Closed { duration, .. } => duration.unwrap_or_default(),
-        attack::Model::Replay(spec) => spec.to.unwrap_or_default(),
+        attack::Model::Replay(spec) => spec.limit.or(spec.to).unwrap_or_default(),
     };
     let early = CancellationToken::new();
     let watch = EarlyStop {

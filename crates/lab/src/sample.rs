@@ -251,11 +251,17 @@ mod tests {
         let _ = child.kill();
         let _ = child.wait();
         let rows = &samples["spinner"];
+        // A core's worth on an idle machine; on a busy 2-core one the spinner gets less of it
+        // (45% seen with a benchmark running), still far above the waiting shell's.
         let busiest = rows.iter().filter_map(|r| r.cpu_pct).fold(0.0, f64::max);
-        assert!(busiest > 50.0, "{rows:?}");
+        assert!(busiest > 25.0, "{rows:?}");
         assert!(rows[1..].iter().all(|r| r.rss_mb.is_some_and(|m| m > 0.0)), "{rows:?}");
         assert!(samples["generator"].iter().any(|r| r.rss_mb.is_some()));
         let alone = samples["shell alone"].iter().filter_map(|r| r.cpu_pct).fold(0.0, f64::max);
-        assert!(alone < 20.0, "a waiting shell without its busy child: {:?}", samples["shell alone"]);
+        assert!(
+            alone < 10.0 && alone * 3.0 < busiest,
+            "a waiting shell without its busy child: {:?}",
+            samples["shell alone"]
+        );
     }
 }

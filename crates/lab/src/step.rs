@@ -53,12 +53,14 @@ pub fn config(
     let targets: Vec<Target> = attack::parse_targets(&format!("{method} {url}\n"), TargetFormat::Http, name, &defaults)
         .map_err(|e| e.to_string())?;
     let model = match (point.rate, point.connections) {
-        // A replay step lasts as long as any step: the log's first `length x speed` of time.
+        // A replay step lasts as long as any step: the log from its start, again and again if
+        // it is shorter than the step at that speed.
         _ if point.speed.is_some() => {
             let log = load.replay.clone().ok_or("a replay speed without load.replay")?;
             let mut spec = attack::ReplaySpec::new(log, attack::parse_url(url)?);
             spec.speed = point.speed.unwrap_or(1.0);
-            spec.to = Some(length.mul_f64(spec.speed));
+            spec.loops = REPLAY_LOOPS;
+            spec.limit = Some(length);
             Model::Replay(spec)
         }
         (Some(rate), _) => Model::Open { schedule: Schedule::constant(rate, length) },
@@ -82,6 +84,9 @@ pub fn config(
     c.settings = settings;
     Ok(c)
 }
+
+/// A replay step loops over its log until the step's length (which bounds it).
+pub const REPLAY_LOOPS: u32 = 1_000_000;
 
 /// Runs the step: the attack, the first `warmup` of it sent but not counted.
 pub async fn run(

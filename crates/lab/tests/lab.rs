@@ -206,7 +206,7 @@ success = ">= 99%"
     let f = std::fs::File::open(out.join(&lab.steps[1].file)).unwrap();
     let mut m = results::Metrics::new();
     results::feed(&mut results::Reader::new(std::io::BufReader::new(f), "step"), &mut m).unwrap();
-    assert_eq!(m.replay.as_deref(), Some("monday.log at 2x, its first 4s"));
+    assert_eq!(m.replay.as_deref(), Some("monday.log at 2x for 2s"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,6 +25,7 @@ pub(crate) fn model(a: &AttackArgs) -> anyhow::Result<Model> {
         spec.from = a.replay.from;
         spec.to = a.replay.to;
         spec.strict = a.replay.strict;
+        spec.limit = a.duration;
         return Ok(Model::Replay(spec));
     }
     if let Some(steps) = &a.rate_steps {
@@ -202,7 +203,7 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         let progress = std::io::stderr().is_terminal().then(|| {
             let extent = match &config.model {
                 Model::Open { schedule } => Extent::Time(schedule.duration()),
-                Model::Replay(spec) => Extent::Time(spec.to.unwrap_or_default()),
+                Model::Replay(spec) => Extent::Time(spec.limit.or(spec.to).unwrap_or_default()),
                 Model::Closed { duration: Some(d), .. } => Extent::Time(*d),
                 Model::Closed { requests, .. } => Extent::Requests(requests.unwrap_or(0)),
             };
@@ -388,7 +389,7 @@ mod tests {
             ("--connections 4", point(None, Some(4), Protocol::Http1, 1), Duration::ZERO),
             ("--connections 2 --streams 8 --h2c", point(None, Some(2), Protocol::H2c, 8), Duration::ZERO),
             (
-                "--replay monday.log --base-url http://127.0.0.1:1/x --speed 3 --to 6s",
+                "--replay monday.log --base-url http://127.0.0.1:1/x --speed 3 --duration 2s --loop 1000000",
                 Point { speed: Some(3.0), ..point(None, None, Protocol::Http1, 1) },
                 Duration::ZERO,
             ),

@@ -179,9 +179,7 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
             Event::Skipped { index, of, id, why } => {
                 eprintln!("{}[{}/{of}] {id}: not run: {why}", if tty { "\r\x1b[2K" } else { "" }, index + 1)
             }
-            Event::Probe { target, rate, holds, .. } => {
-                eprintln!("capacity {target}: {rate:.0} req/s {}", if holds { "holds" } else { "breaks" })
-            }
+            Event::Probe { target, line, .. } => eprintln!("capacity {target}: {line}"),
         };
         let watch = (console, serving.as_ref().map(|s| crate::live_cmd::LabView(Arc::clone(&s.live))));
         let result = lab::experiment::run(plan, &opts, &watch).await;

@@ -54,14 +54,19 @@ pub struct ReplayPlan {
     pub from_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_s: Option<f64>,
+    /// The run's length, when it ended the replay (`--duration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_s: Option<f64>,
 }
 
 impl std::fmt::Display for ReplayPlan {
     /// `access.log at 2x, 3 loops, from 600s to 1200s of it`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} at {}x", self.source, self.speed)?;
-        if self.loops > 1 {
-            write!(f, ", {} loops", self.loops)?;
+        match self.limit_s {
+            Some(l) => write!(f, " for {l}s")?,
+            None if self.loops > 1 => write!(f, ", {} loops", self.loops)?,
+            None => {}
         }
         match (self.from_s, self.to_s) {
             (Some(a), Some(b)) => write!(f, ", from {a}s to {b}s of it"),

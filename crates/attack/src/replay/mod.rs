@@ -32,11 +32,14 @@ pub struct ReplaySpec {
     pub to: Option<Duration>,
     /// A line that is not a request ends the replay (the default counts and skips it).
     pub strict: bool,
+    /// Nothing is sent later than this after the start (`--duration`): with many loops, a
+    /// replay as long as any other run.
+    pub limit: Option<Duration>,
 }
 
 impl ReplaySpec {
     pub fn new(path: PathBuf, base: Uri) -> ReplaySpec {
-        ReplaySpec { path, base, speed: 1.0, loops: 1, from: None, to: None, strict: false }
+        ReplaySpec { path, base, speed: 1.0, loops: 1, from: None, to: None, strict: false, limit: None }
     }
 
     /// What the results header says of the replay.
@@ -50,6 +53,7 @@ impl ReplaySpec {
             loops: self.loops,
             from_s: self.from.map(|d| d.as_secs_f64()),
             to_s: self.to.map(|d| d.as_secs_f64()),
+            limit_s: self.limit.map(|d| d.as_secs_f64()),
         }
     }
 

@@ -14,7 +14,7 @@ use crate::pool::Pool;
 use crate::runtimes::Runtimes;
 use crate::worker::{Job, Shared};
 
-/// Requests read ahead of their time, at most.
+/// Requests read ahead of their time, at most (in batches).
 const READ_AHEAD: usize = 4_096;
 
 /// Replays `spec`; returns whether it was stopped before the log's end.
@@ -26,7 +26,7 @@ pub(crate) async fn replay(
     stats: &SharedStats,
     stop: &CancellationToken,
 ) -> bool {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Hit>(READ_AHEAD);
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<Hit>>(READ_AHEAD / super::reader::BATCH);
     let headers = config.targets.first().map(|t| t.headers.clone()).unwrap_or_default();
     let reading = {
         let (spec, stats, stop) = (spec.clone(), Arc::clone(stats), stop.clone());
@@ -64,26 +64,32 @@ fn config_workers(max: usize) -> usize {
 }
 
 async fn send_all(
-    rx: &mut tokio::sync::mpsc::Receiver<Hit>,
+    rx: &mut tokio::sync::mpsc::Receiver<Vec<Hit>>,
     clock: &mut impl PaceClock,
     pool: &mut Pool,
     stop: &CancellationToken,
 ) -> bool {
-    while let Some(hit) = rx.recv().await {
-        while clock.elapsed() < hit.due {
-            if stop.is_cancelled() {
+    while let Some(batch) = rx.recv().await {
+        for hit in batch {
+            if !send_one(hit, clock, pool, stop).await {
                 return true;
             }
-            clock.sleep_until(hit.due).await;
-        }
-        if stop.is_cancelled() {
-            return true;
-        }
-        let job =
-            Job { seq: hit.seq, scheduled: pool.shared().start + hit.due, request: Some((hit.request, hit.label)) };
-        if !pool.send(job).await {
-            return true;
         }
     }
     stop.is_cancelled()
+}
+
+/// Sends `hit` at its time; false when stopped.
+async fn send_one(hit: Hit, clock: &mut impl PaceClock, pool: &mut Pool, stop: &CancellationToken) -> bool {
+    while clock.elapsed() < hit.due {
+        if stop.is_cancelled() {
+            return false;
+        }
+        clock.sleep_until(hit.due).await;
+    }
+    if stop.is_cancelled() {
+        return false;
+    }
+    let job = Job { seq: hit.seq, scheduled: pool.shared().start + hit.due, request: Some((hit.request, hit.label)) };
+    pool.send(job).await
 }

@@ -20,6 +20,10 @@ pub const MAX_LINE: usize = 64 * 1024;
 const QUOTED: usize = 5;
 /// Distinct `METHOD /path` labels the results keep; beyond, `METHOD (other paths)`.
 const MAX_LABELS: usize = 1_000;
+/// Requests handed to the pacer together: one wake-up of each thread per batch, not per request
+/// (at 30,000/s on one core, a hand-off per request put 16% of the samples in task switches).
+/// The reader runs ahead of the schedule, so a batch waits for nothing but parsing.
+pub(crate) const BATCH: usize = 64;
 
 /// One request to send.
 pub(crate) struct Hit {
@@ -35,20 +39,33 @@ pub(crate) struct Hit {
 pub(crate) fn read(
     spec: &ReplaySpec,
     headers: &[(HeaderName, HeaderValue)],
-    out: &Sender<Hit>,
+    out: &Sender<Vec<Hit>>,
     stats: &SharedStats,
     stop: &CancellationToken,
 ) {
-    let mut r = Reader { spec, headers, out, stats, stop, seq: 0, labels: HashMap::new(), offset: 0.0 };
+    let mut r = Reader {
+        spec,
+        headers,
+        out,
+        stats,
+        stop,
+        seq: 0,
+        labels: HashMap::new(),
+        offset: 0.0,
+        batch: Vec::with_capacity(BATCH),
+        lines: 0,
+    };
     for _ in 0..spec.loops {
-        match r.pass() {
-            Ok(Some(span)) => {
+        let pass = r.pass();
+        // What the pass left in the batch goes now (a pacer that stopped takes nothing more).
+        let handed = r.hand_over();
+        match pass {
+            Ok(Some(span)) if handed => {
                 stats.lock().unwrap_or_else(|e| e.into_inner()).span_s = span;
                 // The next pass starts one mean gap after this one's last request.
-                let requests = stats.lock().unwrap_or_else(|e| e.into_inner()).requests.max(1);
-                r.offset += span / spec.speed * (1.0 + 1.0 / requests as f64);
+                r.offset += span / spec.speed * (1.0 + 1.0 / r.seq.max(1) as f64);
             }
-            Ok(None) => return,
+            Ok(_) => return,
             Err(e) => {
                 stats.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(e);
                 return;
@@ -60,13 +77,16 @@ pub(crate) fn read(
 struct Reader<'a> {
     spec: &'a ReplaySpec,
     headers: &'a [(HeaderName, HeaderValue)],
-    out: &'a Sender<Hit>,
+    out: &'a Sender<Vec<Hit>>,
     stats: &'a SharedStats,
     stop: &'a CancellationToken,
     seq: u64,
     labels: HashMap<String, Arc<str>>,
     /// Seconds added to this pass's due times (the earlier passes' length).
     offset: f64,
+    batch: Vec<Hit>,
+    /// Lines read since the last count published to `stats`.
+    lines: u64,
 }
 
 impl Reader<'_> {
@@ -90,7 +110,7 @@ impl Reader<'_> {
                 break;
             }
             line_no += 1;
-            self.stats.lock().unwrap_or_else(|e| e.into_inner()).lines += 1;
+            self.lines += 1;
             let parsed = if buf.len() > MAX_LINE {
                 // Read past the rest of the line.
                 while !buf.ends_with(b"\n") {
@@ -166,6 +186,10 @@ impl Reader<'_> {
         let from = self.spec.from.map_or(0, |f| f.as_micros() as i64);
         let log_us = (at - from).max(0) as f64;
         let due = Duration::from_micros((log_us / self.spec.speed + self.offset * 1e6).round() as u64);
+        if self.spec.limit.is_some_and(|l| due >= l) {
+            // The run's length is reached: the replay ends here, whatever is left of the log.
+            return Ok(false);
+        }
         let url = join(&self.spec.base, &req.path)?;
         let method = Method::from_bytes(req.method.as_bytes()).map_err(|e| e.to_string())?;
         let mut target = Target::new(method, url);
@@ -183,8 +207,25 @@ impl Reader<'_> {
         };
         let hit = Hit { seq: self.seq, due, request: Arc::new(Prepared::new(&target)), label };
         self.seq += 1;
-        self.stats.lock().unwrap_or_else(|e| e.into_inner()).requests += 1;
-        Ok(self.out.blocking_send(hit).is_ok())
+        self.batch.push(hit);
+        Ok(self.batch.len() < BATCH || self.hand_over())
+    }
+
+    /// Sends the batch to the pacer; false when it has stopped listening.
+    fn hand_over(&mut self) -> bool {
+        self.publish();
+        if self.batch.is_empty() {
+            return true;
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        self.out.blocking_send(batch).is_ok()
+    }
+
+    /// The counts so far, to `stats`.
+    fn publish(&mut self) {
+        let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        s.lines += std::mem::take(&mut self.lines);
+        s.requests = self.seq;
     }
 
     fn skip(&mut self, line: u64, why: &'static str, text: &[u8]) -> Result<(), String> {

@@ -20,7 +20,7 @@ pub struct ReplayArgs {
     /// Replay this many times faster (2 halves every gap).
     #[arg(long, default_value_t = 1.0, requires = "replay")]
     pub speed: f64,
-    /// Replay the log this many times, one pass after the other.
+    /// Replay the log this many times, one pass after the other (with --duration, until then).
     #[arg(long = "loop", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "replay")]
     pub loops: u32,
     /// Only the part of the log from this long after its first request (e.g. 10m).

@@ -76,4 +76,13 @@ fn every_example_plan_runs_quick_with_its_verdict() {
     assert_eq!(code, 0, "{}", lab["findings"]);
     assert_eq!(lab["matrix"]["points"].as_array().unwrap().len(), 4);
     assert!(out.join("charts/variants-hdr.png").exists());
+
+    // 005: Monday's log replayed at 1x and 4x holds; the search finds the speed it breaks at.
+    let (code, lab, _) = run("005-replay-monday");
+    assert_eq!(code, 0, "{}", lab["findings"]);
+    let c = &lab["capacity"][0];
+    assert_eq!(c["of"], "speed", "{c}");
+    assert!(c["holds_up_to"].as_f64().is_some_and(|h| h >= 4.0), "{c}");
+    assert!(c["breaks_at"].as_f64().is_some_and(|b| b <= 64.0), "{c}");
+    assert!(lab["steps"].as_array().unwrap().iter().all(|s| s["numbers"]["requests"].as_u64() > Some(20)));
 }
