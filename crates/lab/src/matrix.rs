@@ -258,6 +258,23 @@ mod tests {
     }
 
     #[test]
+    fn the_preview_counts_the_steps_the_run_makes() {
+        let dir = std::env::temp_dir().join(format!("loadlab-matrix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("day.log"), "").unwrap();
+        let text = "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[targets.b]\nurl = \"http://127.0.0.1:2/\"\n[load]\n";
+        for load in [
+            "replay = \"day.log\"\nspeed = [1, 4, 8]\nrepeats = 2",
+            "replay = \"day.log\"",
+            "rate = [10, 20]\nprotocol = [\"http1\", \"h2c\"]",
+            "connections = [1, 8]\nstreams = [1, 4]\nprotocol = \"h2c\"",
+        ] {
+            let p = crate::plan::parse(&format!("{text}{load}\n"), "t.toml", &dir).unwrap();
+            assert_eq!(count(&p), expand(&p).steps.len() as u128, "{load}");
+        }
+    }
+
+    #[test]
     fn a_single_rate_is_one_point() {
         let m = expand(&plan("rate = 700"));
         assert_eq!((m.points.len(), m.steps.len()), (1, 2));

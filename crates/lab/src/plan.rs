@@ -30,7 +30,7 @@ impl Plan {
     /// How many steps the plan expands to (every axis multiplied, times targets and repeats).
     pub fn step_count(&self) -> u128 {
         let l = &self.load;
-        if l.rate.is_empty() && l.connections.is_empty() {
+        if l.rate.is_empty() && l.connections.is_empty() && l.speed.is_empty() {
             return 0;
         }
         let axis = |n: usize| n.max(1) as u128;
@@ -40,6 +40,7 @@ impl Plan {
             * axis(l.streams.len())
             * axis(l.connections.len())
             * axis(l.rate.len())
+            * axis(l.speed.len())
             * self.targets.len() as u128
             * u128::from(l.repeats)
     }
