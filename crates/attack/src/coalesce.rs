@@ -59,31 +59,16 @@ impl<C: PaceClock> PaceClock for Coalesced<C> {
 mod tests {
     use super::*;
     use crate::pacer::pacer;
+    use crate::pacer::tests::FakeClock;
     use crate::schedule::Schedule;
     use std::cell::Cell;
     use tokio_util::sync::CancellationToken;
-
-    /// A virtual clock: sleeping jumps to the wake-up time; counts wake-ups.
-    struct FakeClock<'a> {
-        now: &'a Cell<Duration>,
-        wakes: usize,
-    }
-
-    impl PaceClock for FakeClock<'_> {
-        fn elapsed(&self) -> Duration {
-            self.now.get()
-        }
-        async fn sleep_until(&mut self, at: Duration) {
-            self.wakes += 1;
-            self.now.set(self.now.get().max(at));
-        }
-    }
 
     /// Paces `schedule` through a coalescing window on a virtual clock: (n, due, sent at) per
     /// hit, and the wake-ups.
     fn run(schedule: &Schedule, window: Duration) -> (Vec<(u64, Duration, Duration)>, usize) {
         let now = Cell::new(Duration::ZERO);
-        let mut clock = Coalesced::new(FakeClock { now: &now, wakes: 0 }, window);
+        let mut clock = Coalesced::new(FakeClock { now: &now, oversleep: Duration::ZERO, wakes: 0 }, window);
         let mut sent = Vec::new();
         let mut record = |n, due| {
             sent.push((n, due, now.get()));

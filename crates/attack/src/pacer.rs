@@ -169,14 +169,16 @@ pub(crate) async fn pacer(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::cell::Cell;
 
-    /// A virtual clock: sleeping jumps to the wake-up time, plus a fixed oversleep.
-    struct FakeClock<'a> {
-        now: &'a Cell<Duration>,
-        oversleep: Duration,
+    /// A virtual clock: sleeping jumps to the wake-up time, plus a fixed oversleep; it counts
+    /// its wake-ups (the coalescing tests use it too).
+    pub(crate) struct FakeClock<'a> {
+        pub(crate) now: &'a Cell<Duration>,
+        pub(crate) oversleep: Duration,
+        pub(crate) wakes: usize,
     }
 
     impl PaceClock for FakeClock<'_> {
@@ -184,6 +186,7 @@ mod tests {
             self.now.get()
         }
         async fn sleep_until(&mut self, at: Duration) {
+            self.wakes += 1;
             self.now.set(self.now.get().max(at + self.oversleep));
         }
     }
@@ -198,7 +201,7 @@ mod tests {
         stride: u64,
     ) -> Vec<(u64, Duration, Duration)> {
         let now = Cell::new(Duration::ZERO);
-        let mut clock = FakeClock { now: &now, oversleep };
+        let mut clock = FakeClock { now: &now, oversleep, wakes: 0 };
         let mut sent = Vec::new();
         let stop = CancellationToken::new();
         let mut record = |n, due| {
@@ -256,8 +259,10 @@ mod tests {
         // 1000/s for 1 s (a hit every 1 ms, the first at 0), ticks of 10 ms: a wake-up at 0 and
         // at each tick's end; every hit leaves at the first tick end at or after its due time.
         let now = Cell::new(Duration::ZERO);
-        let mut clock =
-            Ticked { clock: FakeClock { now: &now, oversleep: Duration::ZERO }, tick: Duration::from_millis(10) };
+        let mut clock = Ticked {
+            clock: FakeClock { now: &now, oversleep: Duration::ZERO, wakes: 0 },
+            tick: Duration::from_millis(10),
+        };
         let mut sent = Vec::new();
         let mut record = |n, due| {
             sent.push((n, due, now.get()));
@@ -312,7 +317,7 @@ mod tests {
             &schedule,
             0,
             1,
-            &mut FakeClock { now: &now, oversleep: Duration::ZERO },
+            &mut FakeClock { now: &now, oversleep: Duration::ZERO, wakes: 0 },
             &stop,
             &mut |n, _| {
                 count += 1;
@@ -325,7 +330,7 @@ mod tests {
         assert!(stopped);
         assert_eq!(count, 25);
         let now = Cell::new(Duration::ZERO);
-        let mut clock = FakeClock { now: &now, oversleep: Duration::ZERO };
+        let mut clock = FakeClock { now: &now, oversleep: Duration::ZERO, wakes: 0 };
         let stopped = rt.block_on(pacer(&schedule, 0, 1, &mut clock, &CancellationToken::new(), &mut |n, _| n < 5));
         assert!(stopped);
     }
