@@ -176,6 +176,7 @@ impl std::fmt::Display for PlanError {
 mod build;
 mod capacity;
 mod ports;
+pub use ports::{fill_port, PORT_PLACEHOLDER};
 mod raw;
 mod replay;
 use raw::*;
@@ -383,7 +384,7 @@ impl Doc<'_> {
             self.check_port_placeholder(&field, &kind, t.metrics.as_deref())?;
             if let TargetKind::Running { url, .. } | TargetKind::Command { url, .. } = &kind {
                 // `{port}` is checked as a port the kernel could give.
-                let url = crate::systems::fill_port(url, Some(1));
+                let url = fill_port(url, Some(1));
                 attack::parse_url(&url).map_err(|e| self.err(&format!("{field}.url"), e))?;
             }
             // Step ids and files are named after the target's slug: two names that differ only

@@ -231,16 +231,7 @@ pub fn expand_argv(argv: &[String], port: Option<u16>) -> Vec<String> {
     argv.iter().map(|a| fill_port(&a.replace("{loadlab}", &me), port)).collect()
 }
 
-/// What a started target's `{port}` stands for in its url, command, ready and metrics.
-pub const PORT_PLACEHOLDER: &str = "{port}";
-
-/// `text` with `{port}` replaced by `port` (unchanged without one).
-pub fn fill_port(text: &str, port: Option<u16>) -> String {
-    match port {
-        Some(p) => text.replace(PORT_PLACEHOLDER, &p.to_string()),
-        None => text.to_owned(),
-    }
-}
+pub use crate::plan::{fill_port, PORT_PLACEHOLDER};
 
 /// A loopback port nobody listens on now, from the kernel (bind port 0, read it back). The
 /// socket is closed before the command binds it; the start refuses a port that answers by then.

@@ -1,7 +1,18 @@
 //! `{port}`: a started target's port, left to the lab (filled by `systems` at the start).
 
 use super::{Doc, PlanError, TargetKind, TargetSpec};
-use crate::systems::PORT_PLACEHOLDER as P;
+
+/// What a started target's `{port}` stands for in its url, command, ready and metrics.
+pub const PORT_PLACEHOLDER: &str = "{port}";
+use PORT_PLACEHOLDER as P;
+
+/// `text` with `{port}` replaced by `port` (unchanged without one).
+pub fn fill_port(text: &str, port: Option<u16>) -> String {
+    match port {
+        Some(p) => text.replace(P, &p.to_string()),
+        None => text.to_owned(),
+    }
+}
 
 impl TargetSpec {
     /// Whether the lab picks this started target's port (`{port}` in its url).
