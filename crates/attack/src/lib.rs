@@ -24,6 +24,7 @@ pub mod schedule;
 mod shard;
 mod sink;
 pub mod targets;
+pub mod template;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tls;

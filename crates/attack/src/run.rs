@@ -59,6 +59,12 @@ pub async fn run<C: Consumer + Send + 'static>(
         lean: config.client.protocol == Protocol::Http1,
         connector,
         prepared: config.targets.iter().map(|t| Prepared::new(&asking_gzip(t, config.client.compressed))).collect(),
+        templates: config
+            .targets
+            .iter()
+            .map(|t| t.template.as_ref().map(|tpl| (Arc::clone(tpl), asking_gzip(t, config.client.compressed))))
+            .collect(),
+        seed: config.seed,
         mix,
         start,
         requests_per_conn: config.requests_per_conn,

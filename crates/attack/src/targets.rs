@@ -2,11 +2,14 @@
 //! an optional `@body-file`, blank lines between) or its `json` format (one object a line:
 //! `method`, `url`, `header` {name: [values]}, `body` base64).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use base64::Engine;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Uri};
+
+use crate::template::{Files, TargetTemplate};
 
 /// One request template.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,17 +21,24 @@ pub struct Target {
     /// Its share of the requests against the other targets' (1 by default): `"weight": 3` in
     /// the JSON format, a `# weight=3` line in its block in the http format.
     pub weight: u32,
+    /// Per-request values in its URL, headers or body (`{{seq}}`, `{{uuid}}`...): the fields
+    /// above then hold the first request's rendering.
+    pub template: Option<Arc<TargetTemplate>>,
 }
 
 impl Target {
     /// A GET (or `method`) of `url` with no headers and an empty body.
     pub fn new(method: Method, url: Uri) -> Self {
-        Target { method, url, headers: Vec::new(), body: Bytes::new(), weight: 1 }
+        Target { method, url, headers: Vec::new(), body: Bytes::new(), weight: 1, template: None }
     }
 
-    /// `METHOD URL`, as the results file's target table records it.
+    /// `METHOD URL` (the URL as written, templates and all), as the results file's target table
+    /// records it.
     pub fn label(&self) -> String {
-        format!("{} {}", self.method, self.url)
+        match self.template.as_ref().and_then(|t| t.url_text()) {
+            Some(url) => format!("{} {url}", self.method),
+            None => format!("{} {}", self.method, self.url),
+        }
     }
 }
 
@@ -59,11 +69,13 @@ impl std::str::FromStr for TargetFormat {
     }
 }
 
-/// Defaults applied to every parsed target: `--header` lines and the `--body` payload.
+/// Defaults applied to every parsed target: `--header` lines and the `--body` payload; and where
+/// the files that templates name are found (the working directory when empty).
 #[derive(Clone, Debug, Default)]
 pub struct TargetDefaults {
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub body: Option<Bytes>,
+    pub template_dir: PathBuf,
 }
 
 /// Parses a URL that must be absolute http(s).
@@ -135,7 +147,8 @@ pub fn parse_targets(
     if targets.is_empty() {
         return Err(err(0, "no targets".to_owned()));
     }
-    for t in &mut targets {
+    let mut files = Files::new(&defaults.template_dir);
+    for Parsed { line, target: t, url_text } in &mut targets {
         for (name, value) in &defaults.headers {
             if !t.headers.iter().any(|(n, _)| n == name) {
                 t.headers.push((name.clone(), value.clone()));
@@ -146,20 +159,54 @@ pub fn parse_targets(
                 t.body = body.clone();
             }
         }
+        if let Some(tpl) = TargetTemplate::compile(t, url_text, &mut files).map_err(|e| err(*line, e))? {
+            // The fields hold the first request's rendering (its URL decides the origin).
+            *t = tpl.render(t, 0, 0).map_err(|e| err(*line, e))?;
+            t.template = Some(Arc::new(tpl));
+        }
     }
-    Ok(targets)
+    Ok(targets.into_iter().map(|p| p.target).collect())
 }
 
-fn parse_http(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<Vec<Target>, TargetError> {
-    let mut targets: Vec<Target> = Vec::new();
-    let mut current: Option<Target> = None;
+/// A target as read, with its line and its URL as written.
+struct Parsed {
+    line: usize,
+    target: Target,
+    url_text: String,
+}
+
+impl Parsed {
+    fn new(line: usize, method: Method, url: &str) -> Result<Parsed, String> {
+        Ok(Parsed { line, target: Target::new(method, parse_url(&untemplated(url))?), url_text: url.to_owned() })
+    }
+}
+
+/// `url` with every `{{...}}` as `0`: what the URL is checked as before templates are compiled.
+fn untemplated(url: &str) -> std::borrow::Cow<'_, str> {
+    if !url.contains("{{") {
+        return url.into();
+    }
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        out.push('0');
+        rest = rest[open..].find("}}").map_or("", |c| &rest[open + c + 2..]);
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+fn parse_http(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<Vec<Parsed>, TargetError> {
+    let mut targets: Vec<Parsed> = Vec::new();
+    let mut current: Option<Parsed> = None;
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.trim();
         if let Some(comment) = line.strip_prefix('#') {
             // `# weight=N` in a target's block weighs it (vegeta reads a comment).
-            if let (Some(t), Some(w)) = (&mut current, comment.trim().strip_prefix("weight=")) {
-                t.weight = parse_weight(w.trim()).map_err(|e| err(line_no, e))?;
+            if let (Some(p), Some(w)) = (&mut current, comment.trim().strip_prefix("weight=")) {
+                p.target.weight = parse_weight(w.trim()).map_err(|e| err(line_no, e))?;
             }
             continue;
         }
@@ -173,10 +220,9 @@ fn parse_http(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
                     .split_once(char::is_whitespace)
                     .ok_or_else(|| err(line_no, format!("expected \"METHOD URL\", found {}", quoted(line))))?;
                 let method = parse_method(method).map_err(|e| err(line_no, e))?;
-                let url = parse_url(url.trim()).map_err(|e| err(line_no, e))?;
-                current = Some(Target::new(method, url));
+                current = Some(Parsed::new(line_no, method, url.trim()).map_err(|e| err(line_no, e))?);
             }
-            Some(t) => {
+            Some(Parsed { target: t, .. }) => {
                 if let Some(path) = line.strip_prefix('@') {
                     let body = std::fs::read(Path::new(path.trim()))
                         .map_err(|e| err(line_no, format!("body file {:?}: {e}", path.trim())))?;
@@ -188,8 +234,7 @@ fn parse_http(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
                     targets.extend(current.take());
                     let (method, url) = line.split_once(char::is_whitespace).unwrap();
                     let method = parse_method(method).map_err(|e| err(line_no, e))?;
-                    let url = parse_url(url.trim()).map_err(|e| err(line_no, e))?;
-                    current = Some(Target::new(method, url));
+                    current = Some(Parsed::new(line_no, method, url.trim()).map_err(|e| err(line_no, e))?);
                 } else {
                     return Err(err(
                         line_no,
@@ -245,7 +290,7 @@ fn json_error(e: &serde_json::Error) -> String {
     }
 }
 
-fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<Vec<Target>, TargetError> {
+fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<Vec<Parsed>, TargetError> {
     let mut targets = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line_no = i + 1;
@@ -254,8 +299,8 @@ fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
         }
         let j: JsonTarget = serde_json::from_str(line).map_err(|e| err(line_no, json_error(&e)))?;
         let method = parse_method(&j.method).map_err(|e| err(line_no, format!("field method: {e}")))?;
-        let url = parse_url(&j.url).map_err(|e| err(line_no, format!("field url: {e}")))?;
-        let mut t = Target::new(method, url);
+        let mut p = Parsed::new(line_no, method, &j.url).map_err(|e| err(line_no, format!("field url: {e}")))?;
+        let t = &mut p.target;
         if let Some(w) = j.weight {
             t.weight = parse_weight(&w.to_string()).map_err(|e| err(line_no, format!("field {e}")))?;
         }
@@ -272,7 +317,7 @@ fn parse_json(text: &str, err: &dyn Fn(usize, String) -> TargetError) -> Result<
                 .map_err(|e| err(line_no, format!("field body: not base64: {e}")))?;
             t.body = Bytes::from(body);
         }
-        targets.push(t);
+        targets.push(p);
     }
     Ok(targets)
 }
@@ -323,6 +368,20 @@ mod tests {
     }
 
     #[test]
+    fn templates_compile_with_their_target_and_mistakes_name_the_line() {
+        let t = parse("GET http://127.0.0.1:1/u/{{seq}}\nX-Id: {{uuid}}\n", TargetFormat::Http).unwrap();
+        assert_eq!(t[0].url.path(), "/u/0", "the first request's rendering");
+        assert_eq!(t[0].label(), "GET http://127.0.0.1:1/u/{{seq}}");
+        assert!(t[0].template.is_some());
+        assert!(parse("GET http://127.0.0.1:1/{x}\n", TargetFormat::Http).unwrap()[0].template.is_none());
+        let e = parse("\nGET http://127.0.0.1/{{nope}}\n", TargetFormat::Http).unwrap_err();
+        assert!(e.to_string().starts_with("targets.txt:2: url: template {{nope}}: unknown"), "{e}");
+        let json = r#"{"method":"GET","url":"http://127.0.0.1/","header":{"X-A":["{{rand 2 1}}"]}}"#;
+        let e = parse(json, TargetFormat::Json).unwrap_err();
+        assert!(e.to_string().starts_with("targets.txt:1: x-a: template {{rand 2 1}}"), "{e}");
+    }
+
+    #[test]
     fn json_format() {
         let text = r#"{"method":"POST","url":"http://127.0.0.1:1/f","header":{"Content-Type":["application/json"]},"body":"eyJmaWIiOjEwfQ=="}"#;
         let t = parse(text, TargetFormat::Json).unwrap();
@@ -357,6 +416,7 @@ mod tests {
         let defaults = TargetDefaults {
             headers: vec![parse_header("X-A: global").unwrap(), parse_header("X-B: global").unwrap()],
             body: Some(Bytes::from_static(b"default")),
+            ..TargetDefaults::default()
         };
         let t = parse_targets("GET http://127.0.0.1/\nX-A: mine\n", TargetFormat::Http, "t", &defaults).unwrap();
         assert_eq!(t[0].headers.len(), 2);

@@ -16,6 +16,8 @@ use crate::exchange::{Exchange, Failure, FailureKind};
 use crate::lean::LeanConn;
 use crate::request::{redirected, resolve_location, Origin, Prepared};
 use crate::sink::{Outcome, SinkQueue};
+use crate::targets::Target;
+use crate::template::TargetTemplate;
 
 /// How often a request the server refused unprocessed is sent (on a new connection each time).
 const MAX_REFUSED_ATTEMPTS: u32 = 3;
@@ -31,6 +33,11 @@ pub(crate) struct Shared {
     /// Plain-TCP HTTP/1.1 goes through the lean client.
     pub(crate) lean: bool,
     pub(crate) prepared: Vec<Prepared>,
+    /// By target: its template, rendered per request (the target it starts from keeps the
+    /// run's request settings, such as asking for gzip).
+    pub(crate) templates: Vec<Option<(Arc<TargetTemplate>, Target)>>,
+    /// Templates' random values are a function of this and the sequence number.
+    pub(crate) seed: u64,
     /// Which of `prepared` each request goes to.
     pub(crate) mix: crate::mix::Mix,
     pub(crate) start: Instant,
@@ -222,11 +229,37 @@ impl Worker {
             shared.gauges.not_sent.fetch_add(1, Ordering::Relaxed);
             return;
         }
+        let rendered;
         let (target, prepared, label) = match &job.request {
             Some((p, label)) => (0, &**p, Some(Arc::clone(label))),
             None => {
                 let t = shared.mix.pick(job.seq);
-                (t, &shared.prepared[t], None)
+                match &shared.templates[t] {
+                    None => (t, &shared.prepared[t], None),
+                    Some((tpl, base)) => match tpl.render(base, job.seq, shared.seed) {
+                        Ok(r) => {
+                            rendered = Prepared::new(&r);
+                            (t, &rendered, None)
+                        }
+                        // A value that makes no request (a file's line is no host name): a
+                        // failed request, recorded.
+                        Err(e) => {
+                            shared.gauges.sent.fetch_add(1, Ordering::Relaxed);
+                            let us = sent_at.saturating_duration_since(job.scheduled).as_micros() as u64;
+                            let record = Record {
+                                seq: job.seq,
+                                target: t as u32,
+                                scheduled_us: job.scheduled.saturating_duration_since(shared.start).as_micros() as u64,
+                                latency_us: us,
+                                ttfb_us: us,
+                                lag_us: us,
+                                ..Record::default()
+                            };
+                            shared.sink.push(Outcome { record, error: Some(e), target: None });
+                            return;
+                        }
+                    },
+                }
             }
         };
         let in_flight = shared.gauges.in_flight.fetch_add(1, Ordering::Relaxed) + 1;

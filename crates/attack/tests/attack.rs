@@ -513,3 +513,47 @@ async fn weighted_targets_hold_their_mix_and_a_seed_repeats_it() {
     assert_eq!(by_seq(&a), by_seq(&run));
     assert_ne!(by_seq(&b), by_seq(&run));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn templates_render_distinct_values_per_request_over_http1_and_h2c() {
+    let dir = tempdir();
+    std::fs::write(dir.join("users.txt"), "ana\nbo\nJosé\n").unwrap();
+    let server = TestServer::start(Behaviour::default()).await;
+    let text = format!(
+        "POST {}\nX-Request-Id: {{{{uuid}}}}\nContent-Type: application/json\n@{}\n",
+        server.url("/u/{{seq}}?n={{rand 1 3}}&who={{line users.txt}}"),
+        dir.join("body.json").display()
+    );
+    std::fs::write(dir.join("body.json"), "{\"user\":\"{{line users.txt}}\",\"at\":{{time ms}}}").unwrap();
+    let defaults = attack::TargetDefaults { template_dir: dir.clone(), ..Default::default() };
+    let targets = attack::parse_targets(&text, attack::TargetFormat::Http, "t.txt", &defaults).unwrap();
+    assert_eq!(targets[0].label(), format!("POST {}", server.url("/u/{{seq}}?n={{rand 1 3}}&who={{line users.txt}}")));
+    for (protocol, streams, n) in [(Protocol::Http1, 1, 600u64), (Protocol::H2c, 2, 300)] {
+        server.clear_captured();
+        let mut config = closed(targets.clone(), 4, streams, n);
+        config.client.protocol = protocol;
+        let run = attack(config).await;
+        assert!(run.errors().is_empty(), "{:?}", run.errors());
+        let got = server.captured();
+        assert_eq!(got.len() as u64, n);
+        // Every sequence number once, in the path.
+        let mut seqs: Vec<u64> = got.iter().map(|c| c.path[3..c.path.find('?').unwrap()].parse().unwrap()).collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, (0..n).collect::<Vec<_>>(), "{protocol:?}");
+        let ids: std::collections::HashSet<_> =
+            got.iter().map(|c| c.headers.get("x-request-id").unwrap().to_str().unwrap().to_owned()).collect();
+        assert_eq!(ids.len() as u64, n, "a UUID per request");
+        let ns: std::collections::BTreeSet<_> =
+            got.iter().map(|c| c.path.split("n=").nth(1).unwrap().split('&').next().unwrap().to_owned()).collect();
+        assert_eq!(ns.into_iter().collect::<Vec<_>>(), ["1", "2", "3"]);
+        // The file's lines in turn: each a third of the time, encoded in the URL, as is in the body.
+        for (name, in_url) in [("ana", "ana"), ("bo", "bo"), ("José", "Jos%C3%A9")] {
+            let bodies = got.iter().filter(|c| c.body.starts_with(format!("{{\"user\":\"{name}\"").as_bytes())).count();
+            let urls = got.iter().filter(|c| c.path.ends_with(&format!("who={in_url}"))).count();
+            assert_eq!((bodies as u64, urls as u64), (n / 3, n / 3), "{name} over {protocol:?}");
+        }
+        assert!(got
+            .iter()
+            .all(|c| c.headers.get("content-length").is_none_or(|l| l.to_str().unwrap() == c.body.len().to_string())));
+    }
+}

@@ -114,6 +114,9 @@ pub struct LoadSpec {
     pub method: String,
     pub headers: Vec<String>,
     pub body: Option<Vec<u8>>,
+    /// Where the files that templates in headers, body and paths name are found: the plan's
+    /// directory.
+    pub template_dir: PathBuf,
     pub timeout: Duration,
     pub max_workers: Option<usize>,
     /// Open model: send the hits due within each tick together (as `attack --pace-tick`).
@@ -552,9 +555,19 @@ impl Doc<'_> {
             (None, None) => None,
             _ => return Err(self.err("load.body", "body and body_file exclude each other")),
         };
+        let mut defaults = attack::TargetDefaults { template_dir: dir.to_owned(), ..Default::default() };
         for h in &l.headers {
-            attack::parse_header(h).map_err(|e| self.err("load.headers", e))?;
+            defaults.headers.push(attack::parse_header(h).map_err(|e| self.err("load.headers", e))?);
         }
+        // Templates in the headers and body are compiled now (their files read), so that a
+        // mistake stops the plan before it starts anything.
+        defaults.body = body.clone().map(bytes::Bytes::from);
+        attack::parse_targets("GET http://127.0.0.1/\n", attack::TargetFormat::Http, "load", &defaults).map_err(
+            |e| {
+                let field = if e.reason.starts_with("body:") { "load.body" } else { "load.headers" };
+                self.err(field, e.reason)
+            },
+        )?;
         let duration = self.duration("load.duration", l.duration.as_ref(), DEFAULT_DURATION)?;
         if duration.is_zero() {
             return Err(self.err("load.duration", "must be longer than 0"));
@@ -586,6 +599,7 @@ impl Doc<'_> {
             method: l.method.unwrap_or_else(|| "GET".into()),
             headers: l.headers,
             body,
+            template_dir: dir.to_owned(),
             timeout,
             max_workers: l
                 .max_workers

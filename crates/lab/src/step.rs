@@ -43,7 +43,7 @@ pub fn config(
     variant: Option<&Variant>,
     length: std::time::Duration,
 ) -> Result<AttackConfig, String> {
-    let mut defaults = TargetDefaults::default();
+    let mut defaults = TargetDefaults { template_dir: load.template_dir.clone(), ..TargetDefaults::default() };
     let headers = load.headers.iter().chain(variant.map(|v| v.headers.iter()).into_iter().flatten());
     for h in headers {
         defaults.headers.push(attack::parse_header(h)?);

@@ -368,6 +368,7 @@ mod tests {
             method: "GET".into(),
             headers: Vec::new(),
             body: None,
+            template_dir: std::path::PathBuf::new(),
             timeout: Duration::from_secs(5),
             max_workers: None,
             pace_tick,

@@ -150,3 +150,23 @@ fn rejections_name_file_line_and_field() {
         assert_eq!(s.lines().count(), 1, "{s}");
     }
 }
+
+#[test]
+fn templates_in_headers_and_body_are_checked_and_read_from_the_plan_directory() {
+    let dir = std::env::temp_dir().join(format!("loadlab-plan-templates-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("users.txt"), "ana\nbo\n").unwrap();
+    let ok = "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 1\nheaders = [\"X-Id: {{uuid}}\"]\n\
+              body = '{\"u\":\"{{line users.txt}}\"}'\n";
+    let p = parse(ok, "plan.toml", &dir).unwrap();
+    assert_eq!(p.load.template_dir, dir);
+    for (text, says) in [
+        ("[load]\nrate = 1\nheaders = [\"X-Id: {{uid}}\"]\n", "load.headers: x-id: template {{uid}}: unknown"),
+        ("[load]\nrate = 1\nbody = '{{line nobody.txt}}'\n", "load.body: body: {{line nobody.txt}}: "),
+    ] {
+        let e = parse(&format!("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n{text}"), "plan.toml", &dir)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{e}");
+    }
+}
