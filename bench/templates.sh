@@ -3,7 +3,9 @@
 # URL, a header and its body ({{seq}}, {{rand}}, {{uuid}}, {{line FILE}}, {{time ms}}), against
 # one nginx on loopback (nginx on core 1, loadlab on core 0).
 #  1. CPU per 1,000 requests at 2,000/s (SECS_LOW, default 10 s);
-#  2. the highest open-model rate held (98% answered in time and the p99 of send lag within
+#  2. CPU per 1,000 requests in a closed model (32 connections, CLOSED_REQUESTS, default
+#     200,000): the generator's cost per request whatever the pacing;
+#  3. the highest open-model rate held (98% answered in time and the p99 of send lag within
 #     1 ms, as bench/ceiling.sh judges loadlab), climbing RATES for SECS (default 3 s) each.
 # Each measure is taken REPS times (default 3), plain and templated alternating.
 # Run by hand (not in CI): bash bench/templates.sh
@@ -55,6 +57,20 @@ for round in $(seq "$REPS"); do
   done
 done
 
+CLOSED_REQUESTS=${CLOSED_REQUESTS:-200000}
+echo "== CPU per 1,000 requests, closed model, 32 connections, $CLOSED_REQUESTS requests"
+declare -A CLOSED
+for round in $(seq "$REPS"); do
+  for kind in plain templated; do
+    (cd "$work" && taskset -c 0 /usr/bin/time -f "%U %S" -o "$work/time" \
+      "$LOADLAB" attack --targets "$work/$kind" --connections 32 --requests "$CLOSED_REQUESTS" > "$work/out" 2> "$work/err") || true
+    read -r user sys < <(tail -1 "$work/time")
+    per=$(python3 -c "print('%.1f' % (1e6 * ($user + $sys) / $CLOSED_REQUESTS))")
+    printf '%-10s round %d  %5.2f CPU s  %6s ms CPU per 1,000\n' "$kind" "$round" "$(python3 -c "print($user + $sys)")" "$per"
+    CLOSED[$kind]="${CLOSED[$kind]:-} $per"
+  done
+done
+
 echo "== highest rate held, ${SECS}s per rate"
 declare -A HELD
 for round in $(seq "$REPS"); do
@@ -73,6 +89,6 @@ done
 
 echo "== summary: median of $REPS rounds, then each round"
 for kind in plain templated; do
-  python3 -c "import statistics,sys; l=[float(x) for x in sys.argv[2].split()]; h=[int(x) for x in sys.argv[3].split()]; print('%-10s  %6.1f ms CPU per 1,000 at 2,000/s (%s)   held %6d/s (%s)' % (sys.argv[1], statistics.median(l), ' '.join(map(str, l)), statistics.median(h), ' '.join(map(str, h))))" \
-    "$kind" "${LOW[$kind]}" "${HELD[$kind]}"
+  python3 -c "import statistics,sys; l=[float(x) for x in sys.argv[2].split()]; c=[float(x) for x in sys.argv[3].split()]; h=[int(x) for x in sys.argv[4].split()]; print('%-10s  %6.1f ms CPU per 1,000 at 2,000/s (%s)   %5.1f ms per 1,000 closed (%s)   held %6d/s (%s)' % (sys.argv[1], statistics.median(l), ' '.join(map(str, l)), statistics.median(c), ' '.join(map(str, c)), statistics.median(h), ' '.join(map(str, h))))" \
+    "$kind" "${LOW[$kind]}" "${CLOSED[$kind]}" "${HELD[$kind]}"
 done

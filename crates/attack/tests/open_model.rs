@@ -303,3 +303,90 @@ async fn msec_times_are_kept_and_a_window_picks_part_of_the_log() {
     assert_eq!(paths, ["/m1", "/m2", "/m3"]);
     let _ = std::fs::remove_file(log);
 }
+
+fn sorted_times(run: &Run) -> Vec<u64> {
+    let mut t: Vec<u64> = run.records.iter().map(|(r, _)| r.scheduled_us).collect();
+    t.sort_unstable();
+    t
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_har_file_replays_its_requests_headers_and_bodies_at_their_start_times() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let har = r#"{"log":{"version":"1.2","creator":{"name":"browser","version":"1"},"entries":[
+      {"startedDateTime":"2026-11-24T10:00:00.600+01:00","request":{"method":"POST","url":"https://shop.example/cart?x=1",
+       "headers":[{"name":":authority","value":"shop.example"},{"name":"Host","value":"shop.example"},
+                  {"name":"Content-Type","value":"application/json"},{"name":"Cookie","value":"s=recorded"},
+                  {"name":"X-Client","value":"web"}],
+       "postData":{"mimeType":"application/json","text":"{\"sku\":7}"}}},
+      {"startedDateTime":"2026-11-24T09:00:00.000Z","request":{"method":"GET","url":"https://shop.example/","headers":[]}},
+      {"startedDateTime":"2026-11-24T09:00:00.250Z","request":{"method":"GET","url":"https://shop.example/img/a.png"}},
+      {"startedDateTime":"not a time","request":{"method":"GET","url":"https://shop.example/never"}}
+    ]}}"#;
+    let path = temp_log("har", har);
+    let mut config = replay_config(&server, &path, 1.0);
+    // `-H` wins over a recorded header of the same name.
+    config.targets[0].headers.push((http::header::COOKIE, http::HeaderValue::from_static("s=staging")));
+    let summary = attack::run(config, results::LlrWriter::new(Vec::new()), tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
+    let stats = summary.replay.unwrap();
+    assert_eq!(stats.format, Some(attack::replay::Format::Har));
+    assert_eq!((stats.requests, stats.skipped), (3, 1));
+    assert_eq!((stats.first_skipped[0].unit, stats.first_skipped[0].line), ("entry", 4));
+    let mut got = server.captured();
+    got.sort_by_key(|c| c.path.clone());
+    assert_eq!(got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), ["/", "/cart?x=1", "/img/a.png"]);
+    let post = &got[1];
+    assert_eq!((post.method.as_str(), &post.body[..]), ("POST", &b"{\"sku\":7}"[..]));
+    assert_eq!(post.host, server.url("/").trim_start_matches("http://").trim_end_matches('/'));
+    assert_eq!(post.headers.get("content-type").unwrap(), "application/json");
+    assert_eq!(post.headers.get("x-client").unwrap(), "web");
+    assert_eq!(post.headers.get_all("cookie").iter().collect::<Vec<_>>(), ["s=staging"]);
+    let _ = std::fs::remove_file(path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_replays_from_its_results_file_and_from_vegeta_json() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let original = attack(open(vec![target(&server.url("/a")), target(&server.url("/b?x=1"))], 40.0, 1.0)).await;
+    assert_eq!(original.records.len(), 40);
+    let path = std::env::temp_dir().join(format!("loadlab-replay-{}-run.llr", std::process::id()));
+    std::fs::write(&path, &original.bytes).unwrap();
+    server.clear_captured();
+    let replayed = attack(replay_config(&server, &path, 2.0)).await;
+    // The same requests, each at its scheduled time (counted from the first), twice as fast.
+    let (before, after) = (sorted_times(&original), sorted_times(&replayed));
+    assert_eq!(after.len(), 40);
+    for (b, a) in before.iter().zip(&after) {
+        assert!(((b - before[0]) / 2).abs_diff(*a) <= 1, "{before:?} {after:?}");
+    }
+    let count = |p: &str| server.captured().iter().filter(|c| c.path == p).count();
+    assert_eq!((count("/a"), count("/b?x=1")), (20, 20));
+    let _ = std::fs::remove_file(&path);
+
+    // vegeta's JSON results are in completion order: they replay in send order.
+    let line = |ts: &str, method: &str, url: &str| {
+        format!(
+            r#"{{"attack":"","seq":0,"code":200,"timestamp":"{ts}","latency":80000000,"bytes_out":0,"bytes_in":2,"error":"","body":null,"method":"{method}","url":"{url}","headers":null}}"#
+        )
+    };
+    let text = [
+        line("2026-11-24T09:00:00.300Z", "GET", "http://prod.example/v/3"),
+        line("2026-11-24T09:00:00.100Z", "DELETE", "http://prod.example/v/2"),
+        line("2026-11-24T09:00:00Z", "GET", "http://prod.example/v/1"),
+        line("2026-11-24T09:00:00.200Z", "", ""),
+    ]
+    .join("\n");
+    let path = temp_log("vegeta", &text);
+    server.clear_captured();
+    let replayed = attack(replay_config(&server, &path, 1.0)).await;
+    assert_eq!(sorted_times(&replayed), [0, 100_000, 300_000]);
+    let mut got: Vec<(u64, String)> = Vec::new();
+    for c in server.captured() {
+        got.push((c.path[3..].parse().unwrap(), c.method.clone()));
+    }
+    got.sort();
+    assert_eq!(got, [(1, "GET".into()), (2, "DELETE".into()), (3, "GET".into())]);
+    let _ = std::fs::remove_file(path);
+}

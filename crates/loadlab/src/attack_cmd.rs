@@ -259,9 +259,10 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
 
 /// What a replay read, on stderr: its requests, and the lines it skipped (the first quoted).
 fn tell_replay(r: &attack::ReplayStats) {
-    eprintln!("loadlab: replayed {} requests from {} lines, {} skipped", r.requests, r.lines, r.skipped);
+    let (format, unit) = r.format.map_or(("file", "line"), |f| (f.name(), f.unit()));
+    eprintln!("loadlab: replayed {} requests from {} {unit}s of {format}, {} skipped", r.requests, r.lines, r.skipped);
     for s in &r.first_skipped {
-        eprintln!("  line {}: {}: {}", s.line, s.why, s.text);
+        eprintln!("  {} {}: {}: {}", s.unit, s.line, s.why, s.text);
     }
     if r.skipped > r.first_skipped.len() as u64 {
         eprintln!("  ... and {} more", r.skipped - r.first_skipped.len() as u64);

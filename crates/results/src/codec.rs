@@ -30,7 +30,8 @@ use crate::error::{Error, ErrorKind};
 use crate::record::{Record, RunEnd, RunHeader, FORMAT_VERSION};
 use crate::varint;
 
-const MAGIC: [u8; 8] = *b"\x89LLR\r\n\x1a\n";
+/// The bytes a results file starts with (and every run in it).
+pub const MAGIC: [u8; 8] = *b"\x89LLR\r\n\x1a\n";
 const TAG_BLOCK: u8 = b'B';
 const TAG_END: u8 = b'E';
 /// Records per block before the writer appends it without waiting for a flush.

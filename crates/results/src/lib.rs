@@ -19,7 +19,7 @@ mod run_plan;
 mod shard_set;
 pub mod varint;
 
-pub use codec::{Item, Reader, Writer, BLOCK_RECORDS};
+pub use codec::{Item, Reader, Writer, BLOCK_RECORDS, MAGIC};
 pub use consumer::{feed, Consumer, Entry, LlrWriter};
 pub use error::{Error, ErrorKind};
 pub use follow::{EndFlag, Follow, FOLLOW_IDLE};

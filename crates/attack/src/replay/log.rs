@@ -3,7 +3,7 @@
 //! or last on the line. Parsing is by hand over the line's bytes: no regex, no allocation but the
 //! request's method and path.
 
-/// One request read from a log line.
+/// One request read from a log line (or a HAR entry, or a run's record).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogRequest {
     /// When the server logged it, in microseconds since the epoch (integers: an f64 of seconds
@@ -15,6 +15,9 @@ pub struct LogRequest {
     pub method: String,
     /// The request target as logged: `/path?query`.
     pub path: String,
+    /// Recorded headers and body (a HAR file's; a log has none).
+    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    pub body: bytes::Bytes,
 }
 
 /// Why a line is not a request (counted, and the first few quoted).
@@ -55,6 +58,8 @@ pub fn parse_line(line: &str) -> Result<LogRequest, Skip> {
         precise: msec.is_some(),
         method: method.to_owned(),
         path: path.to_owned(),
+        headers: Vec::new(),
+        body: bytes::Bytes::new(),
     })
 }
 

@@ -1,12 +1,16 @@
-//! Replaying an access log at its recorded timing (`attack --replay FILE`). A reader thread
-//! streams the file (memory bounded whatever its size: one line, and the lines of one second when
-//! the log has whole seconds) and hands each request with its due time to the pacer through a
-//! bounded queue; the pacer sends it at that time like any hit of the open model, so latency is
-//! counted from the schedule.
+//! Replaying recorded traffic at its timing (`attack --replay FILE`): an access log, a HAR file,
+//! or a run's results (`source` finds which). A reader thread streams the file (memory bounded
+//! whatever its size: one line, the lines of one second when the log has whole seconds, a run's
+//! reorder window; a HAR file, one JSON document, is read whole) and hands each request with its
+//! due time to the pacer through a bounded queue; the pacer sends it at that time like any hit
+//! of the open model, so latency is counted from the schedule.
 
+mod har;
 pub mod log;
 pub(crate) mod pace;
 mod reader;
+mod runs;
+mod source;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -14,7 +18,9 @@ use std::time::Duration;
 
 use http::Uri;
 
-pub use reader::MAX_LINE;
+pub use har::MAX_HAR;
+pub use runs::REORDER_US;
+pub use source::{sniff, Format, MAX_LINE};
 
 /// What to replay and how.
 #[derive(Clone, Debug)]
@@ -74,9 +80,11 @@ impl ReplaySpec {
     }
 }
 
-/// A line that was not replayed: its number, why, and its start.
+/// A line (entry, record) that was not replayed: its number, why, and its start.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Skipped {
+    /// `line`, `entry` (HAR) or `record` (a results file).
+    pub unit: &'static str,
     pub line: u64,
     pub why: &'static str,
     pub text: String,
@@ -85,6 +93,9 @@ pub struct Skipped {
 /// What the reader found, for the caller to report after the run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplayStats {
+    /// What the file was found to be.
+    pub format: Option<Format>,
+    /// Lines (entries, records) read.
     pub lines: u64,
     pub requests: u64,
     pub skipped: u64,

@@ -1,7 +1,6 @@
 //! The reader thread: the log's lines, in order, to requests with their due times.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,13 +8,12 @@ use http::{HeaderName, HeaderValue, Method, Uri};
 use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
 
-use super::log::{parse_line, LogRequest};
+use super::log::LogRequest;
+use super::source::Format;
 use super::{ReplaySpec, SharedStats, Skipped};
 use crate::request::Prepared;
 use crate::targets::Target;
 
-/// A line longer than this is skipped (and read past), so memory stays bounded.
-pub const MAX_LINE: usize = 64 * 1024;
 /// Skipped lines quoted in the report.
 const QUOTED: usize = 5;
 /// Distinct `METHOD /path` labels the results keep; beyond, `METHOD (other paths)`.
@@ -43,8 +41,17 @@ pub(crate) fn read(
     stats: &SharedStats,
     stop: &CancellationToken,
 ) {
+    let format = match super::source::sniff(&spec.path) {
+        Ok(f) => f,
+        Err(e) => {
+            stats.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(e);
+            return;
+        }
+    };
+    stats.lock().unwrap_or_else(|e| e.into_inner()).format = Some(format);
     let mut r = Reader {
         spec,
+        format,
         headers,
         out,
         stats,
@@ -76,6 +83,7 @@ pub(crate) fn read(
 
 struct Reader<'a> {
     spec: &'a ReplaySpec,
+    format: Format,
     headers: &'a [(HeaderName, HeaderValue)],
     out: &'a Sender<Vec<Hit>>,
     stats: &'a SharedStats,
@@ -92,51 +100,26 @@ struct Reader<'a> {
 impl Reader<'_> {
     /// One pass over the file: Some(span of log time replayed), or None when told to stop.
     fn pass(&mut self) -> Result<Option<f64>, String> {
-        let path = &self.spec.path;
-        let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut input = BufReader::with_capacity(1 << 16, f);
-        let mut buf = Vec::with_capacity(256);
+        let mut source = super::source::open(&self.spec.path, self.format)?;
         let (mut first, mut last) = (None::<i64>, 0i64);
         // Lines of one whole second wait here to be spread over it, in file order.
         let mut second: Vec<LogRequest> = Vec::new();
-        let mut line_no = 0u64;
-        loop {
-            buf.clear();
-            let n = (&mut input)
-                .take(MAX_LINE as u64 + 1)
-                .read_until(b'\n', &mut buf)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            if n == 0 {
-                break;
-            }
-            line_no += 1;
+        while let Some(item) = source.next().map_err(|e| format!("{}: {e}", self.spec.path.display()))? {
             self.lines += 1;
-            let parsed = if buf.len() > MAX_LINE {
-                // Read past the rest of the line.
-                while !buf.ends_with(b"\n") {
-                    buf.clear();
-                    let more =
-                        (&mut input).take(MAX_LINE as u64).read_until(b'\n', &mut buf).map_err(|e| e.to_string())?;
-                    if more == 0 {
-                        break;
-                    }
-                }
-                Err("line longer than 64 KiB")
-            } else {
-                match std::str::from_utf8(&buf) {
-                    Ok(text) => parse_line(text),
-                    Err(_) => Err("not UTF-8"),
-                }
-            };
-            let req = match parsed {
+            let req = match item.parsed {
                 Ok(r) => r,
                 Err(why) => {
-                    self.skip(line_no, why, &buf)?;
+                    self.skip(item.at, why, item.text)?;
                     continue;
                 }
             };
-            // Times count from the first request's whole second, in microseconds.
-            let t0 = *first.get_or_insert(req.time_us - req.time_us.rem_euclid(1_000_000));
+            // Times count from the first request (from its whole second when times are whole
+            // seconds), in microseconds.
+            let t0 = *first.get_or_insert(if req.precise {
+                req.time_us
+            } else {
+                req.time_us - req.time_us.rem_euclid(1_000_000)
+            });
             let at = req.time_us - t0;
             if self.spec.from.is_some_and(|f| at < f.as_micros() as i64) {
                 continue;
@@ -193,7 +176,11 @@ impl Reader<'_> {
         let url = join(&self.spec.base, &req.path)?;
         let method = Method::from_bytes(req.method.as_bytes()).map_err(|e| e.to_string())?;
         let mut target = Target::new(method, url);
-        target.headers = self.headers.to_vec();
+        // Recorded headers, but for those the attack sets itself (`-H`, which win).
+        target.headers =
+            req.headers.iter().filter(|(n, _)| !self.headers.iter().any(|(h, _)| h == n)).cloned().collect();
+        target.headers.extend_from_slice(self.headers);
+        target.body = req.body.clone();
         let path = req.path.split('?').next().unwrap_or("/");
         let key = format!("{} {path}", req.method);
         let label = match self.labels.get(&key) {
@@ -228,15 +215,16 @@ impl Reader<'_> {
         s.requests = self.seq;
     }
 
-    fn skip(&mut self, line: u64, why: &'static str, text: &[u8]) -> Result<(), String> {
-        let excerpt: String = String::from_utf8_lossy(&text[..text.len().min(120)]).trim_end().to_owned();
+    fn skip(&mut self, line: u64, why: &'static str, text: String) -> Result<(), String> {
+        let unit = self.format.unit();
         if self.spec.strict {
-            return Err(format!("{}:{line}: {why}: {excerpt}", self.spec.path.display()));
+            let place = if unit == "line" { format!(":{line}") } else { format!(": {unit} {line}") };
+            return Err(format!("{}{place}: {why}: {text}", self.spec.path.display()));
         }
         let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         s.skipped += 1;
         if s.first_skipped.len() < QUOTED {
-            s.first_skipped.push(Skipped { line, why, text: excerpt });
+            s.first_skipped.push(Skipped { unit, line, why, text });
         }
         Ok(())
     }

@@ -26,6 +26,8 @@ impl Write for SharedBuf {
 pub struct Run {
     pub metrics: Metrics,
     pub records: Vec<(Record, Option<String>)>,
+    /// The results file as written.
+    pub bytes: Vec<u8>,
 }
 
 impl Run {
@@ -63,7 +65,7 @@ pub async fn attack(config: AttackConfig) -> Run {
     assert!(reader.warnings().is_empty(), "{:?}", reader.warnings());
     assert!(ended, "results file not closed cleanly");
     assert_eq!(records.len() as u64, summary.metrics.requests);
-    Run { metrics: summary.metrics, records }
+    Run { metrics: summary.metrics, records, bytes }
 }
 
 pub fn ms(us: u64) -> f64 {

@@ -9,9 +9,11 @@ use super::duration;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct ReplayArgs {
-    /// Replay an access log (nginx or Apache, common or combined format, with nginx's $msec
-    /// first or last when present) at its recorded timing, to --base-url. Lines of one whole
-    /// second are spread evenly over it, in file order.
+    /// Replay recorded traffic at its timing, to --base-url: an access log (nginx or Apache,
+    /// common or combined format, with nginx's $msec first or last when present; lines of one
+    /// whole second are spread evenly over it, in file order), a HAR 1.2 file (method, URL,
+    /// headers, body at startedDateTime), or a run's results (a loadlab .llr file, or vegeta's
+    /// JSON results). The format is found from the file's first bytes.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "targets", "rate", "rate_steps", "connections"], requires = "base_url")]
     pub replay: Option<PathBuf>,
     /// Where replayed requests go: scheme, host and port, and an optional path prefix.
@@ -29,8 +31,8 @@ pub struct ReplayArgs {
     /// ... up to this long after its first request.
     #[arg(long, value_parser = duration, requires = "replay")]
     pub to: Option<Duration>,
-    /// Stop at the first line that is not a request (by default such lines are counted, the
-    /// first five quoted with their line numbers, and skipped).
+    /// Stop at the first line (HAR entry, record) that is not a request (by default such lines
+    /// are counted, the first five quoted with their line numbers, and skipped).
     #[arg(long, requires = "replay")]
     pub strict: bool,
 }

@@ -29,7 +29,7 @@ async fn a_log_replays_to_the_base_url_and_the_report_names_it() {
     let d = tempdir("replay");
     std::fs::write(d.join("access.log"), access_log()).unwrap();
     let base = server.url("/shop");
-    let (o, report) = blocking(move || {
+    let (o, report, again) = blocking(move || {
         let out = d.join("out.llr");
         let o = loadlab()
             .args(["attack", "--replay"])
@@ -39,19 +39,33 @@ async fn a_log_replays_to_the_base_url_and_the_report_names_it() {
             .output()
             .unwrap();
         let report = loadlab().arg("report").arg(&out).output().unwrap();
-        (o, report)
+        // The run replays in turn: each record's target (a replay names it by path) at its time.
+        let again = loadlab()
+            .args(["attack", "--replay"])
+            .arg(&out)
+            .args(["--base-url", &base, "--speed", "4", "-o", "/dev/null"])
+            .output()
+            .unwrap();
+        (o, report, again)
     })
     .await;
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("replayed 30 requests from 32 lines, 2 skipped"), "{err}");
+    assert!(err.contains("replayed 30 requests from 32 lines of access log, 2 skipped"), "{err}");
     assert!(err.contains("line 5: no [time] field: not a log line"), "{err}");
     assert!(err.contains("line 17: request is not METHOD PATH"), "{err}");
     let text = stdout(&report);
     assert!(text.contains("Replay        [source, speed]                   access.log at 2x"), "{text}");
     assert!(text.starts_with("Requests      [total, rate, throughput]         30, "), "{text}");
     let got = server.captured();
-    assert_eq!(got.len(), 30);
+    assert_eq!(got.len(), 60);
+    assert!(stderr(&again).contains("replayed 30 requests from 30 records of loadlab results, 0 skipped"));
+    let (got, replayed_again) = got.split_at(30);
+    let mut paths: Vec<String> = replayed_again.iter().map(|c| c.path.clone()).collect();
+    paths.sort();
+    let mut want: Vec<String> = (0..30).map(|i| format!("/shop/item/{i}")).collect();
+    want.sort();
+    assert_eq!(paths, want, "a replay's results name each request by its path, without the query");
     let mut paths: Vec<String> = got.iter().map(|c| c.path.clone()).collect();
     paths.sort();
     let mut want: Vec<String> = (0..30).map(|i| format!("/shop/item/{i}?v=1")).collect();

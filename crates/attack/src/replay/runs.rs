@@ -1,0 +1,222 @@
+//! Replaying a run: the requests of a loadlab results file (each record's target at its
+//! scheduled time; concatenated runs at their own start times) or of vegeta's JSON results
+//! (`vegeta encode --to json`: method, URL and timestamp of each).
+//!
+//! Both are written in completion order, so a request may come up to its latency after later
+//! ones. A reorder buffer holds each until no earlier one can still come: until the newest
+//! completion seen is more than [`REORDER`] past it (the default timeout and a second). Memory
+//! is that window's requests, whatever the file's size.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::BufRead;
+use std::path::Path;
+
+use super::log::{LogRequest, Skip};
+use super::source::{excerpt, read_line, Item, Source};
+
+/// How long a request may come after ones scheduled later than it, in microseconds: the
+/// default timeout (no request completes later than it) and a second.
+pub const REORDER_US: i64 = (crate::client::DEFAULT_TIMEOUT.as_micros() + 1_000_000) as i64;
+
+/// Items waiting for the ones that may still come before them.
+#[derive(Default)]
+struct Reorder {
+    heap: BinaryHeap<Reverse<(i64, u64, Slot)>>,
+    newest_done: i64,
+    order: u64,
+}
+
+/// A heap entry (ordered by time, then file order; the item itself is not compared).
+struct Slot(Item);
+
+impl PartialEq for Slot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Slot {}
+impl PartialOrd for Slot {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Slot {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+impl Reorder {
+    /// Takes `item`, which completed at `done` (microseconds since the epoch).
+    fn push(&mut self, item: Item, done: i64) {
+        let time = item.parsed.as_ref().map_or(i64::MIN, |r| r.time_us);
+        self.newest_done = self.newest_done.max(done);
+        self.order += 1;
+        self.heap.push(Reverse((time, self.order, Slot(item))));
+    }
+
+    /// The earliest item no later one can come before (all of them at the end).
+    fn pop(&mut self, end: bool) -> Option<Item> {
+        let Reverse((time, _, _)) = self.heap.peek()?;
+        if end || time.saturating_add(REORDER_US) < self.newest_done {
+            return self.heap.pop().map(|Reverse((_, _, Slot(item)))| item);
+        }
+        None
+    }
+}
+
+/// `METHOD URL` (or `METHOD /path`, a replay's label) as a request at `time_us`.
+fn request(label: &str, time_us: i64) -> Result<LogRequest, Skip> {
+    let (method, url) = label.split_once(' ').ok_or("the target is not METHOD URL")?;
+    if method.is_empty() || method.len() > 16 || !method.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Err("the target's method is not a token");
+    }
+    let path = match url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")) {
+        Some(abs) => abs.find('/').map_or("/", |i| &abs[i..]),
+        None => url,
+    };
+    if !path.starts_with('/') || path.contains(" (other paths)") || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        return Err("the target has no path to send (or stands for many: \"(other paths)\")");
+    }
+    Ok(LogRequest {
+        time_us,
+        precise: true,
+        method: method.to_owned(),
+        path: path.to_owned(),
+        headers: Vec::new(),
+        body: bytes::Bytes::new(),
+    })
+}
+
+/// A loadlab results file's records.
+pub(crate) struct LlrRuns<R: std::io::Read> {
+    reader: results::Reader<R>,
+    start_us: i64,
+    reorder: Reorder,
+    records: u64,
+    end: bool,
+}
+
+impl<R: std::io::Read> LlrRuns<R> {
+    pub(crate) fn new(input: R, path: &Path) -> LlrRuns<R> {
+        LlrRuns {
+            reader: results::Reader::new(input, path.display().to_string()),
+            start_us: 0,
+            reorder: Reorder::default(),
+            records: 0,
+            end: false,
+        }
+    }
+}
+
+impl<R: std::io::Read + Send> Source for LlrRuns<R> {
+    fn next(&mut self) -> Result<Option<Item>, String> {
+        loop {
+            if let Some(item) = self.reorder.pop(self.end) {
+                return Ok(Some(item));
+            }
+            if self.end {
+                return Ok(None);
+            }
+            match self.reader.next().map_err(|e| e.to_string())? {
+                None => self.end = true,
+                Some(results::Item::Run(h)) => self.start_us = (h.start_unix_ns / 1_000) as i64,
+                Some(results::Item::End(_)) => {}
+                Some(results::Item::Record(r)) => {
+                    self.records += 1;
+                    let label = self.reader.targets().get(r.target as usize).cloned().unwrap_or_default();
+                    let time = self.start_us + r.scheduled_us as i64;
+                    let parsed = request(&label, time);
+                    let text = if parsed.is_err() { label } else { String::new() };
+                    self.reorder.push(Item { at: self.records, parsed, text }, time + r.latency_us as i64);
+                }
+            }
+        }
+    }
+}
+
+/// vegeta's JSON results, a line each.
+pub(crate) struct VegetaRuns<R> {
+    input: R,
+    buf: Vec<u8>,
+    line: u64,
+    reorder: Reorder,
+    end: bool,
+}
+
+impl<R> VegetaRuns<R> {
+    pub(crate) fn new(input: R) -> VegetaRuns<R> {
+        VegetaRuns { input, buf: Vec::with_capacity(512), line: 0, reorder: Reorder::default(), end: false }
+    }
+}
+
+impl<R: BufRead + Send> Source for VegetaRuns<R> {
+    fn next(&mut self) -> Result<Option<Item>, String> {
+        loop {
+            if let Some(item) = self.reorder.pop(self.end) {
+                return Ok(Some(item));
+            }
+            if self.end {
+                return Ok(None);
+            }
+            let Some(whole) = read_line(&mut self.input, &mut self.buf)? else {
+                self.end = true;
+                continue;
+            };
+            self.line += 1;
+            if self.buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let result = match std::str::from_utf8(&self.buf) {
+                Ok(text) if whole => results::interop::parse_vegeta_json(text).map_err(|_| "not a vegeta JSON result"),
+                Ok(_) => Err("line longer than 64 KiB"),
+                Err(_) => Err("not UTF-8"),
+            };
+            let (parsed, done) = match result {
+                Ok(r) if r.method.is_empty() || r.url.is_empty() => {
+                    (Err("no method and url (vegeta writes them from 12.8 on)"), i64::MIN)
+                }
+                Ok(r) => {
+                    let time = (r.timestamp_ns / 1_000) as i64;
+                    (request(&format!("{} {}", r.method, r.url), time), time + (r.latency_ns / 1_000) as i64)
+                }
+                Err(why) => (Err(why), i64::MIN),
+            };
+            let text = if parsed.is_err() { excerpt(&self.buf) } else { String::new() };
+            self.reorder.push(Item { at: self.line, parsed, text }, done);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(time: i64) -> Item {
+        Item { at: 0, parsed: request("GET /x", time), text: String::new() }
+    }
+
+    #[test]
+    fn the_reorder_buffer_releases_in_time_order_once_nothing_earlier_can_come() {
+        let mut r = Reorder::default();
+        r.push(item(5_000_000), 5_100_000);
+        r.push(item(1_000_000), 6_000_000);
+        assert!(r.pop(false).is_none(), "a request before them may still come");
+        r.push(item(40_000_000), 40_000_000);
+        let t = |i: Option<Item>| i.unwrap().parsed.unwrap().time_us;
+        assert_eq!(t(r.pop(false)), 1_000_000);
+        assert_eq!(t(r.pop(false)), 5_000_000);
+        assert!(r.pop(false).is_none());
+        assert_eq!(t(r.pop(true)), 40_000_000);
+    }
+
+    #[test]
+    fn targets_become_requests() {
+        assert_eq!(request("POST http://127.0.0.1:8080/a?b=1", 7).unwrap().path, "/a?b=1");
+        assert_eq!(request("GET /news", 7).unwrap().path, "/news");
+        assert_eq!(request("GET http://h", 7).unwrap().path, "/");
+        assert!(request("GET (other paths)", 7).is_err());
+        assert!(request("get /x", 7).is_err());
+    }
+}
