@@ -50,7 +50,19 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// Everything any client needs of `t`.
     pub fn new(t: &Target) -> Prepared {
+        Prepared::build(t, None)
+    }
+
+    /// What the lean HTTP/1.1 client needs to send `t` once, over a keep-alive connection or not:
+    /// a templated request is prepared for every send, and the HTTP/2 forms and the other
+    /// HTTP/1.1 form were two thirds of that cost (1.05 µs of 1.5 µs with its rendering).
+    pub fn for_lean(t: &Target, keepalive: bool) -> Prepared {
+        Prepared::build(t, Some(keepalive))
+    }
+
+    fn build(t: &Target, lean: Option<bool>) -> Prepared {
         let mut headers = HeaderMap::new();
         let mut host = None;
         for (k, v) in &t.headers {
@@ -68,14 +80,18 @@ impl Prepared {
         }
         let authority = t.url.authority().map(|a| a.as_str()).unwrap_or_default();
         let host = host.unwrap_or_else(|| HeaderValue::from_str(authority).expect("authority is a valid header"));
-        let pq = t.url.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let path_uri = t.url.path_and_query().map_or_else(|| Uri::from_static("/"), |pq| Uri::from(pq.clone()));
+        let (h2_uri, h2_headers) = match lean {
+            Some(_) => (t.url.clone(), HeaderMap::new()),
+            None => (h2_uri(&t.url, &host), h2_headers(&headers, &t.method, &t.body)),
+        };
         let mut p = Prepared {
             method: t.method.clone(),
             origin: Origin::of(&t.url),
-            path_uri: pq.parse().unwrap_or_else(|_| Uri::from_static("/")),
+            path_uri,
             abs_uri: t.url.clone(),
-            h2_uri: h2_uri(&t.url, &host),
-            h2_headers: h2_headers(&headers, &t.method, &t.body),
+            h2_uri,
+            h2_headers,
             host,
             headers,
             body: t.body.clone(),
@@ -86,8 +102,12 @@ impl Prepared {
             h1_keepalive: Bytes::new(),
             h1_close: Bytes::new(),
         };
-        p.h1_keepalive = request_bytes(&p, true);
-        p.h1_close = request_bytes(&p, false);
+        if lean != Some(false) {
+            p.h1_keepalive = request_bytes(&p, true);
+        }
+        if lean != Some(true) {
+            p.h1_close = request_bytes(&p, false);
+        }
         p
     }
 
@@ -155,7 +175,8 @@ pub fn request_bytes(p: &Prepared, keepalive: bool) -> Bytes {
     let needs_length =
         !p.body.is_empty() || matches!(p.method, http::Method::POST | http::Method::PUT | http::Method::PATCH);
     if !has_length && needs_length {
-        b.put_slice(format!("content-length: {}\r\n", p.body.len()).as_bytes());
+        use std::fmt::Write;
+        let _ = write!(b, "content-length: {}\r\n", p.body.len());
     }
     if !keepalive {
         b.put_slice(b"connection: close\r\n");

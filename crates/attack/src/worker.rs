@@ -238,7 +238,12 @@ impl Worker {
                     None => (t, &shared.prepared[t], None),
                     Some((tpl, base)) => match tpl.render(base, job.seq, shared.seed) {
                         Ok(r) => {
-                            rendered = Prepared::new(&r);
+                            let opts = shared.connector.options();
+                            rendered = if shared.lean && r.url.scheme_str() != Some("https") {
+                                Prepared::for_lean(&r, opts.keepalive)
+                            } else {
+                                Prepared::new(&r)
+                            };
                             (t, &rendered, None)
                         }
                         // A value that makes no request (a file's line is no host name): a
