@@ -141,9 +141,6 @@ impl AttackConfig {
     pub(crate) fn validate(&self) -> Result<(), String> {
         if let Model::Replay(spec) = &self.model {
             spec.validate()?;
-            if !self.shard.is_whole() {
-                return Err("--replay cannot be sharded yet: give the whole log to one worker".into());
-            }
         }
         if self.targets.is_empty() {
             return Err("no targets".into());

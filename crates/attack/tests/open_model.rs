@@ -390,3 +390,35 @@ async fn a_run_replays_from_its_results_file_and_from_vegeta_json() {
     assert_eq!(got, [(1, "GET".into()), (2, "DELETE".into()), (3, "GET".into())]);
     let _ = std::fs::remove_file(path);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shards_of_a_replay_send_every_other_request_at_its_time() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let (text, mut paths) = combined_log(&[6, 9, 4], &[]);
+    let log = temp_log("shards", &text);
+    let whole = attack(replay_config(&server, &log, 4.0)).await;
+    let mut parts = Vec::new();
+    for index in 0..2 {
+        let mut config = replay_config(&server, &log, 4.0);
+        config.shard = attack::Shard::new(index, 2).unwrap();
+        parts.push(attack(config).await);
+    }
+    // Shard 0 sends requests 0, 2, 4 ...; shard 1 the others; each at the whole run's time.
+    assert_eq!((parts[0].records.len(), parts[1].records.len()), (10, 9));
+    let by_seq = |run: &Run| -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = run.records.iter().map(|(r, _)| (r.seq, r.scheduled_us)).collect();
+        v.sort_unstable();
+        v
+    };
+    assert!(by_seq(&parts[0]).iter().all(|(s, _)| s % 2 == 0));
+    let mut joined = [by_seq(&parts[0]), by_seq(&parts[1])].concat();
+    joined.sort_unstable();
+    assert_eq!(joined, by_seq(&whole));
+    // The server saw the log twice: once whole, once from the two shards together.
+    let mut seen: Vec<String> = server.captured().iter().map(|c| c.path.clone()).collect();
+    seen.sort();
+    paths.extend(paths.clone());
+    paths.sort();
+    assert_eq!(seen, paths);
+    let _ = std::fs::remove_file(log);
+}

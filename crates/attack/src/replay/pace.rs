@@ -30,9 +30,10 @@ pub(crate) async fn replay(
     let headers = config.targets.first().map(|t| t.headers.clone()).unwrap_or_default();
     let reading = {
         let (spec, stats, stop) = (spec.clone(), Arc::clone(stats), stop.clone());
+        let shard = config.shard;
         std::thread::Builder::new()
             .name("loadlab-replay".into())
-            .spawn(move || read(&spec, &headers, &tx, &stats, &stop))
+            .spawn(move || read(&spec, shard, &headers, &tx, &stats, &stop))
     };
     if let Err(e) = &reading {
         stats.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(format!("cannot start the reader: {e}"));

@@ -12,6 +12,7 @@ use super::log::LogRequest;
 use super::source::Format;
 use super::{ReplaySpec, SharedStats, Skipped};
 use crate::request::Prepared;
+use crate::shard::Shard;
 use crate::targets::Target;
 
 /// Skipped lines quoted in the report.
@@ -36,6 +37,7 @@ pub(crate) struct Hit {
 /// closes, or at `stop`.
 pub(crate) fn read(
     spec: &ReplaySpec,
+    shard: Shard,
     headers: &[(HeaderName, HeaderValue)],
     out: &Sender<Vec<Hit>>,
     stats: &SharedStats,
@@ -51,6 +53,8 @@ pub(crate) fn read(
     stats.lock().unwrap_or_else(|e| e.into_inner()).format = Some(format);
     let mut r = Reader {
         spec,
+        shard,
+        sent: 0,
         format,
         headers,
         out,
@@ -83,6 +87,11 @@ pub(crate) fn read(
 
 struct Reader<'a> {
     spec: &'a ReplaySpec,
+    /// Of many workers replaying one log, this one sends requests `index`, `index + count` ...
+    /// (each at its time, with its sequence number), as shards split an open model's hits.
+    shard: Shard,
+    /// Requests this worker sent.
+    sent: u64,
     format: Format,
     headers: &'a [(HeaderName, HeaderValue)],
     out: &'a Sender<Vec<Hit>>,
@@ -173,6 +182,11 @@ impl Reader<'_> {
             // The run's length is reached: the replay ends here, whatever is left of the log.
             return Ok(false);
         }
+        if self.seq % self.shard.count != self.shard.index {
+            // Another worker's request.
+            self.seq += 1;
+            return Ok(true);
+        }
         let url = join(&self.spec.base, &req.path)?;
         let method = Method::from_bytes(req.method.as_bytes()).map_err(|e| e.to_string())?;
         let mut target = Target::new(method, url);
@@ -194,6 +208,7 @@ impl Reader<'_> {
         };
         let hit = Hit { seq: self.seq, due, request: Arc::new(Prepared::new(&target)), label };
         self.seq += 1;
+        self.sent += 1;
         self.batch.push(hit);
         Ok(self.batch.len() < BATCH || self.hand_over())
     }
@@ -212,7 +227,7 @@ impl Reader<'_> {
     fn publish(&mut self) {
         let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         s.lines += std::mem::take(&mut self.lines);
-        s.requests = self.seq;
+        s.requests = self.sent;
     }
 
     fn skip(&mut self, line: u64, why: &'static str, text: String) -> Result<(), String> {

@@ -40,9 +40,6 @@ pub fn check(args: &[String]) -> anyhow::Result<Vec<String>> {
             return Err(bad(format!("{flag}: {why}; leave it out of the attack's arguments")));
         }
     }
-    if attack.value_source("replay") == Some(ValueSource::CommandLine) {
-        return Err(bad("--replay: a replayed log is not split across pods yet; replay it from one `loadlab attack`"));
-    }
     if let cli::Command::Attack(a) = Cli::from_arg_matches(&matches)?.command {
         crate::attack_cmd::model(&a).map_err(|e| said(&e.to_string()))?;
     }
@@ -79,7 +76,8 @@ mod tests {
         assert!(refused("http://svc/ --rate fast --duration 1m").contains("invalid value 'fast' for '--rate"));
         assert!(refused("http://svc/ --rate 10").contains("--rate needs --duration"));
         assert!(refused("http://svc/ --bogus").contains("--bogus"));
-        assert!(refused("--replay a.log --base-url http://svc/").starts_with("--replay: a replayed log is not split"));
+        // A replay is split across pods as an open model's hits are (the log goes with --file).
+        assert_eq!(check(&words("--replay a.log --base-url http://svc/ --speed 2")).unwrap().len(), 6);
         assert!(refused("http://svc/ -http2 false --rate 1 --duration 1s").contains("give booleans as -http2=false"));
     }
 
