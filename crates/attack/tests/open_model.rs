@@ -422,3 +422,25 @@ async fn shards_of_a_replay_send_every_other_request_at_its_time() {
     assert_eq!(seen, paths);
     let _ = std::fs::remove_file(log);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_time_beside_msec_sends_each_request_at_its_start() {
+    let server = TestServer::start(Behaviour::default()).await;
+    // Logged as they ended: /slow started first and ended last.
+    let text =
+        [("/a", "0.400", "1795510800.500"), ("/b", "0.050", "1795510800.600"), ("/slow", "0.690", "1795510800.700")]
+            .iter()
+            .map(|(p, took, end)| {
+                format!(
+                    "10.0.0.1 - - [24/Nov/2026:09:00:00 +0000] \"GET {p} HTTP/1.1\" 200 1 \"-\" \"-\" {took} {end}\n"
+                )
+            })
+            .collect::<String>();
+    let log = temp_log("request-time", &text);
+    let run = attack(replay_config(&server, &log, 1.0)).await;
+    // At their starts (counted from the first), sequence numbers in that order.
+    let mut by_seq: Vec<(u64, u64)> = run.records.iter().map(|(r, _)| (r.seq, r.scheduled_us)).collect();
+    by_seq.sort();
+    assert_eq!(by_seq, [(0, 0), (1, 90_000), (2, 540_000)]);
+    let _ = std::fs::remove_file(log);
+}

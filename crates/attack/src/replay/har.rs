@@ -143,6 +143,7 @@ fn entry(e: Entry) -> Result<LogRequest, Skip> {
     };
     Ok(LogRequest {
         time_us: time.timestamp_micros(),
+        took_us: 0,
         precise: true,
         method: r.method,
         path: path.to_owned(),

@@ -1,15 +1,20 @@
 //! Access-log lines as nginx and Apache write them: the common and combined formats, optionally
 //! with nginx's `$msec` (the request's end as seconds since the epoch, with milliseconds) first
-//! or last on the line. Parsing is by hand over the line's bytes: no regex, no allocation but the
-//! request's method and path.
+//! or last on the line, and `$request_time` (how long it took, `0.012`) beside it (after a first
+//! `$msec`, before a last one), which places the request at its start. Parsing is by hand over
+//! the line's bytes: no regex, no allocation but the request's method and path.
 
 /// One request read from a log line (or a HAR entry, or a run's record).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogRequest {
-    /// When the server logged it, in microseconds since the epoch (integers: an f64 of seconds
-    /// since 1970 keeps only about a quarter of a microsecond): `$msec` when the line has it,
-    /// else the whole second of `[time_local]`.
+    /// When it was sent, in microseconds since the epoch (integers: an f64 of seconds since
+    /// 1970 keeps only about a quarter of a microsecond): `$msec` less `$request_time` when the
+    /// line has both, `$msec` (its end) when it has that, else the whole second of
+    /// `[time_local]`.
     pub time_us: i64,
+    /// How long it took (`$request_time`), 0 when not logged: it was logged this long after
+    /// `time_us`, so lines are in order of `time_us + took_us`.
+    pub took_us: i64,
     /// Whether `time` has sub-second precision (`$msec`); whole seconds are spread by the reader.
     pub precise: bool,
     pub method: String,
@@ -52,10 +57,15 @@ pub fn parse_line(line: &str) -> Result<LogRequest, Skip> {
     if !path.starts_with('/') || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
         return Err("request path does not start with / or holds control bytes");
     }
-    let msec = msec_field(&line[..open]).or_else(|| msec_field(rest.rsplit('"').next().unwrap_or_default()));
+    let (prefix, suffix) = (&line[..open], rest.rsplit('"').next().unwrap_or_default());
+    let (end, took) = match msec_field(prefix) {
+        Some(m) => (Some(m), took_after(prefix, m)),
+        None => msec_field(suffix).map_or((None, 0), |m| (Some(m), took_before(suffix, m))),
+    };
     Ok(LogRequest {
-        time_us: msec.unwrap_or(whole),
-        precise: msec.is_some(),
+        time_us: end.map_or(whole, |e| e - took),
+        took_us: took,
+        precise: end.is_some(),
         method: method.to_owned(),
         path: path.to_owned(),
         headers: Vec::new(),
@@ -78,6 +88,32 @@ fn msec_field(text: &str) -> Option<i64> {
         let micros: i64 = format!("{frac:0<6}").parse().ok()?;
         Some(secs * 1_000_000 + micros)
     })
+}
+
+/// `$request_time` right after the `$msec` word of `text` (whose value is `msec`), in
+/// microseconds; 0 when there is none.
+fn took_after(text: &str, msec: i64) -> i64 {
+    let mut words = text.split_ascii_whitespace().skip_while(|w| msec_field(w) != Some(msec));
+    words.next();
+    words.next().and_then(request_time).unwrap_or(0)
+}
+
+/// `$request_time` right before the `$msec` word of `text`.
+fn took_before(text: &str, msec: i64) -> i64 {
+    let mut words = text.split_ascii_whitespace().rev().skip_while(|w| msec_field(w) != Some(msec));
+    words.next();
+    words.next().and_then(request_time).unwrap_or(0)
+}
+
+/// nginx's `$request_time`: seconds with milliseconds (`0.012`), up to a day, in microseconds.
+fn request_time(w: &str) -> Option<i64> {
+    let (secs, ms) = w.split_once('.')?;
+    if secs.is_empty() || secs.len() > 5 || ms.len() != 3 || !secs.bytes().chain(ms.bytes()).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let us = secs.parse::<i64>().ok()? * 1_000_000 + ms.parse::<i64>().ok()? * 1_000;
+    (us <= 86_400_000_000).then_some(us)
 }
 
 /// `10/Oct/2000:13:55:36 -0700` as microseconds since the epoch.
@@ -156,6 +192,21 @@ mod tests {
         // A request time (0.012) is not an epoch time.
         let rt = r#"10.1.2.3 - - [24/Nov/2026:09:00:01 +0000] "GET /x HTTP/1.1" 200 5 "-" "curl/8" 0.012"#;
         assert!(!parse_line(rt).unwrap().precise);
+    }
+
+    #[test]
+    fn request_time_beside_msec_places_the_request_at_its_start() {
+        let last =
+            r#"10.1.2.3 - - [24/Nov/2026:09:00:01 +0000] "GET /x HTTP/1.1" 200 5 "-" "curl/8" 0.250 1795510801.999"#;
+        let r = parse_line(last).unwrap();
+        assert_eq!((r.time_us, r.took_us), (1_795_510_801_749_000, 250_000));
+        let first = r#"1795510801.100 1.500 10.1.2.3 - - [24/Nov/2026:09:00:01 +0000] "GET / HTTP/1.1" 200 5"#;
+        let r = parse_line(first).unwrap();
+        assert_eq!((r.time_us, r.took_us), (1_795_510_799_600_000, 1_500_000));
+        // Not beside $msec (here $status): no request time.
+        let apart =
+            r#"10.1.2.3 - - [24/Nov/2026:09:00:01 +0000] "GET /x HTTP/1.1" 200 5 "-" "curl/8" 1795510801.999 0.250"#;
+        assert_eq!(parse_line(apart).unwrap().took_us, 0);
     }
 
     #[test]

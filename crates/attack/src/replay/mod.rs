@@ -9,6 +9,7 @@ mod har;
 pub mod log;
 pub(crate) mod pace;
 mod reader;
+mod reorder;
 mod runs;
 mod source;
 

@@ -7,64 +7,16 @@
 //! completion seen is more than [`REORDER`] past it (the default timeout and a second). Memory
 //! is that window's requests, whatever the file's size.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io::BufRead;
 use std::path::Path;
 
 use super::log::{LogRequest, Skip};
+use super::reorder::Reorder;
 use super::source::{excerpt, read_line, Item, Source};
 
 /// How long a request may come after ones scheduled later than it, in microseconds: the
 /// default timeout (no request completes later than it) and a second.
 pub const REORDER_US: i64 = (crate::client::DEFAULT_TIMEOUT.as_micros() + 1_000_000) as i64;
-
-/// Items waiting for the ones that may still come before them.
-#[derive(Default)]
-struct Reorder {
-    heap: BinaryHeap<Reverse<(i64, u64, Slot)>>,
-    newest_done: i64,
-    order: u64,
-}
-
-/// A heap entry (ordered by time, then file order; the item itself is not compared).
-struct Slot(Item);
-
-impl PartialEq for Slot {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for Slot {}
-impl PartialOrd for Slot {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Slot {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
-}
-
-impl Reorder {
-    /// Takes `item`, which completed at `done` (microseconds since the epoch).
-    fn push(&mut self, item: Item, done: i64) {
-        let time = item.parsed.as_ref().map_or(i64::MIN, |r| r.time_us);
-        self.newest_done = self.newest_done.max(done);
-        self.order += 1;
-        self.heap.push(Reverse((time, self.order, Slot(item))));
-    }
-
-    /// The earliest item no later one can come before (all of them at the end).
-    fn pop(&mut self, end: bool) -> Option<Item> {
-        let Reverse((time, _, _)) = self.heap.peek()?;
-        if end || time.saturating_add(REORDER_US) < self.newest_done {
-            return self.heap.pop().map(|Reverse((_, _, Slot(item)))| item);
-        }
-        None
-    }
-}
 
 /// `METHOD URL` (or `METHOD /path`, a replay's label) as a request at `time_us`.
 fn request(label: &str, time_us: i64) -> Result<LogRequest, Skip> {
@@ -81,6 +33,7 @@ fn request(label: &str, time_us: i64) -> Result<LogRequest, Skip> {
     }
     Ok(LogRequest {
         time_us,
+        took_us: 0,
         precise: true,
         method: method.to_owned(),
         path: path.to_owned(),
@@ -103,7 +56,7 @@ impl<R: std::io::Read> LlrRuns<R> {
         LlrRuns {
             reader: results::Reader::new(input, path.display().to_string()),
             start_us: 0,
-            reorder: Reorder::default(),
+            reorder: Reorder::new(REORDER_US),
             records: 0,
             end: false,
         }
@@ -147,7 +100,7 @@ pub(crate) struct VegetaRuns<R> {
 
 impl<R> VegetaRuns<R> {
     pub(crate) fn new(input: R) -> VegetaRuns<R> {
-        VegetaRuns { input, buf: Vec::with_capacity(512), line: 0, reorder: Reorder::default(), end: false }
+        VegetaRuns { input, buf: Vec::with_capacity(512), line: 0, reorder: Reorder::new(REORDER_US), end: false }
     }
 }
 
@@ -192,24 +145,6 @@ impl<R: BufRead + Send> Source for VegetaRuns<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn item(time: i64) -> Item {
-        Item { at: 0, parsed: request("GET /x", time), text: String::new() }
-    }
-
-    #[test]
-    fn the_reorder_buffer_releases_in_time_order_once_nothing_earlier_can_come() {
-        let mut r = Reorder::default();
-        r.push(item(5_000_000), 5_100_000);
-        r.push(item(1_000_000), 6_000_000);
-        assert!(r.pop(false).is_none(), "a request before them may still come");
-        r.push(item(40_000_000), 40_000_000);
-        let t = |i: Option<Item>| i.unwrap().parsed.unwrap().time_us;
-        assert_eq!(t(r.pop(false)), 1_000_000);
-        assert_eq!(t(r.pop(false)), 5_000_000);
-        assert!(r.pop(false).is_none());
-        assert_eq!(t(r.pop(true)), 40_000_000);
-    }
 
     #[test]
     fn targets_become_requests() {

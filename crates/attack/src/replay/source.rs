@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::har::Har;
 use super::log::{parse_line, LogRequest, Skip};
+use super::reorder::Reorder;
 use super::runs::{LlrRuns, VegetaRuns};
 
 /// A line longer than this is skipped (and read past), so memory stays bounded.
@@ -95,7 +96,9 @@ pub(crate) fn open(path: &Path, format: Format) -> Result<Box<dyn Source>, Strin
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let input = BufReader::with_capacity(1 << 16, file);
     Ok(match format {
-        Format::AccessLog => Box::new(LogLines { input, buf: Vec::with_capacity(256), line: 0 }),
+        Format::AccessLog => {
+            Box::new(LogLines { input, buf: Vec::with_capacity(256), line: 0, reorder: Reorder::new(0), end: false })
+        }
         Format::Har => Box::new(Har::read(path, input)?),
         Format::Results => Box::new(LlrRuns::new(input, path)),
         Format::VegetaJson => Box::new(VegetaRuns::new(input)),
@@ -128,23 +131,47 @@ pub(crate) fn excerpt(text: &[u8]) -> String {
     String::from_utf8_lossy(&text[..text.len().min(120)]).trim_end().to_owned()
 }
 
-/// An access log, a line at a time.
+/// An access log, a line at a time. Lines are written as requests end; once a line has
+/// `$request_time` (so a start before its end), lines pass through a reorder buffer whose window
+/// is the longest request time seen and a second: a request is sent at its start even when it
+/// was logged after shorter ones that started later. (One longer than any before it by more
+/// than a second may be sent late by the difference.)
 struct LogLines<R> {
     input: R,
     buf: Vec<u8>,
     line: u64,
+    reorder: Reorder,
+    end: bool,
 }
 
 impl<R: BufRead + Send> Source for LogLines<R> {
     fn next(&mut self) -> Result<Option<Item>, String> {
-        let Some(whole) = read_line(&mut self.input, &mut self.buf)? else { return Ok(None) };
-        self.line += 1;
-        let parsed = if !whole {
-            Err("line longer than 64 KiB")
-        } else {
-            std::str::from_utf8(&self.buf).map_or(Err("not UTF-8"), parse_line)
-        };
-        let text = if parsed.is_err() { excerpt(&self.buf) } else { String::new() };
-        Ok(Some(Item { at: self.line, parsed, text }))
+        loop {
+            if let Some(item) = self.reorder.pop(self.end) {
+                return Ok(Some(item));
+            }
+            if self.end {
+                return Ok(None);
+            }
+            let Some(whole) = read_line(&mut self.input, &mut self.buf)? else {
+                self.end = true;
+                continue;
+            };
+            self.line += 1;
+            let parsed = if !whole {
+                Err("line longer than 64 KiB")
+            } else {
+                std::str::from_utf8(&self.buf).map_or(Err("not UTF-8"), parse_line)
+            };
+            let text = if parsed.is_err() { excerpt(&self.buf) } else { String::new() };
+            let (time, took) = parsed.as_ref().map_or((i64::MIN, 0), |r| (r.time_us, r.took_us));
+            let item = Item { at: self.line, parsed, text };
+            if took == 0 && self.reorder.window_us == 0 {
+                // No request time so far: lines go in file order, at once.
+                return Ok(Some(item));
+            }
+            self.reorder.window_us = self.reorder.window_us.max(took + 1_000_000);
+            self.reorder.push(item, time.saturating_add(took));
+        }
     }
 }
