@@ -222,7 +222,8 @@ pub async fn search_target(
                 requests_per_conn: plan.load.requests_per_conn[0],
                 streams: 1,
             };
-            let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe);
+            let tls = plan.targets.iter().find(|t| t.name == name).map(|t| t.tls.clone()).unwrap_or_default();
+            let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe, &tls);
             let stop = opts.stop.clone();
             async move {
                 if stop.is_cancelled() {

@@ -241,7 +241,8 @@ async fn run_steps(
         }
         let target = &up.targets[s.target];
         watch.event(&Event::Started { index: i, of: matrix.steps.len(), id: &s.id });
-        let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration)
+        let tls = &plan.targets[s.target].tls;
+        let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration, tls)
             .map_err(|message| step::StepError { step: s.id.clone(), message })?;
         let file = dir.join(&s.file);
         let from = started.elapsed().as_secs_f64();
@@ -332,7 +333,10 @@ impl Up {
                         dir,
                         &systems::log_path(samples, &t.name),
                         &url,
-                        ready.as_deref().map(|r| systems::fill_port(r, port)).as_deref(),
+                        systems::Readiness {
+                            probe: ready.as_deref().map(|r| systems::fill_port(r, port)).as_deref(),
+                            tls: &t.tls,
+                        },
                         stop,
                     )
                     .await?;

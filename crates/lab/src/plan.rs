@@ -83,6 +83,8 @@ pub struct TargetSpec {
     /// A Prometheus endpoint scraped every second, and the series charted.
     pub metrics: Option<String>,
     pub series: Vec<String>,
+    /// How the lab trusts an https target (`insecure`, `root_certs`), as `attack`'s flags.
+    pub tls: attack::TlsOptions,
 }
 
 #[derive(Clone, Debug)]
@@ -385,6 +387,14 @@ impl Doc<'_> {
                 _ => return Err(self.err(&field, "url and origin exclude each other; start needs url")),
             };
             self.check_port_placeholder(&field, &kind, t.metrics.as_deref())?;
+            let mut tls = attack::TlsOptions { insecure: t.insecure.unwrap_or(false), ..Default::default() };
+            for cert in t.root_certs.map(OneOrMany::into_vec).unwrap_or_default() {
+                tls.root_certs.push(self.file(&format!("{field}.root_certs"), dir, &cert)?);
+            }
+            if matches!(kind, TargetKind::Simulator { .. }) && (tls.insecure || !tls.root_certs.is_empty()) {
+                return Err(self
+                    .err(&field, "insecure and root_certs are for https urls: an embedded origin serves plain HTTP"));
+            }
             if let TargetKind::Running { url, .. } | TargetKind::Command { url, .. } = &kind {
                 // `{port}` is checked as a port the kernel could give.
                 let url = fill_port(url, Some(1));
@@ -408,6 +418,7 @@ impl Doc<'_> {
                 path: t.path.unwrap_or_else(|| "/".into()),
                 metrics: t.metrics,
                 series: t.series,
+                tls,
             });
         }
         let load = self.load(raw.load.unwrap_or_else(empty_load), dir, raw.capacity.is_some())?;

@@ -42,6 +42,7 @@ pub fn config(
     load: &LoadSpec,
     variant: Option<&Variant>,
     length: std::time::Duration,
+    tls: &attack::TlsOptions,
 ) -> Result<AttackConfig, String> {
     let mut defaults = TargetDefaults { template_dir: load.template_dir.clone(), ..TargetDefaults::default() };
     let headers = load.headers.iter().chain(variant.map(|v| v.headers.iter()).into_iter().flatten());
@@ -71,7 +72,8 @@ pub fn config(
     };
     let mut c = AttackConfig::new(targets, model);
     c.name = name.to_owned();
-    c.client = ClientOptions { protocol: point.protocol, timeout: load.timeout, ..Default::default() };
+    c.client =
+        ClientOptions { protocol: point.protocol, timeout: load.timeout, tls: tls.clone(), ..Default::default() };
     c.max_workers = load.max_workers;
     c.requests_per_conn = point.requests_per_conn;
     if point.rate.is_some() {
@@ -165,16 +167,21 @@ mod tests {
             requests_per_conn: None,
             streams: 1,
         };
-        let c = config("s", "http://127.0.0.1:1/", &point, &plan.load, None, Duration::from_secs(1)).unwrap();
+        let c =
+            config("s", "http://127.0.0.1:1/", &point, &plan.load, None, Duration::from_secs(1), &Default::default())
+                .unwrap();
         assert!(matches!(c.model, Model::Open { .. }));
         assert_eq!(c.pace_tick, Duration::from_millis(10));
         // Connections in the open model: over HTTP/1.1 they bound the requests in flight, as
         // `attack --connections` does; over h2c they are shared.
         let four = Point { connections: Some(4), ..point.clone() };
-        let c = config("s", "http://127.0.0.1:1/", &four, &plan.load, None, Duration::from_secs(1)).unwrap();
+        let c =
+            config("s", "http://127.0.0.1:1/", &four, &plan.load, None, Duration::from_secs(1), &Default::default())
+                .unwrap();
         assert_eq!((c.max_workers, c.h2_connections), (Some(4), 1));
         let h2c = Point { protocol: attack::Protocol::H2c, ..four };
-        let c = config("s", "http://127.0.0.1:1/", &h2c, &plan.load, None, Duration::from_secs(1)).unwrap();
+        let c = config("s", "http://127.0.0.1:1/", &h2c, &plan.load, None, Duration::from_secs(1), &Default::default())
+            .unwrap();
         assert_eq!((c.max_workers, c.h2_connections), (None, 4));
     }
 }

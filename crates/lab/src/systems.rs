@@ -65,16 +65,23 @@ pub struct Started {
     log: PathBuf,
 }
 
+/// How a started command is known to be ready: its `ready` URL answers 2xx (over TLS as the
+/// target's settings say), or without one, its url's port accepts connections.
+#[derive(Clone, Copy)]
+pub struct Readiness<'a> {
+    pub probe: Option<&'a str>,
+    pub tls: &'a attack::TlsOptions,
+}
+
 impl Started {
-    /// Starts `argv` in `dir`, its output appended to `log`, and waits until `ready` answers 2xx
-    /// (or, without `ready`, until `url`'s port accepts connections).
+    /// Starts `argv` in `dir`, its output appended to `log`, and waits until it is ready.
     pub async fn start(
         name: &str,
         argv: &[String],
         dir: &Path,
         log: &Path,
         url: &str,
-        ready: Option<&str>,
+        ready: Readiness<'_>,
         stop: &CancellationToken,
     ) -> Result<Started, StartError> {
         use std::os::unix::process::CommandExt;
@@ -105,7 +112,7 @@ impl Started {
             if let Ok(Some(status)) = started.child.try_wait() {
                 return Err(bad(format!("{:?} exited ({status}) before it was ready; see {}", argv[0], log.display())));
             }
-            if is_ready(url, ready).await {
+            if is_ready(url, ready.probe, ready.tls).await {
                 return Ok(started);
             }
             if Instant::now() >= deadline {
@@ -174,7 +181,7 @@ impl Drop for Started {
 async fn answering_port(url: &str) -> Option<u16> {
     let uri = attack::parse_url(url).ok()?;
     let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
-    is_ready(url, None).await.then_some(port)
+    is_ready(url, None, &attack::TlsOptions::default()).await.then_some(port)
 }
 
 /// The pid and command of the process listening on TCP `port`, from /proc (Linux; None when
@@ -209,8 +216,13 @@ pub fn listener_pid(port: u16) -> Option<(u32, String)> {
     None
 }
 
-async fn is_ready(url: &str, ready: Option<&str>) -> bool {
-    let opts = attack::ClientOptions { timeout: Duration::from_secs(1), redirects: None, ..Default::default() };
+async fn is_ready(url: &str, ready: Option<&str>, tls: &attack::TlsOptions) -> bool {
+    let opts = attack::ClientOptions {
+        timeout: Duration::from_secs(1),
+        redirects: None,
+        tls: tls.clone(),
+        ..Default::default()
+    };
     match ready {
         Some(r) => attack::fetch(r, &[], opts).await.is_ok_and(|f| (200..300).contains(&f.status)),
         None => {

@@ -257,3 +257,53 @@ probe = "2s"
     let sentence = lab::render::markdown::capacity_sentence(c);
     assert!(sentence.starts_with("Capacity of svc: holds ") && sentence.contains("x, breaks at "), "{sentence}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_targets_are_trusted_by_their_root_certs_or_insecure_and_refused_otherwise() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let server = attack::testing::TestServer::start_tls(attack::testing::Behaviour::default()).await;
+    let d = dir("tls");
+    write(&d, "ca.pem", server.cert_pem.as_deref().unwrap());
+    let url = format!("https://127.0.0.1:{}/x", server.addr.port());
+    write(
+        &d,
+        "plan.toml",
+        &format!(
+            r#"
+[targets.trusted]
+url = "{url}"
+root_certs = ["ca.pem"]
+[targets.insecure]
+url = "{url}"
+insecure = true
+[targets.untrusted]
+url = "{url}"
+[load]
+rate = 20
+duration = "1s"
+protocol = ["http1", "http2"]
+pause = "50ms"
+[slo]
+success = ">= 99%"
+"#
+        ),
+    );
+    let lab = run(&d.join("plan.toml"), &d.join("out")).await;
+    assert_eq!(lab.steps.len(), 6);
+    for s in &lab.steps {
+        let trusted = !s.id.contains("untrusted");
+        let want = if trusted { 1.0 } else { 0.0 };
+        assert_eq!((s.numbers.requests, s.numbers.success), (20, want), "{}", s.id);
+    }
+    // HTTP/2 was negotiated by ALPN where the handshake succeeded.
+    let h2 = server.captured().iter().filter(|c| c.version == http::Version::HTTP_2).count();
+    assert_eq!(h2, 40);
+    let e = lab::plan::parse(
+        "[targets.a]\norigin = \"r.json\"\ninsecure = true\n[load]\nrate = 1\n",
+        "plan.toml",
+        std::path::Path::new("."),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("an embedded origin serves plain HTTP"), "{e}");
+}

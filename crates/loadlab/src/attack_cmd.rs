@@ -374,7 +374,16 @@ mod tests {
             max_workers: None,
             pace_tick,
         };
-        lab::step::config("step", "http://127.0.0.1:1/x", &point, &load, None, Duration::from_secs(2)).unwrap()
+        lab::step::config(
+            "step",
+            "http://127.0.0.1:1/x",
+            &point,
+            &load,
+            None,
+            Duration::from_secs(2),
+            &Default::default(),
+        )
+        .unwrap()
     }
 
     fn point(rate: Option<f64>, connections: Option<usize>, protocol: Protocol, streams: usize) -> Point {

@@ -64,6 +64,7 @@ impl TargetSpec {
             path: "/".into(),
             metrics: None,
             series: Vec::new(),
+            tls: attack::TlsOptions::default(),
         }
     }
 
@@ -75,6 +76,7 @@ impl TargetSpec {
             path: path.into(),
             metrics: None,
             series: Vec::new(),
+            tls: attack::TlsOptions::default(),
         }
     }
 }

@@ -52,6 +52,9 @@ pub(super) struct RawTarget {
     pub(super) metrics: Option<String>,
     #[serde(default)]
     pub(super) series: Vec<String>,
+    /// TLS: trust any certificate (a test rig's self-signed one), or these PEM roots.
+    pub(super) insecure: Option<bool>,
+    pub(super) root_certs: Option<OneOrMany<String>>,
 }
 
 /// One value or a list of them.
