@@ -25,7 +25,7 @@ impl Default for LoadSpec {
             method: "GET".into(),
             headers: Vec::new(),
             body: None,
-            template_dir: PathBuf::new(),
+            template_dir: PathBuf::from("."),
             timeout: attack::DEFAULT_TIMEOUT,
             max_workers: None,
             pace_tick: Duration::ZERO,
