@@ -1,5 +1,5 @@
 //! The HTTP client a worker uses: connections (TCP, TLS by rustls, HTTP/1.1 by hyper or the lean
-//! client, HTTP/2 by the h2 crate), one request's exchange (redirects, body counting up to
+//! client, HTTP/2 by the h2 crate, HTTP/3 by `h3`), one request's exchange (redirects, body counting up to
 //! `--max-body`), and failure kinds.
 //!
 //! HTTP/2 goes to h2 directly rather than through hyper's client: hyper hands every request to
@@ -38,6 +38,8 @@ pub enum Protocol {
     Http2,
     /// HTTP/2 without TLS, with prior knowledge (h2c).
     H2c,
+    /// HTTP/3 over QUIC (https URLs only).
+    Http3,
 }
 
 impl Protocol {
@@ -47,6 +49,7 @@ impl Protocol {
             Protocol::Http1 => "http1",
             Protocol::Http2 => "http2",
             Protocol::H2c => "h2c",
+            Protocol::Http3 => "h3",
         }
     }
 }
@@ -60,13 +63,14 @@ impl std::fmt::Display for Protocol {
 impl std::str::FromStr for Protocol {
     type Err = String;
 
-    /// `http1` (or `http/1.1`), `http2` (or `h2`), `h2c`.
+    /// `http1` (or `http/1.1`), `http2` (or `h2`), `h2c`, `h3` (or `http3`).
     fn from_str(s: &str) -> Result<Protocol, String> {
         match s {
             "http1" | "http/1.1" => Ok(Protocol::Http1),
             "http2" | "h2" => Ok(Protocol::Http2),
             "h2c" => Ok(Protocol::H2c),
-            other => Err(format!("unknown protocol {other:?} (http1, h2c or http2)")),
+            "h3" | "http3" => Ok(Protocol::Http3),
+            other => Err(format!("unknown protocol {other:?} (http1, h2c, http2 or h3)")),
         }
     }
 }
@@ -114,6 +118,7 @@ impl Default for ClientOptions {
 pub enum Conn {
     H1(Arc<tokio::sync::Mutex<http1::SendRequest<Full<Bytes>>>>),
     H2(H2Conn),
+    H3(crate::h3::H3Conn),
 }
 
 /// An HTTP/2 connection: the h2 handle, and whether it is closed (its connection task has ended,
@@ -141,17 +146,20 @@ impl Conn {
         Retire(match self {
             Conn::H1(_) => None,
             Conn::H2(c) => Some(Arc::clone(&c.closed)),
+            Conn::H3(c) => Some(Arc::clone(&c.closed)),
         })
     }
 
-    pub fn is_h2(&self) -> bool {
-        matches!(self, Conn::H2(_))
+    /// Whether requests are streams that workers may share (HTTP/2, HTTP/3).
+    pub fn is_multiplexed(&self) -> bool {
+        matches!(self, Conn::H2(_) | Conn::H3(_))
     }
 
     pub fn is_closed(&self) -> bool {
         match self {
             Conn::H1(s) => s.try_lock().map(|s| s.is_closed()).unwrap_or(false),
             Conn::H2(c) => c.closed.load(Ordering::Relaxed),
+            Conn::H3(c) => c.closed.load(Ordering::Relaxed),
         }
     }
 }
@@ -184,6 +192,8 @@ fn hyper_text(e: &hyper::Error) -> String {
 pub struct Connector {
     opts: ClientOptions,
     tls: Option<TlsConnector>,
+    /// QUIC's configuration, for HTTP/3.
+    quic: Option<quinn::ClientConfig>,
 }
 
 impl Connector {
@@ -193,7 +203,8 @@ impl Connector {
             _ => &[b"http/1.1"],
         };
         let tls = client_config(&opts.tls, alpn)?;
-        Ok(Connector { opts, tls: Some(TlsConnector::from(tls)) })
+        let quic = (opts.protocol == Protocol::Http3).then(|| crate::h3::quic_config(&opts)).transpose()?;
+        Ok(Connector { opts, tls: Some(TlsConnector::from(tls)), quic })
     }
 
     pub fn options(&self) -> &ClientOptions {
@@ -213,8 +224,28 @@ impl Connector {
         Ok(stream)
     }
 
+    /// Where `origin` (or `--connect-to`) is, for a UDP connection.
+    async fn udp_address(&self, origin: &Origin) -> Result<SocketAddr, Failure> {
+        let target = match &self.opts.connect_to {
+            Some(addr) => addr.clone(),
+            None => match origin.host.parse::<std::net::IpAddr>() {
+                Ok(ip) => return Ok(SocketAddr::new(ip, origin.port)),
+                Err(_) => format!("{}:{}", origin.host, origin.port),
+            },
+        };
+        let mut found = tokio::net::lookup_host(target).await.map_err(|e| Failure::connect(&e))?;
+        found.next().ok_or_else(|| Failure::new("no address for the host".to_owned()))
+    }
+
     /// Opens a connection to `origin`, speaking the configured protocol.
     pub async fn connect(&self, origin: &Origin) -> Result<Conn, Failure> {
+        if let Some(quic) = &self.quic {
+            if !origin.tls {
+                return Err(Failure::new("http3 needs an https URL (QUIC is always encrypted)".to_owned()));
+            }
+            let addr = self.udp_address(origin).await?;
+            return Ok(Conn::H3(crate::h3::connect(quic, addr, origin).await?));
+        }
         let tcp = self.tcp(origin).await?;
         if origin.tls {
             let name = rustls::pki_types::ServerName::try_from(origin.host.clone())
@@ -271,6 +302,7 @@ pub async fn send_once(
     let s = match conn {
         Conn::H1(s) => s,
         Conn::H2(c) => return send_once_h2(c.send, prepared, opts, out).await,
+        Conn::H3(c) => return crate::h3::send_once(&c, prepared, opts, out).await,
     };
     let req = prepared.request(opts.keepalive);
     let resp = {
@@ -398,6 +430,7 @@ pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions)
                     }
                     (parts.status, parts.headers, body.freeze())
                 }
+                Conn::H3(_) => return Err("fetching over HTTP/3 is not supported: use http1 or http2".into()),
             };
             let location = headers.get(LOCATION).and_then(|l| l.to_str().ok());
             if status.is_redirection() {

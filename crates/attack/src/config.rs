@@ -145,6 +145,15 @@ impl AttackConfig {
         if self.targets.is_empty() {
             return Err("no targets".into());
         }
+        if self.client.protocol == Protocol::Http3 {
+            let plain = match &self.model {
+                Model::Replay(spec) => (spec.base.scheme_str() != Some("https")).then(|| spec.base.to_string()),
+                _ => self.targets.iter().find(|t| t.url.scheme_str() != Some("https")).map(|t| t.url.to_string()),
+            };
+            if let Some(url) = plain {
+                return Err(format!("--http3 needs https URLs (QUIC is always encrypted): {url}"));
+            }
+        }
         if let Model::Closed { connections, streams, requests, duration } = &self.model {
             if *connections == 0 || *streams == 0 {
                 return Err("--connections and --streams must be at least 1".into());
@@ -156,7 +165,7 @@ impl AttackConfig {
                 ));
             }
             if *streams > 1 && self.client.protocol == Protocol::Http1 {
-                return Err("--streams above 1 needs HTTP/2 (--http2 or --h2c)".into());
+                return Err("--streams above 1 needs HTTP/2 or HTTP/3 (--http2, --h2c or --http3)".into());
             }
             if requests.is_none() && duration.is_none() {
                 return Err("a closed model needs --requests or --duration".into());

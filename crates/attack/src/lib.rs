@@ -12,6 +12,7 @@ mod config;
 pub mod cpu;
 mod decoded;
 mod exchange;
+mod h3;
 mod lean;
 mod mix;
 mod pacer;

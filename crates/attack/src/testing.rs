@@ -1,5 +1,5 @@
-//! An in-process HTTP server for tests (feature `testing`): HTTP/1.1 and h2c on one port, or TLS
-//! with ALPN (h2, http/1.1) and a certificate made on the spot. It answers with a known delay,
+//! An in-process HTTP server for tests (feature `testing`): HTTP/1.1 and h2c on one port, TLS
+//! with ALPN (h2, http/1.1), or HTTP/3 over QUIC, with a certificate made on the spot. It answers with a known delay,
 //! can freeze for a window of time, and records every request it receives so a test can assert
 //! what really arrived.
 
@@ -184,6 +184,88 @@ impl TestServer {
         TestServer { addr, cert_pem, captured, connections, stop }
     }
 
+    /// HTTP/3 over QUIC on a UDP port of 127.0.0.1, for `localhost` and 127.0.0.1 (TLS 1.3, ALPN
+    /// `h3`). After `max_requests_per_conn` requests a connection sends GOAWAY.
+    pub async fn start_h3(b: Behaviour) -> TestServer {
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+        let cert_pem = ck.cert.pem();
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![ck.cert.der().clone()], key)
+            .unwrap();
+        tls.alpn_protocols = vec![b"h3".to_vec()];
+        let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
+        let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).expect("bind UDP loopback");
+        let addr = endpoint.local_addr().unwrap();
+        let captured = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicU64::new(0));
+        let stop = CancellationToken::new();
+        let started = Instant::now();
+        let (cap, conns, stop2) = (Arc::clone(&captured), Arc::clone(&connections), stop.clone());
+        tokio::spawn(async move {
+            loop {
+                let incoming = tokio::select! {
+                    i = endpoint.accept() => match i { Some(i) => i, None => return },
+                    _ = stop2.cancelled() => { endpoint.close(0u32.into(), b"stopped"); return }
+                };
+                conns.fetch_add(1, Ordering::Relaxed);
+                let (b, cap, stop3) = (b.clone(), Arc::clone(&cap), stop2.clone());
+                tokio::spawn(async move {
+                    let Ok(quic) = incoming.await else { return };
+                    let Ok(mut conn) = h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(quic)).await
+                    else {
+                        return;
+                    };
+                    let mut served = 0u64;
+                    // A connection closes once its streams are answered (after GOAWAY too).
+                    let mut answering = tokio::task::JoinSet::new();
+                    loop {
+                        let resolver = tokio::select! {
+                            r = conn.accept() => match r { Ok(Some(r)) => r, _ => break },
+                            _ = stop3.cancelled() => return,
+                        };
+                        served += 1;
+                        let (b2, cap) = (b.clone(), Arc::clone(&cap));
+                        answering.spawn(async move {
+                            let b = b2;
+                            let Ok((req, mut stream)) = resolver.resolve_request().await else { return };
+                            let mut body = bytes::BytesMut::new();
+                            while let Ok(Some(mut chunk)) = stream.recv_data().await {
+                                use bytes::Buf;
+                                while chunk.has_remaining() {
+                                    let part = chunk.chunk();
+                                    body.extend_from_slice(part);
+                                    let n = part.len();
+                                    chunk.advance(n);
+                                }
+                            }
+                            let (parts, ()) = req.into_parts();
+                            let resp = respond(parts, body.freeze(), b, cap, started).await;
+                            let (head, body) = resp.into_parts();
+                            let body = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+                            if stream.send_response(Response::from_parts(head, ())).await.is_err() {
+                                return;
+                            }
+                            let _ = stream.send_data(body).await;
+                            let _ = stream.finish().await;
+                        });
+                        if b.max_requests_per_conn.is_some_and(|m| served >= m) {
+                            // GOAWAY: the streams already accepted are answered, later ones refused.
+                            let _ = conn.shutdown(0).await;
+                        }
+                    }
+                    while answering.join_next().await.is_some() {}
+                });
+            }
+        });
+        TestServer { addr, cert_pem: Some(cert_pem), captured, connections, stop }
+    }
+
     /// `http://127.0.0.1:PORT{path}` (or https when serving TLS).
     pub fn url(&self, path: &str) -> String {
         let scheme = if self.cert_pem.is_some() { "https" } else { "http" };
@@ -214,6 +296,17 @@ async fn handle(
 ) -> Result<Response<BoxBody<Bytes, Infallible>>, Infallible> {
     let (parts, body) = req.into_parts();
     let body = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+    Ok(respond(parts, body, b, cap, started).await)
+}
+
+/// The answer to one request (whatever HTTP it came over), recorded as it arrived.
+async fn respond(
+    parts: http::request::Parts,
+    body: Bytes,
+    b: Behaviour,
+    cap: Arc<Mutex<Vec<Captured>>>,
+    started: Instant,
+) -> Response<BoxBody<Bytes, Infallible>> {
     let path = parts.uri.path().to_owned();
     let wants_gzip = parts
         .headers
@@ -247,7 +340,7 @@ async fn handle(
         let third = b.body.len() / 3;
         let parts = [b.body.slice(..third), b.body.slice(third..2 * third), b.body.slice(2 * third..)];
         let frames = parts.into_iter().map(|p| Ok::<_, Infallible>(hyper::body::Frame::data(p)));
-        return Ok(Response::new(StreamBody::new(tokio_stream::iter(frames)).boxed()));
+        return Response::new(StreamBody::new(tokio_stream::iter(frames)).boxed());
     }
     let mut resp = Response::new(Full::new(b.body.clone()).boxed());
     match path.as_str() {
@@ -269,5 +362,5 @@ async fn handle(
         "/echo" => *resp.body_mut() = Full::new(body).boxed(),
         _ => *resp.status_mut() = StatusCode::from_u16(b.status).unwrap(),
     }
-    Ok(resp)
+    resp
 }

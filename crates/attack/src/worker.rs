@@ -86,7 +86,7 @@ impl Worker {
         let shared = Arc::clone(&self.shared);
         let may_share = match shared.connector.options().protocol {
             Protocol::H2c => !origin.tls,
-            Protocol::Http2 => origin.tls,
+            Protocol::Http2 | Protocol::Http3 => origin.tls,
             Protocol::Http1 => false,
         };
         if may_share && !shared.slots.is_empty() {
@@ -102,7 +102,7 @@ impl Worker {
             let conn = shared.connector.connect(origin).await?;
             ex.new_conn = true;
             let c = SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 };
-            if conn.is_h2() {
+            if conn.is_multiplexed() {
                 *slot = Some(c);
                 self.keep_shared(&conn, origin);
             } else {
@@ -195,7 +195,7 @@ impl Worker {
         let mut attempt = 1;
         loop {
             let conn = self.acquire(&p.origin, ex).await?;
-            let h2 = conn.is_h2();
+            let h2 = conn.is_multiplexed();
             let retire = conn.retire_handle();
             match send_once(conn, p, opts, ex).await {
                 Ok(location) => {

@@ -91,6 +91,8 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     config.client = ClientOptions {
         protocol: if a.h2c {
             Protocol::H2c
+        } else if a.http3 {
+            Protocol::Http3
         } else if a.http2 {
             Protocol::Http2
         } else {

@@ -423,6 +423,9 @@ pub struct AttackArgs {
     /// HTTP/2 without TLS, with prior knowledge.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
     pub h2c: bool,
+    /// HTTP/3 over QUIC (https URLs; TLS options as for TCP; no 0-RTT).
+    #[arg(long, conflicts_with_all = ["h2c", "http2"], action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
+    pub http3: bool,
     /// Request timeout, connect to last body byte.
     #[arg(long, default_value = "30s", value_parser = positive_duration)]
     pub timeout: Duration,
