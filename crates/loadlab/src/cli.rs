@@ -319,6 +319,10 @@ pub struct OriginArgs {
     /// PEM private key for --tls-cert.
     #[arg(long, requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Also serve HTTP/3 on the same port number over UDP (QUIC, with --tls-cert), advertised
+    /// to TCP clients by Alt-Svc.
+    #[arg(long, requires = "tls_cert")]
+    pub http3: bool,
     /// Bytes all loaded payloads may hold together (`256mb`, `2gb`); an upload past it is
     /// refused with 400 before anything is made.
     #[arg(long, default_value = "256mb", value_parser = byte_size)]

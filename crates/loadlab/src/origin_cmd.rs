@@ -64,7 +64,15 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
             let _ = tokio::signal::ctrl_c().await;
         };
         let limits = origin::ConnLimits { header: a.header_timeout, idle: a.idle_timeout };
-        origin::serve_with(listener, sim, main_admin, limits, tls, stop).await;
+        match (a.http3, tls, &a.tls_cert, &a.tls_key) {
+            (true, Some(tls), Some(cert), Some(key)) => {
+                let at = listener.local_addr()?;
+                let quic = origin::quic_endpoint(at, cert, key, limits).map_err(|e| bad(format!("--http3: {e}")))?;
+                log(format_args!("loadlab origin: serving HTTP/3 on udp {}", quic.local_addr()?));
+                origin::serve_with_h3(listener, quic, sim, main_admin, limits, tls, stop).await;
+            }
+            (_, tls, _, _) => origin::serve_with(listener, sim, main_admin, limits, tls, stop).await,
+        }
         Ok(())
     })
 }

@@ -68,6 +68,12 @@ impl ConnCtl {
         self.notify.notified().await
     }
 
+    /// Waits for a fault to drop the connection: whether it is a reset (else a close).
+    pub async fn aborted_kind(&self) -> bool {
+        self.notify.notified().await;
+        self.abort.load(Ordering::Acquire) == 2
+    }
+
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }

@@ -2,13 +2,14 @@
 //!
 //! `recipe` validates recipes, `content` makes payloads once at load, `simulation` holds the
 //! routes (swapped atomically, stages worked out from the time since load), `server` serves
-//! HTTP/1.1, h2c and TLS with faults, `admin` is the `/_admin/` API, `response` the body type
+//! HTTP/1.1, h2c and TLS with faults (`h3` the same routes over HTTP/3), `admin` is the `/_admin/` API, `response` the body type
 //! and plain replies both use.
 
 mod admin;
 mod conn;
 mod content;
 mod default_recipe;
+mod h3;
 pub mod recipe;
 mod response;
 mod server;
@@ -22,14 +23,22 @@ pub use conn::{ConnLimits, DEFAULT_LIMITS};
 pub use recipe::{parse_upload, RecipeError};
 pub use simulation::{Simulation, DEFAULT_MAX_PAYLOAD};
 
-/// Builds a TLS acceptor from PEM files.
-pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {
+type Identity = (Vec<rustls::pki_types::CertificateDer<'static>>, rustls::pki_types::PrivateKeyDer<'static>);
+
+/// A certificate chain and its key from PEM files.
+fn identity(cert: &std::path::Path, key: &std::path::Path) -> Result<Identity, String> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let chain = CertificateDer::pem_file_iter(cert)
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
         .map_err(|e| format!("{}: {e}", cert.display()))?;
     let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("{}: {e}", key.display()))?;
+    Ok((chain, key))
+}
+
+/// Builds a TLS acceptor from PEM files.
+pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {
+    let (chain, key) = identity(cert, key)?;
     let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
@@ -72,6 +81,40 @@ pub async fn serve_with(
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    let shared = Arc::new(server::Shared { sim, admin, limits });
+    let shared = Arc::new(server::Shared { sim, admin, limits, alt_svc: None });
     server::serve(listener, shared, tls, shutdown).await
+}
+
+/// A QUIC endpoint for [`serve_with_h3`] on `addr`, with the TLS listener's certificate and key.
+pub fn quic_endpoint(
+    addr: std::net::SocketAddr,
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    limits: ConnLimits,
+) -> Result<quinn::Endpoint, String> {
+    let (chain, key) = identity(cert, key)?;
+    h3::endpoint(addr, chain, key, limits.idle)
+}
+
+/// As [`serve_with`] over TLS, and the same routes over HTTP/3 on `quic` (the same port number
+/// over UDP, advertised to TCP clients by `Alt-Svc`), until `shutdown` resolves.
+pub async fn serve_with_h3(
+    listener: tokio::net::TcpListener,
+    quic: quinn::Endpoint,
+    sim: Arc<Simulation>,
+    admin: AdminPolicy,
+    limits: ConnLimits,
+    tls: tokio_rustls::TlsAcceptor,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let port = quic.local_addr().map(|a| a.port()).unwrap_or_default();
+    let alt_svc = http::HeaderValue::from_str(&format!("h3=\":{port}\"; ma=86400")).ok();
+    let shared = Arc::new(server::Shared { sim, admin, limits, alt_svc });
+    let (done, stopped) = tokio::sync::oneshot::channel::<()>();
+    let quic_task = tokio::spawn(h3::serve(quic, Arc::clone(&shared), async {
+        let _ = stopped.await;
+    }));
+    server::serve(listener, shared, Some(tls), shutdown).await;
+    drop(done);
+    let _ = quic_task.await;
 }

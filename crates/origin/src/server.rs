@@ -35,6 +35,18 @@ pub struct Shared {
     pub sim: Arc<Simulation>,
     pub admin: AdminPolicy,
     pub limits: ConnLimits,
+    /// `Alt-Svc` on every response over TCP when HTTP/3 is served on the same port.
+    pub alt_svc: Option<HeaderValue>,
+}
+
+/// A request body of any HTTP version (hyper's, or one read whole from an HTTP/3 stream).
+pub trait RequestBody:
+    hyper::body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send
+{
+}
+impl<B> RequestBody for B where
+    B: hyper::body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send
+{
 }
 
 /// Accepts connections until `shutdown` resolves.
@@ -102,22 +114,40 @@ async fn handle(
     ctl: Arc<ConnCtl>,
     peer: SocketAddr,
 ) -> Result<Response<Body>, Infallible> {
-    let _active = ctl.request();
+    let mut resp = handle_tcp(req, &shared, ctl, peer).await;
+    if let Some(v) = &shared.alt_svc {
+        resp.headers_mut().insert(http::header::ALT_SVC, v.clone());
+    }
+    Ok(resp)
+}
+
+async fn handle_tcp(req: Request<Incoming>, shared: &Shared, ctl: Arc<ConnCtl>, peer: SocketAddr) -> Response<Body> {
     let path = req.uri().path();
     if path == "/_admin" || path.starts_with("/_admin/") {
+        let _active = ctl.request();
         if !shared.admin.enabled {
-            return Ok(full(StatusCode::NOT_FOUND, TEXT_HTML, "Not found"));
+            return full(StatusCode::NOT_FOUND, TEXT_HTML, "Not found");
         }
         // `to_canonical`: a dual-stack `[::]` listener sees IPv4 loopback as ::ffff:127.0.0.1.
         if shared.admin.loopback_only && !peer.ip().to_canonical().is_loopback() {
-            return Ok(full(StatusCode::FORBIDDEN, TEXT_HTML, "the admin API answers on loopback only"));
+            return full(StatusCode::FORBIDDEN, TEXT_HTML, "the admin API answers on loopback only");
         }
-        return Ok(crate::admin::handle(req, &shared.sim, &shared.admin).await);
+        return crate::admin::handle(req, &shared.sim, &shared.admin).await;
+    }
+    answer(req, shared, &ctl).await
+}
+
+/// Answers a simulated route (any HTTP version; the admin API is answered over TCP only).
+pub(crate) async fn answer<B: RequestBody>(req: Request<B>, shared: &Shared, ctl: &Arc<ConnCtl>) -> Response<Body> {
+    let _active = ctl.request();
+    let path = req.uri().path();
+    if path == "/_admin" || path.starts_with("/_admin/") {
+        return full(StatusCode::NOT_FOUND, TEXT_HTML, "Not found: the admin API answers over TCP");
     }
     if !matches!(*req.method(), Method::GET | Method::POST | Method::HEAD) {
         let mut r = full(StatusCode::METHOD_NOT_ALLOWED, TEXT_HTML, "Method not allowed");
         r.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("GET, POST, HEAD"));
-        return Ok(r);
+        return r;
     }
     let counters = &shared.sim.counters;
     counters.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -126,19 +156,24 @@ async fn handle(
     let route = shared.sim.table().find(path).cloned();
     let Some(route) = route else {
         counters.current.count(Outcome::Status(404));
-        return Ok(full(StatusCode::NOT_FOUND, TEXT_HTML, "Not found"));
+        return full(StatusCode::NOT_FOUND, TEXT_HTML, "Not found");
     };
     let count = |outcome: Outcome| {
         counters.current.count(outcome);
         route.counts.count(outcome);
         counters.observe(started.elapsed().as_secs_f64());
     };
-    Ok(simulate(req, &route, &ctl, count).await)
+    simulate(req, &route, ctl, count).await
 }
 
 /// Answers one simulated request, calling `count` once with how it ended (before a fault drops
 /// the connection, since the request's future is then dropped too).
-async fn simulate(req: Request<Incoming>, route: &Route, ctl: &ConnCtl, count: impl Fn(Outcome)) -> Response<Body> {
+async fn simulate<B: RequestBody>(
+    req: Request<B>,
+    route: &Route,
+    ctl: &ConnCtl,
+    count: impl Fn(Outcome),
+) -> Response<Body> {
     let path = req.uri().path().to_owned();
     let Some(index) = route.stage_index(Instant::now()) else {
         count(Outcome::Status(406));
@@ -208,7 +243,7 @@ impl Drop for Waiting<'_> {
 
 /// The status, body and whether it is JSON: the payload or handler output for 200 (or 413
 /// when a handler's request body is over its cap), else the error body.
-async fn payload_body(req: Request<Incoming>, route: &Route, status: u16, path: &str) -> (u16, Bytes, bool) {
+async fn payload_body<B: RequestBody>(req: Request<B>, route: &Route, status: u16, path: &str) -> (u16, Bytes, bool) {
     let error = |status: u16| {
         let text_json = crate::simulation::error_text(status, path).starts_with('{');
         (status, route.error_body(status, path), text_json)
@@ -235,7 +270,7 @@ async fn payload_body(req: Request<Incoming>, route: &Route, status: u16, path: 
 }
 
 /// The request body, or `None` when it is over `MAX_REQUEST_BODY` (read no further than that).
-async fn read_capped(req: Request<Incoming>) -> Option<Bytes> {
+async fn read_capped<B: RequestBody>(req: Request<B>) -> Option<Bytes> {
     let announced = req.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if announced.is_some_and(|n| n > MAX_REQUEST_BODY as u64) {
         return None;

@@ -447,3 +447,69 @@ async fn h2c_and_tls_with_http2() {
     let s = attack::run(config, (), Default::default()).await.unwrap();
     assert_eq!((s.metrics.successes, s.metrics.connections), (20, 1), "{:?}", s.metrics.errors);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http3_beside_tls_serves_the_same_routes_and_faults() {
+    use attack::{AttackConfig, Model, Protocol, Schedule, Target};
+    let dir = std::env::temp_dir().join(format!("loadlab-origin-h3-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, ck.cert.pem()).unwrap();
+    std::fs::write(&key, ck.key_pair.serialize_pem()).unwrap();
+    let listener = origin::bind(([127, 0, 0, 1], 0).into()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let quic = origin::quic_endpoint(addr, &cert, &key, origin::DEFAULT_LIMITS).unwrap();
+    assert_eq!(quic.local_addr().unwrap().port(), addr.port(), "the same port number over UDP");
+    let sim = Simulation::new().await;
+    let recipe = json!([
+        {"route": "/x", "random_content": "1kb", "stages": [{"at": 0, "status": 200, "latency": "20ms"}]},
+        {"route": "/reset", "body": "x", "stages": [{"at": 0, "status": 200, "fault": "reset"}]},
+        {"route": "/hang", "body": "x", "stages": [{"at": 0, "status": 200, "fault": "hang"}]},
+        {"route": "/teapot", "body": "short and stout", "stages": [{"at": 0, "status": 418}]}]);
+    sim.upload(recipe.to_string().as_bytes()).await.unwrap();
+    let acceptor = origin::tls_acceptor(&cert, &key).unwrap();
+    let limits = origin::DEFAULT_LIMITS;
+    tokio::spawn(origin::serve_with_h3(
+        listener,
+        quic,
+        sim,
+        AdminPolicy::default(),
+        limits,
+        acceptor,
+        std::future::pending(),
+    ));
+    let h3 = |path: &str, model: Model| {
+        let target = Target::new(http::Method::GET, format!("https://{addr}{path}").parse().unwrap());
+        let mut config = AttackConfig::new(vec![target], model);
+        config.client.protocol = Protocol::Http3;
+        config.client.tls.root_certs = vec![cert.clone()];
+        config
+    };
+    // A closed model with streams: every answer with its body, after the stage's latency.
+    let closed = Model::Closed { connections: 2, streams: 8, requests: Some(200), duration: None };
+    let s = attack::run(h3("/x", closed), (), Default::default()).await.unwrap();
+    assert_eq!((s.metrics.successes, s.metrics.connections), (200, 2), "{:?}", s.metrics.errors);
+    assert_eq!(s.metrics.bytes_in, 200 * 1024);
+    assert!(s.metrics.latency_min_us >= 20_000, "{}", s.metrics.latency_min_us);
+    // An open model, and a status from the recipe.
+    let open = Model::Open { schedule: Schedule::constant(40.0, std::time::Duration::from_secs(1)) };
+    let s = attack::run(h3("/teapot", open), (), Default::default()).await.unwrap();
+    assert_eq!((s.metrics.requests, s.metrics.status.get(&418).copied()), (40, Some(40)));
+    // Faults are failed requests with their reason; a hang ends with the client's timeout.
+    let one = || Model::Closed { connections: 1, streams: 1, requests: Some(2), duration: None };
+    let s = attack::run(h3("/reset", one()), (), Default::default()).await.unwrap();
+    assert_eq!(s.metrics.successes, 0);
+    assert!(s.metrics.errors.keys().all(|e| e.starts_with("http3:")), "{:?}", s.metrics.errors);
+    let mut hang = h3("/hang", one());
+    hang.client.timeout = std::time::Duration::from_millis(300);
+    let s = attack::run(hang, (), Default::default()).await.unwrap();
+    assert_eq!(s.metrics.errors.get("timeout").copied(), Some(2), "{:?}", s.metrics.errors);
+    // TCP clients are told where HTTP/3 is.
+    let opts = attack::ClientOptions {
+        tls: attack::TlsOptions { root_certs: vec![cert.clone()], ..Default::default() },
+        ..Default::default()
+    };
+    let f = attack::fetch(&format!("https://{addr}/teapot"), &[], opts).await.unwrap();
+    assert_eq!(f.headers["alt-svc"], format!("h3=\":{}\"; ma=86400", addr.port()));
+}
