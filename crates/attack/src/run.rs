@@ -112,6 +112,10 @@ pub async fn run<C: Consumer + Send + 'static>(
                     );
                 }
             }
+            // Every worker ends by itself (at its count, its deadline or `stop`, each request
+            // bounded by its timeout): wait for them all. The drain below counts from the end of
+            // sending; from here it cut a run longer than the timeout short, silently.
+            while workers.join_next().await.is_some() {}
             false
         }
     };

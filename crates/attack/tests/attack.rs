@@ -44,6 +44,23 @@ async fn closed_model_by_duration_stops_by_itself() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_model_longer_than_its_timeout_runs_to_its_end() {
+    // The run once ended a timeout and a second after it started, whatever its length.
+    let server = TestServer::start(Behaviour { delay: Duration::from_millis(10), ..Default::default() }).await;
+    let by_time =
+        Model::Closed { connections: 1, streams: 1, requests: None, duration: Some(Duration::from_millis(2500)) };
+    let mut config = AttackConfig::new(vec![target(&server.url("/"))], by_time);
+    config.client.timeout = Duration::from_millis(300);
+    let run = attack(config).await;
+    let last = run.records.iter().map(|(r, _)| r.scheduled_us).max().unwrap();
+    assert!(last >= 2_300_000, "the last request was sent at {last} us of 2.5 s");
+    let by_count = Model::Closed { connections: 1, streams: 1, requests: Some(150), duration: None };
+    let mut config = AttackConfig::new(vec![target(&server.url("/"))], by_count);
+    config.client.timeout = Duration::from_millis(300);
+    assert_eq!(attack(config).await.records.len(), 150, "every request asked for, however long they take");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http2_over_tls_multiplexes_streams_on_one_connection() {
     let server = TestServer::start_tls(Behaviour::default()).await;
     let dir = tempdir();
