@@ -191,16 +191,16 @@ pub fn quick(spec: &CapacitySpec) -> CapacitySpec {
     CapacitySpec { probe: spec.probe.min(Duration::from_secs(2)), precision: spec.precision.max(0.10), ..spec.clone() }
 }
 
-/// Searches a target at `url` with real probes (open model, the plan's load settings).
+/// Searches a target with real probes (open model, the plan's load settings).
 pub async fn search_target(
-    name: &str,
-    url: &str,
+    target: &crate::experiment::TargetRun,
     plan: &Plan,
     spec: &CapacitySpec,
     dir: &Path,
     opts: &crate::options::RunOptions,
     watch: &dyn Watcher,
 ) -> Result<CapacityResult, LabError> {
+    let (name, url) = (target.name.as_str(), target.url.as_str());
     let clauses = &plan.slo;
     let of = if plan.load.replay.is_some() { Searched::Speed } else { Searched::Rate };
     let mut n = 0;
@@ -222,8 +222,7 @@ pub async fn search_target(
                 requests_per_conn: plan.load.requests_per_conn[0],
                 streams: 1,
             };
-            let tls = plan.targets.iter().find(|t| t.name == name).map(|t| t.tls.clone()).unwrap_or_default();
-            let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe, &tls);
+            let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe, &target.tls);
             let stop = opts.stop.clone();
             async move {
                 if stop.is_cancelled() {

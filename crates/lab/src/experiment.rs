@@ -27,6 +27,10 @@ pub struct TargetRun {
     /// What it was: a running system, a started command, an embedded simulator.
     pub kind: &'static str,
     pub sampled: bool,
+    /// How its steps trust it over TLS: the plan's settings, and an embedded origin's own
+    /// certificate when it serves HTTP/3.
+    #[serde(skip)]
+    pub tls: attack::TlsOptions,
 }
 
 /// A started target that exited while the lab ran.
@@ -137,7 +141,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
                 let spec = if opts.quick { capacity::quick(spec) } else { spec.clone() };
                 let mut found = Vec::new();
                 for t in up.targets.iter().filter(|_| !opts.stop.is_cancelled()) {
-                    found.push(capacity::search_target(&t.name, &t.url, plan, &spec, &steps_dir, opts, watch).await?);
+                    found.push(capacity::search_target(t, plan, &spec, &steps_dir, opts, watch).await?);
                 }
                 found
             }
@@ -241,8 +245,7 @@ async fn run_steps(
         }
         let target = &up.targets[s.target];
         watch.event(&Event::Started { index: i, of: matrix.steps.len(), id: &s.id });
-        let tls = &plan.targets[s.target].tls;
-        let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration, tls)
+        let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration, &target.tls)
             .map_err(|message| step::StepError { step: s.id.clone(), message })?;
         let file = dir.join(&s.file);
         let from = started.elapsed().as_secs_f64();
@@ -309,10 +312,11 @@ struct Up {
 impl Up {
     async fn bring_up(&mut self, plan: &Plan, samples: &Path, stop: &CancellationToken) -> Result<(), StartError> {
         if let Some(o) = &plan.origin {
-            self.origin = Some(Embedded::start(o.listen.as_deref(), o.recipe.as_deref()).await?);
+            self.origin = Some(Embedded::start(o.listen.as_deref(), o.recipe.as_deref(), false).await?);
         }
         for t in &plan.targets {
             let mut metrics = t.metrics.clone();
+            let mut tls = t.tls.clone();
             let (url, kind, pid) = match &t.kind {
                 TargetKind::Running { url, pid } => (url.clone(), "running", *pid),
                 TargetKind::Command { url, start, ready, dir } => {
@@ -346,8 +350,15 @@ impl Up {
                     (url, "started", Some(pid))
                 }
                 TargetKind::Simulator { recipe } => {
-                    let e = Embedded::start(None, Some(recipe)).await?;
+                    let h3 = plan.load.protocol.contains(&attack::Protocol::Http3);
+                    let e = Embedded::start(None, Some(recipe), h3).await?;
                     let url = format!("http://{}{}", e.addr, t.path);
+                    if let Some(pem) = &e.h3_cert_pem {
+                        // Its HTTP/3 steps trust the certificate it made, and only that.
+                        let cert = samples.join(format!("{}-origin-cert.pem", crate::matrix::slug(&t.name)));
+                        std::fs::write(&cert, pem).map_err(|e| StartError(format!("{}: {e}", cert.display())))?;
+                        tls.root_certs.push(cert);
+                    }
                     self.simulators.push(e);
                     (url, "simulator", None)
                 }
@@ -358,7 +369,7 @@ impl Up {
             if pid.is_some() || metrics.is_some() {
                 self.sources.push(Source { name: t.name.clone(), pid, tree: true, metrics, series: t.series.clone() });
             }
-            self.targets.push(TargetRun { name: t.name.clone(), url, kind, sampled: pid.is_some() });
+            self.targets.push(TargetRun { name: t.name.clone(), url, kind, sampled: pid.is_some(), tls });
         }
         Ok(())
     }

@@ -44,6 +44,16 @@ pub fn config(
     length: std::time::Duration,
     tls: &attack::TlsOptions,
 ) -> Result<AttackConfig, String> {
+    // HTTP/3 is always encrypted: an http URL's host and port are asked over QUIC, where an
+    // embedded origin serves it (the port number over UDP) and Alt-Svc would point.
+    let h3_url;
+    let url = match url.strip_prefix("http://") {
+        Some(rest) if point.protocol == attack::Protocol::Http3 => {
+            h3_url = format!("https://{rest}");
+            h3_url.as_str()
+        }
+        _ => url,
+    };
     let mut defaults = TargetDefaults { template_dir: load.template_dir.clone(), ..TargetDefaults::default() };
     let headers = load.headers.iter().chain(variant.map(|v| v.headers.iter()).into_iter().flatten());
     for h in headers {

@@ -22,13 +22,16 @@ pub struct StartError(pub String);
 pub struct Embedded {
     pub sim: Arc<origin::Simulation>,
     pub addr: std::net::SocketAddr,
+    /// Serving HTTP/3 too (on the same port number over UDP): its certificate, made on the spot.
+    pub h3_cert_pem: Option<String>,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Embedded {
-    /// Serves a simulator on `listen` (`127.0.0.1:0` when none) with `recipe` loaded.
-    pub async fn start(listen: Option<&str>, recipe: Option<&Path>) -> Result<Embedded, StartError> {
+    /// Serves a simulator on `listen` (`127.0.0.1:0` when none) with `recipe` loaded: plain
+    /// HTTP/1.1 and h2c over TCP, and with `h3` HTTP/3 on the same port number over UDP.
+    pub async fn start(listen: Option<&str>, recipe: Option<&Path>, h3: bool) -> Result<Embedded, StartError> {
         let sim = origin::Simulation::new().await;
         if let Some(path) = recipe {
             load_recipe(&sim, path).await?;
@@ -41,8 +44,16 @@ impl Embedded {
         let addr = listener.local_addr().map_err(|e| StartError(e.to_string()))?;
         let stop = CancellationToken::new();
         let admin = origin::AdminPolicy { token: None, enabled: true, loopback_only: true };
-        let task = tokio::spawn(origin::serve(listener, Arc::clone(&sim), admin, None, stop.clone().cancelled_owned()));
-        Ok(Embedded { sim, addr, stop, task })
+        let (sim2, until) = (Arc::clone(&sim), stop.clone().cancelled_owned());
+        let (task, h3_cert_pem) = if h3 {
+            let limits = origin::DEFAULT_LIMITS;
+            let (quic, pem) = origin::quic_endpoint_self_signed(addr, limits)
+                .map_err(|e| StartError(format!("origin HTTP/3 on udp {addr}: {e}")))?;
+            (tokio::spawn(origin::serve_with_h3(listener, quic, sim2, admin, limits, None, until)), Some(pem))
+        } else {
+            (tokio::spawn(origin::serve(listener, sim2, admin, None, until)), None)
+        };
+        Ok(Embedded { sim, addr, h3_cert_pem, stop, task })
     }
 
     pub async fn stop(self) {

@@ -307,3 +307,49 @@ success = ">= 99%"
     .to_string();
     assert!(e.contains("an embedded origin serves plain HTTP"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embedded_origin_serves_h2c_and_h3_steps_side_by_side() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let d = dir("h3");
+    write(
+        &d,
+        "svc.json",
+        r#"{"route": "/*", "body": "hello", "stages": [{"at": 0, "status": 200, "latency": "5ms"}]}"#,
+    );
+    write(
+        &d,
+        "plan.toml",
+        r#"
+question = "Is HTTP/3 as fast as h2c here?"
+[targets.svc]
+origin = "svc.json"
+[load]
+connections = 2
+streams = 4
+duration = "1s"
+protocol = ["h2c", "h3"]
+pause = "50ms"
+[slo]
+success = ">= 99%"
+"#,
+    );
+    let out = d.join("out");
+    let lab = run(&d.join("plan.toml"), &out).await;
+    assert_eq!(lab.steps.len(), 2);
+    for s in &lab.steps {
+        assert!(s.numbers.requests > 50 && s.numbers.success == 1.0, "{}: {:?}", s.id, s.numbers);
+    }
+    assert!(lab.steps.iter().any(|s| s.id.contains("h3")), "{:?}", lab.steps.iter().map(|s| &s.id).collect::<Vec<_>>());
+    // Each step's results say which protocol carried it.
+    for s in &lab.steps {
+        let f = std::fs::File::open(out.join(&s.file)).unwrap();
+        let mut r = results::Reader::new(std::io::BufReader::new(f), &s.file);
+        let Some(results::Item::Run(h)) = r.next().unwrap() else { panic!("no header") };
+        let protocol = h.run_plan.as_ref().unwrap().protocol.clone();
+        assert!(s.id.contains(&protocol), "{} ran over {protocol}", s.id);
+    }
+    let files = lab::render::write(&lab, &out).unwrap();
+    let md = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(md.contains("h3") && md.contains("h2c"), "{md}");
+}

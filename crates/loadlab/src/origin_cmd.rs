@@ -69,7 +69,7 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
                 let at = listener.local_addr()?;
                 let quic = origin::quic_endpoint(at, cert, key, limits).map_err(|e| bad(format!("--http3: {e}")))?;
                 log(format_args!("loadlab origin: serving HTTP/3 on udp {}", quic.local_addr()?));
-                origin::serve_with_h3(listener, quic, sim, main_admin, limits, tls, stop).await;
+                origin::serve_with_h3(listener, quic, sim, main_admin, limits, Some(tls), stop).await;
             }
             (_, tls, _, _) => origin::serve_with(listener, sim, main_admin, limits, tls, stop).await,
         }

@@ -96,15 +96,28 @@ pub fn quic_endpoint(
     h3::endpoint(addr, chain, key, limits.idle)
 }
 
-/// As [`serve_with`] over TLS, and the same routes over HTTP/3 on `quic` (the same port number
-/// over UDP, advertised to TCP clients by `Alt-Svc`), until `shutdown` resolves.
+/// A QUIC endpoint on `addr` with a certificate made on the spot for 127.0.0.1 and localhost
+/// (an embedded origin's), and that certificate's PEM for clients to trust.
+pub fn quic_endpoint_self_signed(
+    addr: std::net::SocketAddr,
+    limits: ConnLimits,
+) -> Result<(quinn::Endpoint, String), String> {
+    let ck =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()]).map_err(|e| e.to_string())?;
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
+    let endpoint = h3::endpoint(addr, vec![ck.cert.der().clone()], key, limits.idle)?;
+    Ok((endpoint, ck.cert.pem()))
+}
+
+/// As [`serve_with`], and the same routes over HTTP/3 on `quic` (the same port number over
+/// UDP, advertised to TCP clients by `Alt-Svc`), until `shutdown` resolves.
 pub async fn serve_with_h3(
     listener: tokio::net::TcpListener,
     quic: quinn::Endpoint,
     sim: Arc<Simulation>,
     admin: AdminPolicy,
     limits: ConnLimits,
-    tls: tokio_rustls::TlsAcceptor,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let port = quic.local_addr().map(|a| a.port()).unwrap_or_default();
@@ -114,7 +127,7 @@ pub async fn serve_with_h3(
     let quic_task = tokio::spawn(h3::serve(quic, Arc::clone(&shared), async {
         let _ = stopped.await;
     }));
-    server::serve(listener, shared, Some(tls), shutdown).await;
+    server::serve(listener, shared, tls, shutdown).await;
     drop(done);
     let _ = quic_task.await;
 }

@@ -476,7 +476,7 @@ async fn http3_beside_tls_serves_the_same_routes_and_faults() {
         sim,
         AdminPolicy::default(),
         limits,
-        acceptor,
+        Some(acceptor),
         std::future::pending(),
     ));
     let h3 = |path: &str, model: Model| {
