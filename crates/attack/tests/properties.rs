@@ -30,6 +30,8 @@ proptest! {
 
     #[test]
     fn targets_read_back_as_written(targets in prop::collection::vec(target(), 1..6)) {
+        // `{{` starts a template (its own properties are in the template tests).
+        prop_assume!(targets.iter().all(|(_, _, h)| h.iter().all(|(_, v)| !v.contains("{{"))));
         let mut text = String::new();
         for (m, url, headers) in &targets {
             text += &format!("{m} {url}\n");

@@ -145,8 +145,10 @@ impl Template {
                 pieces.push(Piece::Text(rest[..open].to_owned()));
             }
             let after = &rest[open + 2..];
-            let close =
-                close_of(after).ok_or_else(|| format!("template {} has no closing }}}}", cut(&rest[open..])))?;
+            let close = close_of(after).ok_or_else(|| {
+                let text = cut(&rest[open..]);
+                format!("template {text} has no closing }}}} (braces as they are: {{{{\"{{{{\"}}}})")
+            })?;
             pieces.push(piece(after[..close].trim(), place, files)?);
             rest = &after[close + 2..];
         }
@@ -369,7 +371,7 @@ mod tests {
         let mut f = Files::default();
         assert_eq!(render(&compile(r#"{{"{{"}}x}}"#, &mut f), 0, Place::Body), "{{x}}");
         for (text, says) in [
-            ("{{seq", "has no closing }}"),
+            ("{{seq", "has no closing }} (braces as they are: {{\"{{\"}})"),
             ("{{sequence}}", "template {{sequence}}: unknown; templates are seq"),
             ("{{rand 9 1}}", "LOW <= HIGH"),
             ("{{rand a b}}", "whole numbers"),
