@@ -203,7 +203,8 @@ impl Connector {
             _ => &[b"http/1.1"],
         };
         let tls = client_config(&opts.tls, alpn)?;
-        let quic = (opts.protocol == Protocol::Http3).then(|| crate::h3::quic_config(&opts)).transpose()?;
+        let quic =
+            (opts.protocol == Protocol::Http3).then(|| crate::h3::quic_config(&opts.tls, opts.timeout)).transpose()?;
         Ok(Connector { opts, tls: Some(TlsConnector::from(tls)), quic })
     }
 
@@ -302,7 +303,7 @@ pub async fn send_once(
     let s = match conn {
         Conn::H1(s) => s,
         Conn::H2(c) => return send_once_h2(c.send, prepared, opts, out).await,
-        Conn::H3(c) => return crate::h3::send_once(&c, prepared, opts, out).await,
+        Conn::H3(c) => return crate::h3::send_once(&c, prepared, opts.max_body, out).await,
     };
     let req = prepared.request(opts.keepalive);
     let resp = {

@@ -11,10 +11,9 @@ use bytes::{Buf, Bytes};
 use http::{Request, Uri};
 use tokio::time::Instant;
 
-use crate::client::ClientOptions;
 use crate::exchange::{Exchange, Failure, FailureKind};
 use crate::request::{resolve_location, Origin, Prepared};
-use crate::tls::client_config;
+use crate::tls::{client_config, TlsOptions};
 
 type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
@@ -28,15 +27,15 @@ pub struct H3Conn {
 
 /// The QUIC client configuration: TLS as for TCP (roots, `--insecure`, client certificates),
 /// offering `h3` by ALPN.
-pub(crate) fn quic_config(opts: &ClientOptions) -> Result<quinn::ClientConfig, String> {
-    let tls = client_config(&opts.tls, &[b"h3"])?;
+pub(crate) fn quic_config(tls: &TlsOptions, timeout: std::time::Duration) -> Result<quinn::ClientConfig, String> {
+    let tls = client_config(tls, &[b"h3"])?;
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls)
         .map_err(|e| format!("http3: TLS settings QUIC cannot use: {e}"))?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     let mut transport = quinn::TransportConfig::default();
     // The attack's timeout bounds each request; the connection stays up between them.
     transport.max_idle_timeout(Some(
-        opts.timeout
+        timeout
             .max(std::time::Duration::from_secs(1))
             .try_into()
             .map_err(|_| "http3: --timeout is too long for QUIC's idle timeout".to_owned())?,
@@ -86,11 +85,11 @@ fn stream_failure(e: &h3::error::StreamError) -> Failure {
 }
 
 /// Sends `p` on a new stream of `conn` and reads the response, counting body bytes up to
-/// `max_body`.
+/// `max_body` (all when none).
 pub(crate) async fn send_once(
     conn: &H3Conn,
     p: &Prepared,
-    opts: &ClientOptions,
+    max_body: Option<u64>,
     out: &mut Exchange,
 ) -> Result<Option<Uri>, Failure> {
     let mut req = Request::new(());
@@ -109,7 +108,7 @@ pub(crate) async fn send_once(
     let location =
         if resp.status().is_redirection() { resp.headers().get(http::header::LOCATION).cloned() } else { None };
     out.start_body(resp.headers().get(http::header::CONTENT_ENCODING).map(|v| v.as_bytes()));
-    let limit = opts.max_body.unwrap_or(u64::MAX);
+    let limit = max_body.unwrap_or(u64::MAX);
     // The whole body is read, counted up to the limit, as over HTTP/1.1 and HTTP/2.
     while let Some(mut chunk) = stream.recv_data().await.map_err(|e| stream_failure(&e))? {
         while chunk.has_remaining() {

@@ -28,6 +28,7 @@ pub mod targets;
 pub mod template;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod text;
 mod tls;
 mod worker;
 

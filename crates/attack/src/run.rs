@@ -59,10 +59,10 @@ pub async fn run<C: Consumer + Send + 'static>(
         lean: config.client.protocol == Protocol::Http1,
         connector,
         prepared: config.targets.iter().map(|t| Prepared::new(&asking_gzip(t, config.client.compressed))).collect(),
-        templates: config
+        templated: config
             .targets
             .iter()
-            .map(|t| t.template.as_ref().map(|tpl| (Arc::clone(tpl), asking_gzip(t, config.client.compressed))))
+            .map(|t| t.template.is_some().then(|| asking_gzip(t, config.client.compressed)))
             .collect(),
         seed: config.seed,
         mix,

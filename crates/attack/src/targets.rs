@@ -10,6 +10,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Uri};
 
 use crate::template::{Files, TargetTemplate};
+pub use crate::text::quoted;
 
 /// One request template.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +31,25 @@ impl Target {
     /// A GET (or `method`) of `url` with no headers and an empty body.
     pub fn new(method: Method, url: Uri) -> Self {
         Target { method, url, headers: Vec::new(), body: Bytes::new(), weight: 1, template: None }
+    }
+
+    /// This target with request `seq`'s template values (itself, without its template, when it
+    /// has none).
+    pub fn render(&self, seq: u64, seed: u64) -> Result<Target, String> {
+        let mut t = Target {
+            method: self.method.clone(),
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+            body: self.body.clone(),
+            weight: self.weight,
+            template: None,
+        };
+        if let Some(tpl) = &self.template {
+            if let Some(url) = tpl.render(seq, seed, &mut t.headers, &mut t.body)? {
+                t.url = parse_url(&url).map_err(|e| format!("template url: {e}"))?;
+            }
+        }
+        Ok(t)
     }
 
     /// `METHOD URL` (the URL as written, templates and all), as the results file's target table
@@ -100,16 +120,6 @@ pub fn parse_url(s: &str) -> Result<Uri, String> {
     Ok(uri)
 }
 
-/// Input quoted in a message, cut to its first 60 characters: a 10 MB line must not make a
-/// 10 MB error.
-pub fn quoted(s: &str) -> String {
-    const MAX: usize = 60;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{:?}... ({} bytes)", &s[..i], s.len()),
-        None => format!("{s:?}"),
-    }
-}
-
 /// Parses one `Name: value` header line.
 pub fn parse_header(line: &str) -> Result<(HeaderName, HeaderValue), String> {
     let (name, value) =
@@ -159,10 +169,13 @@ pub fn parse_targets(
                 t.body = body.clone();
             }
         }
-        if let Some(tpl) = TargetTemplate::compile(t, url_text, &mut files).map_err(|e| err(*line, e))? {
+        if let Some(tpl) =
+            TargetTemplate::compile(url_text, &t.headers, &t.body, &mut files).map_err(|e| err(*line, e))?
+        {
             // The fields hold the first request's rendering (its URL decides the origin).
-            *t = tpl.render(t, 0, 0).map_err(|e| err(*line, e))?;
             t.template = Some(Arc::new(tpl));
+            let first = t.render(0, 0).map_err(|e| err(*line, e))?;
+            *t = Target { template: t.template.take(), ..first };
         }
     }
     Ok(targets.into_iter().map(|p| p.target).collect())

@@ -17,7 +17,6 @@ use crate::lean::LeanConn;
 use crate::request::{redirected, resolve_location, Origin, Prepared};
 use crate::sink::{Outcome, SinkQueue};
 use crate::targets::Target;
-use crate::template::TargetTemplate;
 
 /// How often a request the server refused unprocessed is sent (on a new connection each time).
 const MAX_REFUSED_ATTEMPTS: u32 = 3;
@@ -33,9 +32,9 @@ pub(crate) struct Shared {
     /// Plain-TCP HTTP/1.1 goes through the lean client.
     pub(crate) lean: bool,
     pub(crate) prepared: Vec<Prepared>,
-    /// By target: its template, rendered per request (the target it starts from keeps the
-    /// run's request settings, such as asking for gzip).
-    pub(crate) templates: Vec<Option<(Arc<TargetTemplate>, Target)>>,
+    /// By target, when it has templates: the target rendered per request (with the run's
+    /// request settings, such as asking for gzip).
+    pub(crate) templated: Vec<Option<Target>>,
     /// Templates' random values are a function of this and the sequence number.
     pub(crate) seed: u64,
     /// Which of `prepared` each request goes to.
@@ -234,9 +233,9 @@ impl Worker {
             Some((p, label)) => (0, &**p, Some(Arc::clone(label))),
             None => {
                 let t = shared.mix.pick(job.seq);
-                match &shared.templates[t] {
+                match &shared.templated[t] {
                     None => (t, &shared.prepared[t], None),
-                    Some((tpl, base)) => match tpl.render(base, job.seq, shared.seed) {
+                    Some(base) => match base.render(job.seq, shared.seed) {
                         Ok(r) => {
                             let opts = shared.connector.options();
                             rendered = if shared.lean && r.url.scheme_str() != Some("https") {

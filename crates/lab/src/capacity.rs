@@ -193,7 +193,7 @@ pub fn quick(spec: &CapacitySpec) -> CapacitySpec {
 
 /// Searches a target with real probes (open model, the plan's load settings).
 pub async fn search_target(
-    target: &crate::experiment::TargetRun,
+    target: &crate::systems::TargetRun,
     plan: &Plan,
     spec: &CapacitySpec,
     dir: &Path,

@@ -16,22 +16,9 @@ use crate::outcome::{self, Findings, StepResult};
 use crate::plan::{LoadSpec, Plan, TargetKind};
 use crate::sample::{self, Sampler, Samples, Source};
 use crate::step;
+pub use crate::systems::TargetRun;
 use crate::systems::{self, Embedded, StartError, Started};
 use tokio_util::sync::CancellationToken;
-
-/// A target as it ran.
-#[derive(Clone, Debug, Serialize)]
-pub struct TargetRun {
-    pub name: String,
-    pub url: String,
-    /// What it was: a running system, a started command, an embedded simulator.
-    pub kind: &'static str,
-    pub sampled: bool,
-    /// How its steps trust it over TLS: the plan's settings, and an embedded origin's own
-    /// certificate when it serves HTTP/3.
-    #[serde(skip)]
-    pub tls: attack::TlsOptions,
-}
 
 /// A started target that exited while the lab ran.
 #[derive(Clone, Debug, Serialize)]

@@ -13,6 +13,20 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a stopped command may take to exit after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// A target as it ran.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TargetRun {
+    pub name: String,
+    pub url: String,
+    /// What it was: a running system, a started command, an embedded simulator.
+    pub kind: &'static str,
+    pub sampled: bool,
+    /// How its steps trust it over TLS: the plan's settings, and an embedded origin's own
+    /// certificate when it serves HTTP/3.
+    #[serde(skip)]
+    pub tls: attack::TlsOptions,
+}
+
 /// Why a system could not be brought up.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
