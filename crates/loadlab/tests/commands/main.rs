@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod first_hour;
+mod h3_interop;
 mod k8s;
 mod origin_fds;
 mod plot;

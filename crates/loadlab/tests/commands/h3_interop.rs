@@ -1,0 +1,108 @@
+//! HTTP/3 against a QUIC stack nobody here wrote (aioquic, from PyPI): `attack --http3` against
+//! an aioquic server, and aioquic's client against `origin --http3`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use crate::support::{free_port, loadlab, stderr, stdout, tempdir};
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop").join(name)
+}
+
+/// A certificate for 127.0.0.1 and its key, as PEM files.
+fn certificate(d: &Path) -> (PathBuf, PathBuf) {
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
+    let (cert, key) = (d.join("cert.pem"), d.join("key.pem"));
+    std::fs::write(&cert, ck.cert.pem()).unwrap();
+    std::fs::write(&key, ck.key_pair.serialize_pem()).unwrap();
+    (cert, key)
+}
+
+/// Stops a child however the test ends.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0.id() as i32), nix::sys::signal::SIGINT);
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits for `child` to write a line containing `what` on the given stream (its first lines).
+fn wait_for(lines: &mut dyn BufRead, what: &str) {
+    for _ in 0..20 {
+        let mut line = String::new();
+        if lines.read_line(&mut line).unwrap() == 0 {
+            panic!("exited before saying {what:?}");
+        }
+        if line.contains(what) {
+            return;
+        }
+    }
+    panic!("never said {what:?}");
+}
+
+#[test]
+fn attack_over_h3_against_aioquic_and_aioquic_against_origin() {
+    let d = tempdir("h3-interop");
+    let (cert, key) = certificate(&d);
+
+    // loadlab's client against an aioquic server.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = Running(
+        Command::new("python3")
+            .arg(script("h3_server.py"))
+            .args([&cert, &key])
+            .arg(port.to_string())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 with aioquic (scripts/test-all installs it)"),
+    );
+    wait_for(&mut BufReader::new(server.0.stdout.take().unwrap()), "ready");
+    let out = d.join("aioquic.llr");
+    let o = loadlab()
+        .arg("attack")
+        .arg(format!("https://127.0.0.1:{port}/hello"))
+        .args(["--http3", "--connections", "2", "--streams", "4", "--requests", "200", "--root-certs"])
+        .arg(&cert)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    drop(server);
+    let report = loadlab().args(["report", "--type", "json"]).arg(&out).output().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&stdout(&report)).unwrap();
+    assert_eq!(json["status_codes"]["200"], 200, "{json}");
+    assert_eq!(json["bytes_in"]["total"], 200 * "aioquic GET /hello ".len(), "{json}");
+
+    // aioquic's client against the origin's HTTP/3.
+    let port = free_port();
+    std::fs::write(d.join("r.json"), r#"{"route": "/*", "body": "hello", "stages": [{"at": 0, "status": 200}]}"#)
+        .unwrap();
+    let mut origin = Running(
+        loadlab()
+            .args(["origin", "--listen", &format!("127.0.0.1:{port}"), "--http3", "--tls-cert"])
+            .arg(&cert)
+            .arg("--tls-key")
+            .arg(&key)
+            .arg("--recipe")
+            .arg(d.join("r.json"))
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(&mut BufReader::new(origin.0.stderr.take().unwrap()), "serving HTTP/3");
+    let o = Command::new("python3")
+        .arg(script("h3_client.py"))
+        .arg(port.to_string())
+        .arg(&cert)
+        .args(["/x", "3"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "200 hello\n200 hello\n200 hello\n");
+    drop(origin);
+}
