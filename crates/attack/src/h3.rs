@@ -70,15 +70,18 @@ pub(crate) async fn connect(
     Ok(H3Conn { send, closed })
 }
 
-fn stream_failure(e: &h3::error::StreamError) -> Failure {
+/// `e` as a failure; `idempotent` says whether a stream cut by a graceful close may go again.
+fn stream_failure(e: &h3::error::StreamError, idempotent: bool) -> Failure {
     use h3::error::{Code, StreamError};
     let refused = match e {
         // GOAWAY: the server takes no new streams here; H3_REQUEST_REJECTED: it did not process
-        // it; a graceful close (H3_NO_ERROR) comes after the server answered every stream it
-        // took (RFC 9114 section 5.2), so a stream it cut was not processed.
+        // it. A graceful close (H3_NO_ERROR) should come after the server answered every stream
+        // it took (RFC 9114 section 5.2), but a server that closes before its answers arrive
+        // has processed the stream it cut: sent again only when that is safe (idempotent), as a
+        // stale HTTP/1.1 connection's request is.
         StreamError::RemoteClosing { .. } => true,
         StreamError::RemoteTerminate { code, .. } => *code == Code::H3_REQUEST_REJECTED,
-        _ if e.is_h3_no_error() => true,
+        _ if e.is_h3_no_error() => idempotent,
         _ => false,
     };
     Failure::new(format!("http3: {e}")).with_kind(if refused { FailureKind::Refused } else { FailureKind::Failed })
@@ -97,12 +100,12 @@ pub(crate) async fn send_once(
     *req.uri_mut() = p.h2_uri.clone();
     *req.headers_mut() = p.h2_headers.clone();
     let mut send = conn.send.clone();
-    let mut stream = send.send_request(req).await.map_err(|e| stream_failure(&e))?;
+    let mut stream = send.send_request(req).await.map_err(|e| stream_failure(&e, p.idempotent))?;
     if !p.body.is_empty() {
-        stream.send_data(p.body.clone()).await.map_err(|e| stream_failure(&e))?;
+        stream.send_data(p.body.clone()).await.map_err(|e| stream_failure(&e, p.idempotent))?;
     }
-    stream.finish().await.map_err(|e| stream_failure(&e))?;
-    let resp = stream.recv_response().await.map_err(|e| stream_failure(&e))?;
+    stream.finish().await.map_err(|e| stream_failure(&e, p.idempotent))?;
+    let resp = stream.recv_response().await.map_err(|e| stream_failure(&e, p.idempotent))?;
     out.head_at = Some(Instant::now());
     out.status = resp.status().as_u16();
     let location =
@@ -110,7 +113,7 @@ pub(crate) async fn send_once(
     out.start_body(resp.headers().get(http::header::CONTENT_ENCODING).map(|v| v.as_bytes()));
     let limit = max_body.unwrap_or(u64::MAX);
     // The whole body is read, counted up to the limit, as over HTTP/1.1 and HTTP/2.
-    while let Some(mut chunk) = stream.recv_data().await.map_err(|e| stream_failure(&e))? {
+    while let Some(mut chunk) = stream.recv_data().await.map_err(|e| stream_failure(&e, p.idempotent))? {
         while chunk.has_remaining() {
             let part = chunk.chunk();
             let n = part.len();

@@ -217,7 +217,8 @@ impl TestServer {
                 let (b, cap, stop3) = (b.clone(), Arc::clone(&cap), stop2.clone());
                 tokio::spawn(async move {
                     let Ok(quic) = incoming.await else { return };
-                    let Ok(mut conn) = h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(quic)).await
+                    let Ok(mut conn) =
+                        h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(quic.clone())).await
                     else {
                         return;
                     };
@@ -260,6 +261,8 @@ impl TestServer {
                         }
                     }
                     while answering.join_next().await.is_some() {}
+                    // Closing now could cut answers still in flight: the client closes when done.
+                    let _ = tokio::time::timeout(Duration::from_secs(1), quic.closed()).await;
                 });
             }
         });
