@@ -53,7 +53,8 @@ async fn a_closed_model_longer_than_its_timeout_runs_to_its_end() {
     config.client.timeout = Duration::from_millis(300);
     let run = attack(config).await;
     let last = run.records.iter().map(|(r, _)| r.scheduled_us).max().unwrap();
-    assert!(last >= 2_300_000, "the last request was sent at {last} us of 2.5 s");
+    // Cut short, it ended at 1.3 s (the timeout and a second); a stalled last request ends by 2.2 s.
+    assert!(last >= 2_000_000, "the last request was sent at {last} us of 2.5 s");
     let by_count = Model::Closed { connections: 1, streams: 1, requests: Some(150), duration: None };
     let mut config = AttackConfig::new(vec![target(&server.url("/"))], by_count);
     config.client.timeout = Duration::from_millis(300);
