@@ -14,6 +14,8 @@ pub(crate) struct Reorder {
     order: u64,
     /// How long after later ones an item may still come, in microseconds.
     pub(crate) window_us: i64,
+    /// The input has ended: everything left goes out.
+    ended: bool,
 }
 
 /// A heap entry (ordered by time, then file order; the item itself is not compared).
@@ -38,7 +40,7 @@ impl Ord for Slot {
 
 impl Reorder {
     pub(crate) fn new(window_us: i64) -> Reorder {
-        Reorder { heap: BinaryHeap::new(), newest_done: i64::MIN, order: 0, window_us }
+        Reorder { heap: BinaryHeap::new(), newest_done: i64::MIN, order: 0, window_us, ended: false }
     }
 
     /// Takes `item`, which completed at `done` (microseconds since the epoch).
@@ -49,10 +51,24 @@ impl Reorder {
         self.heap.push(Reverse((time, self.order, Slot(item))));
     }
 
-    /// The earliest item no later one can come before (all of them at the end).
-    pub(crate) fn pop(&mut self, end: bool) -> Option<Item> {
+    /// The input has ended.
+    pub(crate) fn end(&mut self) {
+        self.ended = true;
+    }
+
+    /// What a source can hand out now: `Some(Some(item))`, `Some(None)` at the end of
+    /// everything, or `None` when it must read on.
+    pub(crate) fn ready(&mut self) -> Option<Option<Item>> {
+        match self.pop() {
+            Some(item) => Some(Some(item)),
+            None => self.ended.then_some(None),
+        }
+    }
+
+    /// The earliest item no later one can come before (all of them once the input has ended).
+    fn pop(&mut self) -> Option<Item> {
         let Reverse((time, _, _)) = self.heap.peek()?;
-        if end || time.saturating_add(self.window_us) < self.newest_done {
+        if self.ended || time.saturating_add(self.window_us) < self.newest_done {
             return self.heap.pop().map(|Reverse((_, _, Slot(item)))| item);
         }
         None
@@ -81,12 +97,14 @@ mod tests {
         let mut r = Reorder::new(super::super::runs::REORDER_US);
         r.push(item(5_000_000), 5_100_000);
         r.push(item(1_000_000), 6_000_000);
-        assert!(r.pop(false).is_none(), "a request before them may still come");
+        assert!(r.pop().is_none(), "a request before them may still come");
         r.push(item(40_000_000), 40_000_000);
         let t = |i: Option<Item>| i.unwrap().parsed.unwrap().time_us;
-        assert_eq!(t(r.pop(false)), 1_000_000);
-        assert_eq!(t(r.pop(false)), 5_000_000);
-        assert!(r.pop(false).is_none());
-        assert_eq!(t(r.pop(true)), 40_000_000);
+        assert_eq!(t(r.pop()), 1_000_000);
+        assert_eq!(t(r.pop()), 5_000_000);
+        assert!(r.pop().is_none());
+        r.end();
+        assert_eq!(t(r.pop()), 40_000_000);
+        assert!(matches!(r.ready(), Some(None)));
     }
 }

@@ -48,7 +48,6 @@ pub(crate) struct LlrRuns<R: std::io::Read> {
     start_us: i64,
     reorder: Reorder,
     records: u64,
-    end: bool,
 }
 
 impl<R: std::io::Read> LlrRuns<R> {
@@ -58,7 +57,6 @@ impl<R: std::io::Read> LlrRuns<R> {
             start_us: 0,
             reorder: Reorder::new(REORDER_US),
             records: 0,
-            end: false,
         }
     }
 }
@@ -66,14 +64,11 @@ impl<R: std::io::Read> LlrRuns<R> {
 impl<R: std::io::Read + Send> Source for LlrRuns<R> {
     fn next(&mut self) -> Result<Option<Item>, String> {
         loop {
-            if let Some(item) = self.reorder.pop(self.end) {
-                return Ok(Some(item));
-            }
-            if self.end {
-                return Ok(None);
+            if let Some(next) = self.reorder.ready() {
+                return Ok(next);
             }
             match self.reader.next().map_err(|e| e.to_string())? {
-                None => self.end = true,
+                None => self.reorder.end(),
                 Some(results::Item::Run(h)) => self.start_us = (h.start_unix_ns / 1_000) as i64,
                 Some(results::Item::End(_)) => {}
                 Some(results::Item::Record(r)) => {
@@ -95,26 +90,22 @@ pub(crate) struct VegetaRuns<R> {
     buf: Vec<u8>,
     line: u64,
     reorder: Reorder,
-    end: bool,
 }
 
 impl<R> VegetaRuns<R> {
     pub(crate) fn new(input: R) -> VegetaRuns<R> {
-        VegetaRuns { input, buf: Vec::with_capacity(512), line: 0, reorder: Reorder::new(REORDER_US), end: false }
+        VegetaRuns { input, buf: Vec::with_capacity(512), line: 0, reorder: Reorder::new(REORDER_US) }
     }
 }
 
 impl<R: BufRead + Send> Source for VegetaRuns<R> {
     fn next(&mut self) -> Result<Option<Item>, String> {
         loop {
-            if let Some(item) = self.reorder.pop(self.end) {
-                return Ok(Some(item));
-            }
-            if self.end {
-                return Ok(None);
+            if let Some(next) = self.reorder.ready() {
+                return Ok(next);
             }
             let Some(whole) = read_line(&mut self.input, &mut self.buf)? else {
-                self.end = true;
+                self.reorder.end();
                 continue;
             };
             self.line += 1;

@@ -97,7 +97,7 @@ pub(crate) fn open(path: &Path, format: Format) -> Result<Box<dyn Source>, Strin
     let input = BufReader::with_capacity(1 << 16, file);
     Ok(match format {
         Format::AccessLog => {
-            Box::new(LogLines { input, buf: Vec::with_capacity(256), line: 0, reorder: Reorder::new(0), end: false })
+            Box::new(LogLines { input, buf: Vec::with_capacity(256), line: 0, reorder: Reorder::new(0) })
         }
         Format::Har => Box::new(Har::read(path, input)?),
         Format::Results => Box::new(LlrRuns::new(input, path)),
@@ -141,20 +141,16 @@ struct LogLines<R> {
     buf: Vec<u8>,
     line: u64,
     reorder: Reorder,
-    end: bool,
 }
 
 impl<R: BufRead + Send> Source for LogLines<R> {
     fn next(&mut self) -> Result<Option<Item>, String> {
         loop {
-            if let Some(item) = self.reorder.pop(self.end) {
-                return Ok(Some(item));
-            }
-            if self.end {
-                return Ok(None);
+            if let Some(next) = self.reorder.ready() {
+                return Ok(next);
             }
             let Some(whole) = read_line(&mut self.input, &mut self.buf)? else {
-                self.end = true;
+                self.reorder.end();
                 continue;
             };
             self.line += 1;
