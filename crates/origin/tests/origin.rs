@@ -426,12 +426,7 @@ async fn h2c_and_tls_with_http2() {
     let s = attack::run(config, (), Default::default()).await.unwrap();
     assert_eq!((s.metrics.successes, s.metrics.connections), (200, 2));
 
-    let dir = std::env::temp_dir().join(format!("loadlab-origin-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    std::fs::write(&cert, ck.cert.pem()).unwrap();
-    std::fs::write(&key, ck.key_pair.serialize_pem()).unwrap();
+    let (cert, key) = certificate("tls");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let acceptor = origin::tls_acceptor(&cert, &key).unwrap();
@@ -451,12 +446,7 @@ async fn h2c_and_tls_with_http2() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http3_beside_tls_serves_the_same_routes_and_faults() {
     use attack::{AttackConfig, Model, Protocol, Schedule, Target};
-    let dir = std::env::temp_dir().join(format!("loadlab-origin-h3-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    std::fs::write(&cert, ck.cert.pem()).unwrap();
-    std::fs::write(&key, ck.key_pair.serialize_pem()).unwrap();
+    let (cert, key) = certificate("h3");
     let listener = origin::bind(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = listener.local_addr().unwrap();
     let quic = origin::quic_endpoint(addr, &cert, &key, origin::DEFAULT_LIMITS).unwrap();

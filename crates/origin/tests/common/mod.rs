@@ -97,3 +97,14 @@ pub fn gunzip(b: &[u8]) -> String {
     std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(b), &mut out).unwrap();
     out
 }
+
+/// A self-signed certificate for 127.0.0.1 and its key, as PEM files in a directory of their own.
+pub fn certificate(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("loadlab-origin-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, ck.cert.pem()).unwrap();
+    std::fs::write(&key, ck.key_pair.serialize_pem()).unwrap();
+    (cert, key)
+}
