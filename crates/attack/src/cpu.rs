@@ -5,6 +5,13 @@
 
 use results::GeneratorCpu;
 
+/// The calling thread's CPU time (user and system): one system call (the vDSO does not serve
+/// thread clocks), so callers read it once per window, not per request.
+pub(crate) fn thread_cpu() -> Option<std::time::Duration> {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
+    Some(std::time::Duration::new(t.tv_sec() as u64, t.tv_nsec() as u32))
+}
+
 /// A thread's CPU times so far, nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ThreadTimes {

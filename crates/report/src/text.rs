@@ -84,7 +84,7 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
             Duration::from_micros(m.late_threshold_us()),
             match (m.pace_tick_us, m.pace_window_us) {
                 (0, 0) => String::new(),
-                (0, w) => format!(", sends coalesced within {:?}", Duration::from_micros(w)),
+                (0, w) => format!(", sends coalesced within {:?} while busy", Duration::from_micros(w)),
                 (t, _) => format!(", sends paced by {:?} ticks", Duration::from_micros(t)),
             }
         );
