@@ -183,8 +183,8 @@ mod tests {
         assert_eq!(window_for(3_999.0, MAX_PACE_WINDOW), Duration::ZERO);
         assert_eq!(window_for(f64::NAN, MAX_PACE_WINDOW), Duration::ZERO);
         assert_eq!(window_for(10_000.0, MAX_PACE_WINDOW), Duration::from_micros(250));
-        assert_eq!(window_for(100_000.0, MAX_PACE_WINDOW), Duration::from_micros(80));
-        assert_eq!(window_for(1_000_000.0, MAX_PACE_WINDOW), Duration::from_micros(8));
+        assert_eq!(window_for(100_000.0, MAX_PACE_WINDOW), Duration::from_micros(40));
+        assert_eq!(window_for(1_000_000.0, MAX_PACE_WINDOW), Duration::from_micros(4));
         assert_eq!(window_for(100_000.0, Duration::ZERO), Duration::ZERO, "--pace-window 0: exact");
     }
 
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn high_rates_on_a_busy_thread_coalesce_with_bounded_lag_and_exact_counts() {
-        // 100,000/s for 1 s (a hit every 10 µs) on a thread 90% busy: an 80 µs window, engaged
+        // 100,000/s for 1 s (a hit every 10 µs) on a thread 90% busy: a 40 µs window, engaged
         // from the first measurement (10 ms in) on.
         let schedule = Schedule::constant(100_000.0, Duration::from_secs(1));
         let window = window_for(100_000.0, MAX_PACE_WINDOW);
@@ -218,8 +218,8 @@ mod tests {
         let (first, rest) = sent.split_at(1_000);
         assert!(on_time(first), "exact until the thread has been measured");
         assert!(!on_time(rest), "coalesced after");
-        // 1,000 exact wake-ups, then about one per window (990 ms / 80 µs) instead of per hit.
-        assert!((13_000..=13_600).contains(&wakes), "{wakes} wake-ups");
+        // 1,000 exact wake-ups, then about one per window (990 ms / 40 µs) instead of per hit.
+        assert!((25_000..=26_500).contains(&wakes), "{wakes} wake-ups");
     }
 
     #[test]
@@ -237,7 +237,7 @@ mod tests {
         // coalescing: coalescing itself lowered it), then 10% (back to exact).
         let schedule = Schedule::constant(50_000.0, Duration::from_millis(1_500));
         let window = window_for(50_000.0, MAX_PACE_WINDOW);
-        assert_eq!(window, Duration::from_micros(160));
+        assert_eq!(window, Duration::from_micros(80));
         let busy = |t: Duration| match t.as_millis() {
             0..500 => 0.6,
             500..1_000 => 0.3,

@@ -348,10 +348,10 @@ mod tests {
         w.roll(t0 + BUSY_WINDOW, || Some(Duration::ZERO), &meter);
         assert!(w.drains(700, 74));
         assert!(!w.drains(700, 20));
-        // A window without exchanges keeps the last mean; a slow server's (50 ms) wants growth.
+        // A window without exchanges keeps the last mean; a slow server's (100 ms) wants growth.
         w.roll(t0 + 2 * BUSY_WINDOW, || Some(Duration::ZERO), &meter);
         assert!(w.drains(700, 74));
-        meter.add(Duration::from_millis(50));
+        meter.add(Duration::from_millis(100));
         w.roll(t0 + 3 * BUSY_WINDOW, || Some(Duration::ZERO), &meter);
         assert!(!w.drains(1, 74));
         assert!(!w.drains(1, 0), "no worker drains nothing");
