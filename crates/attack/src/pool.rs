@@ -220,7 +220,7 @@ struct GrowthWindow {
     cpu: Option<Duration>,
     saturated: bool,
     grown: usize,
-    /// The workers' mean exchange in the last window that had any; none before the first.
+    /// The workers' mean exchange in the last window; none when none ended in it.
     service: Option<Duration>,
 }
 
@@ -272,7 +272,8 @@ impl GrowthWindow {
                 self.saturated = used.saturating_sub(before).as_secs_f64() >= BUSY_LIMIT * wall.as_secs_f64();
             }
             (self.since, self.cpu, self.grown) = (now, cpu, 0);
-            self.service = service.take_mean().or(self.service);
+            // No exchange ended in the window: a frozen server, whose last mean says nothing.
+            self.service = service.take_mean();
         }
     }
 
@@ -299,7 +300,6 @@ impl GrowthWindow {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -348,9 +348,10 @@ mod tests {
         w.roll(t0 + BUSY_WINDOW, || Some(Duration::ZERO), &meter);
         assert!(w.drains(700, 74));
         assert!(!w.drains(700, 20));
-        // A window without exchanges keeps the last mean; a slow server's (100 ms) wants growth.
+        // A window in which no exchange ended (a frozen server): not known, so the pool grows.
         w.roll(t0 + 2 * BUSY_WINDOW, || Some(Duration::ZERO), &meter);
-        assert!(w.drains(700, 74));
+        assert!(!w.drains(1, 74));
+        // A slow server's 100 ms exchanges want growth.
         meter.add(Duration::from_millis(100));
         w.roll(t0 + 3 * BUSY_WINDOW, || Some(Duration::ZERO), &meter);
         assert!(!w.drains(1, 74));
