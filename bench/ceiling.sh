@@ -13,7 +13,8 @@
 # Environment: SECS (default 3), RATES (default "5000 10000 20000 30000 45000 60000 75000 90000
 # 105000 120000 135000 150000"), REPS (rounds, default 3: a ceiling on a 2-core machine moves by a rung or two
 # between runs, so each tool's median is given beside every round's), TWO_CORES=1 (adds loadlab
-# and oha on both cores, sharing core 1 with nginx: this machine has no third core).
+# and oha on both cores, sharing core 1 with nginx: this machine has no third core), ONLY (a
+# comma-separated list of the rows to run, e.g. ONLY="loadlab,loadlab exact").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-3}
@@ -74,6 +75,7 @@ PY
 declare -A CEILINGS
 climb() {
   local name=$1 count=$2; shift 3
+  if [[ -n ${ONLY:-} && ",$ONLY," != *",$name,"* ]]; then return; fi
   local ceiling=0
   for rate in $RATES; do
     local cmd=()
@@ -103,5 +105,6 @@ echo "== highest rate held (req/s): median of $REPS rounds, then each round"
 names=("loadlab" "loadlab exact" "loadlab tick 1ms" "oha" "vegeta")
 [[ ${TWO_CORES:-0} == 1 ]] && names+=("loadlab 2 cores" "oha 2 cores")
 for name in "${names[@]}"; do
+  [[ -z ${CEILINGS[$name]:-} ]] && continue
   python3 -c "import statistics,sys; v=[int(x) for x in sys.argv[2:]]; print('%-22s %7d   %s' % (sys.argv[1], statistics.median(v), ' '.join(map(str, v))))" "$name" ${CEILINGS[$name]}
 done

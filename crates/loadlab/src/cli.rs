@@ -396,11 +396,10 @@ pub struct AttackArgs {
     /// which latencies (counted from the schedule) include. 0 sends each hit at its time.
     #[arg(long, default_value = "0s", value_parser = duration)]
     pub pace_tick: Duration,
-    /// Open model without --pace-tick: while a thread is busy (half its time or more) at high
-    /// rates (4,000/s per thread and up), sends due within this window of each other leave on
-    /// one wake-up (about eight hits' gap, at most the window), each late by at most the window:
-    /// half the generator's CPU at 10,000-30,000/s. A thread with time to spare sends every hit
-    /// at its own time; 0 always does.
+    /// Open model without --pace-tick: while a thread is nearly saturated (85% busy), sends
+    /// due within four hits' gap of each other leave on one wake-up, when that gap is within
+    /// this window (from 16,000/s per thread with 250us), each late by at most the gap. A thread
+    /// with time to spare sends every hit at its own time; 0 always does.
     #[arg(long, default_value = "250us", value_parser = duration)]
     pub pace_window: Duration,
     /// Where weighted targets start in their cycle: the same seed gives the same sequence of
