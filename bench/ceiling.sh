@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# The highest open-model rate each generator holds from one core: loadlab (its default, which
-# coalesces sends while its thread is busy; exact pacing; a 1 ms tick), oha and vegeta, against one nginx on loopback (nginx on core 1, generators on core
+# The highest open-model rate each generator holds from one core: loadlab (exact pacing, its
+# default; a 250 us coalescing window; a 1 ms tick), oha and vegeta, against one nginx on loopback (nginx on core 1, generators on core
 # 0). Unlike CPU per request in a closed loop, which is bounded by nginx's core once both cores
 # are busy, this asks what a user asks of a generator: how far does its schedule hold?
 # Run by hand (not in CI): bash bench/ceiling.sh   (peers: ../shared/tools/install-peers.sh)
 #
 # A rate holds when the run answered at least 98% of rate x SECS with 2xx and ended within
-# SECS + 1 s; for loadlab, also when the p99 of its sends' lag stays within 1 ms (the default and
-# exact pacing) or within its late threshold (a 1 ms tick, which waits up to a tick by
+# SECS + 1 s; for loadlab, also when the p99 of its sends' lag stays within 1 ms (exact pacing
+# and a coalescing window) or within its late threshold (a 1 ms tick, which waits up to a tick by
 # design). The peers' own lag is not measured: their rows are judged on answers alone.
 # Each tool climbs RATES in order and stops at its first miss; its ceiling is the last rate held.
 # Environment: SECS (default 3), RATES (default "5000 10000 20000 30000 45000 60000 75000 90000
 # 105000 120000 135000 150000"), REPS (rounds, default 3: a ceiling on a 2-core machine moves by a rung or two
 # between runs, so each tool's median is given beside every round's), TWO_CORES=1 (adds loadlab
 # and oha on both cores, sharing core 1 with nginx: this machine has no third core), ONLY (a
-# comma-separated list of the rows to run, e.g. ONLY="loadlab,loadlab exact").
+# comma-separated list of the rows to run, e.g. ONLY="loadlab,oha").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-3}
@@ -90,7 +90,7 @@ for round in $(seq "$REPS"); do
   echo "#### round $round of $REPS: open model, HTTP/1.1 keep-alive, ${SECS}s per rate, nginx /empty"
   GEN_CORES=0
   climb "loadlab" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s"
-  climb "loadlab exact" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s" --pace-window 0
+  climb "loadlab window 250us" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s" --pace-window 250us
   climb "loadlab tick 1ms" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s" --pace-tick 1ms
   climb "oha" "$oha_ok" -- oha --no-tui --output-format json -q @RATE@ -z "${SECS}s" "$URL"
   climb "vegeta" "$veg_ok" -- vegeta attack -rate=@RATE@ -duration="${SECS}s" -targets="$work/targets"
@@ -102,7 +102,7 @@ for round in $(seq "$REPS"); do
 done
 
 echo "== highest rate held (req/s): median of $REPS rounds, then each round"
-names=("loadlab" "loadlab exact" "loadlab tick 1ms" "oha" "vegeta")
+names=("loadlab" "loadlab window 250us" "loadlab tick 1ms" "oha" "vegeta")
 [[ ${TWO_CORES:-0} == 1 ]] && names+=("loadlab 2 cores" "oha 2 cores")
 for name in "${names[@]}"; do
   [[ -z ${CEILINGS[$name]:-} ]] && continue

@@ -80,10 +80,10 @@ measure "loadlab open h2c" "$llr_count" -- "$LOADLAB" attack "$H2" --h2c --rate 
 measure "loadlab open h2c tick 10ms" "$llr_count" -- "$LOADLAB" attack "$H2" --h2c --rate "$RATE" --duration "${SECS}s" --pace-tick 10ms
 measure "loadlab open tick 1ms" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$RATE" --duration "${SECS}s" --pace-tick 1ms
 echo
-echo "== open model, $HIGH req/s for ${SECS}s, HTTP/1.1 (sends close enough to share wake-ups: the default coalesces them while its thread is busy)"
+echo "== open model, $HIGH req/s for ${SECS}s, HTTP/1.1 (sends close enough to share wake-ups)"
 measure "loadlab open high" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s"
 measure "loadlab open high tick 1ms" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s" --pace-tick 1ms
-measure "loadlab open high exact" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s" --pace-window 0
+measure "loadlab open high window 250us" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s" --pace-window 250us
 measure "oha open high" "$oha_count" -- oha --no-tui --output-format json -q "$HIGH" -z "${SECS}s" "$H1"
 measure "vegeta open high" "$veg_count" -- vegeta attack -rate="$HIGH" -duration="${SECS}s" -targets=<(echo "GET $H1")
 echo
@@ -101,7 +101,7 @@ ratio "loadlab open h2c tick 10ms" "h2load --rps (h2c)"
 ratio "loadlab open tick 1ms" "oha open"
 ratio "loadlab open high" "oha open high"
 ratio "loadlab open high tick 1ms" "oha open high"
-ratio "loadlab open high exact" "oha open high"
+ratio "loadlab open high window 250us" "oha open high"
 ratio "loadlab open high" "vegeta open high"
 
 if [ "${LONG:-0}" = 1 ]; then

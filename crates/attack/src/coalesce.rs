@@ -1,5 +1,5 @@
-//! Coalesced pacing, the open model's default: exact while the thread has time to spare,
-//! coalesced when it is nearly saturated. Each wake-up of a pacer costs system calls (arming the timer, the
+//! Coalesced pacing (`--pace-window`): exact while the thread has time to spare, coalesced when
+//! it is nearly saturated. Not the default: see docs/ARCHITECTURE.md for the ceiling runs. Each wake-up of a pacer costs system calls (arming the timer, the
 //! event loop's wait) whatever it sends; at 30,000/s, with hits 33 µs apart, a pacer that wakes
 //! for each one spent 95% of its core (against nginx on another core), half of it on waking.
 //! So once the thread is busy, wake-ups are kept at least a window apart: a hit due sooner than
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::pacer::PaceClock;
 
-/// The widest window: what coalescing may add to a send's lag (`--pace-window`'s default).
+/// The widest window the bench uses: what coalescing may add to a send's lag.
 pub const MAX_PACE_WINDOW: Duration = Duration::from_micros(250);
 
 /// Hits a coalesced wake-up sends, about: three wake-ups in four saved, for half the lag that

@@ -53,8 +53,8 @@ pub struct AttackConfig {
     /// to one tick of lag, which latencies (counted from the schedule) include.
     pub pace_tick: Duration,
     /// Open model without a tick: the widest window within which sends are coalesced at high
-    /// rates while the pacer's thread is busy (`--pace-window`, by default
-    /// [`crate::MAX_PACE_WINDOW`]); zero sends every hit at its own time at any rate.
+    /// rates while the pacer's thread is nearly saturated (`--pace-window`, e.g.
+    /// [`crate::MAX_PACE_WINDOW`]); zero (the default) sends every hit at its own time.
     pub pace_window: Duration,
     /// Where weighted targets start in their cycle (`--seed`): the same seed, the same run.
     pub seed: u64,
@@ -109,7 +109,7 @@ impl AttackConfig {
             max_workers: None,
             h2_connections: 1,
             pace_tick: Duration::ZERO,
-            pace_window: crate::MAX_PACE_WINDOW,
+            pace_window: Duration::ZERO,
             seed: 0,
             requests_per_conn: None,
             settings: serde_json::Map::new(),
