@@ -41,7 +41,7 @@ pub const RELEASE_BELOW: f64 = 0.5;
 /// [`HITS_PER_WAKE`] hits' gap when that is within `max` (`--pace-window`), else none.
 pub fn window_for(rate: f64, max: Duration) -> Duration {
     let window = HITS_PER_WAKE / rate;
-    if !(window > 0.0) || window > max.as_secs_f64() {
+    if window.is_nan() || window <= 0.0 || window > max.as_secs_f64() {
         return Duration::ZERO;
     }
     Duration::from_secs_f64(window)
