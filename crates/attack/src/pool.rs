@@ -213,8 +213,8 @@ impl Pool {
 }
 
 /// The thread's current growth window: how busy it was in the last one (CPU time over wall time,
-/// read once per `BUSY_WINDOW`: reading the thread's CPU clock is a system call), and the
-/// workers added in this one.
+/// read once per `BUSY_WINDOW`: reading the thread's CPU clock is a system call), the workers'
+/// mean exchange in it, and the workers added in this one.
 struct GrowthWindow {
     since: std::time::Instant,
     cpu: Option<Duration>,
