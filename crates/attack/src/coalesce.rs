@@ -22,8 +22,8 @@ pub const MAX_PACE_WINDOW: Duration = Duration::from_micros(250);
 /// Hits a coalesced wake-up sends, about: three wake-ups in four saved, for half the lag that
 /// eight gave (which cut the CPU little more: most of a send's cost is the kernel's TCP path,
 /// and the burstier runs opened more connections). A window that cannot hold this many (below
-/// 16,000/s per thread with the default 250 µs) saves too little to be worth its lag: at
-/// 5,000-10,000/s it cut 5% of the CPU and missed the 1 ms lag p99 that exact pacing held.
+/// 16,000/s per thread with 250 µs) is not worth its lag: at 5,000/s it cut 7% of the CPU, at
+/// 10,000/s a third, and both missed the 1 ms lag p99 that exact pacing held.
 pub const HITS_PER_WAKE: f64 = 4.0;
 
 /// How often the pacer reads its thread's CPU time (a system call).
