@@ -79,11 +79,15 @@ async fn four_workers_make_one_run() {
     let (a, b) = (all["asked_rate"].as_f64().unwrap(), one["asked_rate"].as_f64().unwrap());
     assert!((a - b).abs() / b < 0.001, "asked rate {a} vs {b}");
     assert_eq!(all["success"], 1.0);
-    // p50 and p99 within the server's own variation (it answers in 5 ms).
-    for q in ["50th", "99th"] {
-        let (x, y) = (all["latencies"][q].as_f64().unwrap() / 1e6, one["latencies"][q].as_f64().unwrap() / 1e6);
-        assert!((x - y).abs() < 5.0, "{q}: {x:.2} ms sharded vs {y:.2} ms");
-    }
+    // The medians within the server's own variation (it answers in 5 ms). The p99s only within
+    // a factor of three: four processes on a busy 2-core machine see a tail one process does not
+    // (14.5 ms against 7.4 ms once, in a full parallel test run), while a merging mistake (one
+    // shard's histogram, or values summed) would move the median too.
+    let q = |v: &serde_json::Value, q: &str| v["latencies"][q].as_f64().unwrap() / 1e6;
+    let (x, y) = (q(&all, "50th"), q(&one, "50th"));
+    assert!((x - y).abs() < 5.0, "50th: {x:.2} ms sharded vs {y:.2} ms");
+    let (x, y) = (q(&all, "99th"), q(&one, "99th"));
+    assert!(x >= 5.0 && y >= 5.0 && x < 3.0 * y && y < 3.0 * x, "99th: {x:.2} ms sharded vs {y:.2} ms");
 
     // The same hits at the same global times: per-second counts equal, every sequence number once.
     let (single_seconds, mut single_seqs, _, _) = read(&single);
