@@ -135,6 +135,45 @@ async fn metrics_pass_promtool_and_end_equal_to_the_results_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http3_attack_is_watched_as_any_other() {
+    // The live view reads records, whatever carried them: over HTTP/3 its counters end equal to
+    // the results file, which names the protocol.
+    let server =
+        TestServer::start_h3(Behaviour { body: bytes::Bytes::from_static(b"hello"), ..Default::default() }).await;
+    let dir = tempdir("live-h3");
+    let file = dir.join("run.llr");
+    let (f, url) = (file.clone(), server.url("/"));
+    let (metrics, child) = tokio::task::spawn_blocking(move || {
+        let args = [url.as_str(), "--http3", "--insecure", "--rate", "100", "--duration", "1s", "--live-linger", "20s"];
+        let (child, addr) = attack_live(&args, &f);
+        let (status, snapshot) = get(&addr, "/api/snapshot");
+        assert_eq!(status, 200, "{snapshot}");
+        (metrics_when_done(&addr), child)
+    })
+    .await
+    .unwrap();
+    let mut child = child;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    promtool_check(&metrics);
+    let r = report_json(&file);
+    assert_eq!(r["requests"].as_u64(), Some(100));
+    assert_eq!(r["status_codes"]["200"].as_u64(), Some(100));
+    assert_eq!(sample(&metrics, "loadlab_requests_total{") as u64, 100);
+    assert_eq!(sample(&metrics, "loadlab_response_body_bytes_total{") as u64, 500);
+    assert_eq!(sample(&metrics, "loadlab_connections_opened_total{") as u64, r["connections"].as_u64().unwrap());
+    let mut reader = results::Reader::new(std::fs::File::open(&file).unwrap(), "run");
+    let protocol = loop {
+        match reader.next().unwrap() {
+            Some(results::Item::Run(h)) => break h.run_plan.as_ref().map(|p| p.protocol.clone()),
+            Some(_) => {}
+            None => break None,
+        }
+    };
+    assert_eq!(protocol.as_deref(), Some("h3"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shards_metrics_carry_its_shard_label() {
     // Pods of a sharded attack share a run name: the shard label keeps their series apart.
     let server = TestServer::start(Behaviour::default()).await;
