@@ -367,6 +367,42 @@ fn an_origin_whose_log_cannot_be_written_still_serves() {
 }
 
 #[test]
+fn compare_reads_h3_steps_as_any_other() {
+    // Two labs over HTTP/3 against an embedded origin, the second 30% slower: the comparison
+    // names the h3 cells and calls them worse, as it does over TCP.
+    let d = tempdir("compare-h3");
+    let lab = |name: &str, latency: &str| -> PathBuf {
+        let dir = d.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let svc = format!(
+            r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{latency}"}}]}}"#
+        );
+        std::fs::write(dir.join("svc.json"), svc).unwrap();
+        let plan = "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\nduration = \"3s\"\nprotocol = [\"h3\"]\n";
+        std::fs::write(dir.join("plan.toml"), plan).unwrap();
+        let o = loadlab()
+            .args(["lab", "run"])
+            .arg(dir.join("plan.toml"))
+            .arg("--out")
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        dir.join("out")
+    };
+    let (old, new) = (lab("old", "10ms"), lab("new", "13ms"));
+    let o = loadlab().args(["lab", "compare"]).arg(&old).arg(&new).args(["--fail-on", "p50>+10%"]).output().unwrap();
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(3), "{table}{}", stderr(&o));
+    assert!(table.contains("svc at 50 req/s, h3"), "{table}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(new.join("compare.json")).unwrap()).unwrap();
+    let p50 = json["rows"].as_array().unwrap().iter().find(|r| r["measure"] == "p50").unwrap();
+    assert_eq!(p50["verdict"], "worse", "{p50}");
+    let change = p50["change_pct"].as_f64().unwrap();
+    assert!((15.0..45.0).contains(&change), "{p50}");
+}
+
+#[test]
 fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as_no_change() {
     let d = tempdir("compare");
     let lab = |name: &str, latency: &str, extra: &str, code: i32| -> PathBuf {
