@@ -366,30 +366,28 @@ fn an_origin_whose_log_cannot_be_written_still_serves() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
 
+/// Runs a lab in `dir` against an embedded origin answering after `latency`, at 50/s with the
+/// `[load]` lines `load`; asserts its exit code and returns its output directory.
+fn origin_lab(dir: &Path, latency: &str, load: &str, code: i32) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let svc =
+        format!(r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{latency}"}}]}}"#);
+    std::fs::write(dir.join("svc.json"), svc).unwrap();
+    let plan = format!("name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\n{load}");
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let o =
+        loadlab().args(["lab", "run"]).arg(dir.join("plan.toml")).arg("--out").arg(dir.join("out")).output().unwrap();
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
+    dir.join("out")
+}
+
 #[test]
 fn compare_reads_h3_steps_as_any_other() {
     // Two labs over HTTP/3 against an embedded origin, the second 30% slower: the comparison
     // names the h3 cells and calls them worse, as it does over TCP.
     let d = tempdir("compare-h3");
-    let lab = |name: &str, latency: &str| -> PathBuf {
-        let dir = d.join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let svc = format!(
-            r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{latency}"}}]}}"#
-        );
-        std::fs::write(dir.join("svc.json"), svc).unwrap();
-        let plan = "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\nduration = \"3s\"\nprotocol = [\"h3\"]\n";
-        std::fs::write(dir.join("plan.toml"), plan).unwrap();
-        let o = loadlab()
-            .args(["lab", "run"])
-            .arg(dir.join("plan.toml"))
-            .arg("--out")
-            .arg(dir.join("out"))
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        dir.join("out")
-    };
+    let lab =
+        |name: &str, latency: &str| origin_lab(&d.join(name), latency, "duration = \"3s\"\nprotocol = [\"h3\"]\n", 0);
     let (old, new) = (lab("old", "10ms"), lab("new", "13ms"));
     let o = loadlab().args(["lab", "compare"]).arg(&old).arg(&new).args(["--fail-on", "p50>+10%"]).output().unwrap();
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -405,32 +403,8 @@ fn compare_reads_h3_steps_as_any_other() {
 #[test]
 fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as_no_change() {
     let d = tempdir("compare");
-    let lab = |name: &str, latency: &str, extra: &str, code: i32| -> PathBuf {
-        let dir = d.join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("svc.json"),
-            format!(
-                r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{latency}"}}]}}"#
-            ),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("plan.toml"),
-            format!(
-                "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\nduration = \"4s\"\n{extra}"
-            ),
-        )
-        .unwrap();
-        let o = loadlab()
-            .args(["lab", "run"])
-            .arg(dir.join("plan.toml"))
-            .arg("--out")
-            .arg(dir.join("out"))
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
-        dir.join("out")
+    let lab = |name: &str, latency: &str, extra: &str, code: i32| {
+        origin_lab(&d.join(name), latency, &format!("duration = \"4s\"\n{extra}"), code)
     };
     let old = lab("old", "10ms", "", 0);
     // The new build's plan compares itself with the old lab as it ends, and fails on the gate.
