@@ -1,5 +1,5 @@
 //! The HTTP client a worker uses: connections (TCP, TLS by rustls, HTTP/1.1 by hyper or the lean
-//! client, HTTP/2 by the h2 crate, HTTP/3 by `h3`), one request's exchange (redirects, body counting up to
+//! client, HTTP/2 by the h2 crate, HTTP/3 on quinn by `h3`), one request's exchange (redirects, body counting up to
 //! `--max-body`), and failure kinds.
 //!
 //! HTTP/2 goes to h2 directly rather than through hyper's client: hyper hands every request to

@@ -40,6 +40,8 @@ pub struct Prepared {
     /// HTTP/1.1), and the headers without the connection-specific ones HTTP/2 forbids.
     pub h2_uri: Uri,
     pub h2_headers: HeaderMap,
+    /// HTTP/3's HEADERS frame, encoded from the HTTP/2 forms on first use.
+    pub h3_headers: std::sync::OnceLock<Bytes>,
     pub body: Bytes,
     /// Safe to send again when a stale connection lost it: GET, HEAD, OPTIONS, TRACE, PUT,
     /// DELETE (RFC 9110 section 9.2.2), or any request with an Idempotency-Key header.
@@ -92,6 +94,7 @@ impl Prepared {
             abs_uri: t.url.clone(),
             h2_uri,
             h2_headers,
+            h3_headers: Default::default(),
             host,
             headers,
             body: t.body.clone(),

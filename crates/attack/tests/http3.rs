@@ -19,13 +19,23 @@ fn over_h3(mut config: attack::AttackConfig) -> attack::AttackConfig {
 async fn a_closed_model_multiplexes_streams_on_its_connections() {
     let server =
         TestServer::start_h3(Behaviour { body: bytes::Bytes::from_static(b"hello"), ..Default::default() }).await;
-    let run = attack(over_h3(closed(vec![target(&server.url("/x"))], 3, 4, 300))).await;
+    let mut t = target(&server.url("/x?q=1"));
+    t.headers.push(("x-custom".parse().unwrap(), "custom-value".parse().unwrap()));
+    t.headers.push(("host".parse().unwrap(), "example.test".parse().unwrap()));
+    let run = attack(over_h3(closed(vec![t], 3, 4, 300))).await;
     assert!(run.errors().is_empty(), "{:?}", run.errors());
     assert_eq!(run.records.len(), 300);
     assert!(run.records.iter().all(|(r, _)| r.status == 200 && r.bytes_in == 5));
     let got = server.captured();
     assert_eq!(got.len(), 300);
-    assert!(got.iter().all(|c| c.version == http::Version::HTTP_3 && c.path == "/x"));
+    assert!(got.iter().all(|c| c.version == http::Version::HTTP_3 && c.path == "/x?q=1"));
+    // The field section as a third-party QPACK decoder (the h3 crate's) reads it: the Host
+    // header as :authority, the target's header, the default user agent.
+    let c = &got[0];
+    assert_eq!((c.method.as_str(), c.host.as_str()), ("GET", "example.test"));
+    assert_eq!(c.headers["x-custom"], "custom-value");
+    assert!(c.headers["user-agent"].to_str().unwrap().starts_with("loadlab/"));
+    assert!(!c.headers.contains_key("host"), "{:?}", c.headers);
     assert_eq!(server.connections(), 3, "one QUIC connection per --connections");
     let new_conns = run.records.iter().filter(|(r, _)| r.new_conn).count();
     assert_eq!(new_conns, 3);

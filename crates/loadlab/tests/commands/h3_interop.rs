@@ -44,6 +44,11 @@ fn wait_for(lines: &mut dyn BufRead, what: &str) {
     panic!("never said {what:?}");
 }
 
+fn report(results: &Path) -> serde_json::Value {
+    let o = loadlab().args(["report", "--type", "json"]).arg(results).output().unwrap();
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
 #[test]
 fn attack_over_h3_against_aioquic_and_aioquic_against_origin() {
     let d = tempdir("h3-interop");
@@ -72,11 +77,43 @@ fn attack_over_h3_against_aioquic_and_aioquic_against_origin() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    drop(server);
-    let report = loadlab().args(["report", "--type", "json"]).arg(&out).output().unwrap();
-    let json: serde_json::Value = serde_json::from_str(&stdout(&report)).unwrap();
+    let json = report(&out);
     assert_eq!(json["status_codes"]["200"], 200, "{json}");
     assert_eq!(json["bytes_in"]["total"], 200 * "aioquic GET /hello ".len(), "{json}");
+
+    // The request as aioquic's QPACK decoder read it: method, body, a header.
+    std::fs::write(d.join("body"), "ping").unwrap();
+    let attack = |path: &str, extra: &[&str]| {
+        let out = d.join("one.llr");
+        let o = loadlab()
+            .arg("attack")
+            .arg(format!("https://127.0.0.1:{port}{path}"))
+            .args(["--http3", "--connections", "1", "--requests", "3", "--root-certs"])
+            .arg(&cert)
+            .args(extra)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.code().is_some_and(|c| c == 0 || c == 3), "{}", stderr(&o));
+        report(&out)
+    };
+    let body = d.join("body");
+    let json = attack("/echo", &["--method", "POST", "-H", "x-echo: hi", "--body", body.to_str().unwrap()]);
+    assert_eq!(json["bytes_in"]["total"], 3 * "aioquic POST /echo ping hi".len(), "{json}");
+    // Responses as aioquic's encoder wrote them: a status outside QPACK's static table, a
+    // redirect followed by its location, a gzip body decoded.
+    let json = attack("/status/201", &[]);
+    assert_eq!(json["status_codes"]["201"], 3, "{json}");
+    let json = attack("/moved", &[]);
+    assert_eq!(
+        (&json["status_codes"]["200"], &json["bytes_in"]["total"]),
+        (&3.into(), &(3 * "aioquic GET /hello ".len()).into()),
+        "{json}"
+    );
+    let json = attack("/gzip", &["--compressed"]);
+    assert_eq!(json["bytes_in_decoded"]["total"], 3 * "aioquic GET /gzip ".len(), "{json}");
+    drop(server);
 
     // aioquic's client against the origin's HTTP/3.
     let port = free_port();

@@ -1,7 +1,10 @@
 """A small HTTP/3 server on aioquic (a QUIC stack nobody here wrote), for the interop test.
 
-Usage: h3_server.py CERT KEY PORT. Answers every request 200 with "aioquic METHOD PATH BODY".
+Usage: h3_server.py CERT KEY PORT. Answers every request 200 with "aioquic METHOD PATH BODY
+X-ECHO", except: /status/N answers N, /moved redirects (302) to /hello, and /gzip answers its
+text gzip-encoded.
 """
+import gzip
 import asyncio
 import sys
 
@@ -36,10 +39,20 @@ class Server(QuicConnectionProtocol):
 
     def respond(self, stream_id):
         headers, body = self.requests.pop(stream_id)
-        out = b"aioquic " + headers.get(b":method", b"") + b" " + headers.get(b":path", b"/") + b" " + bytes(body)
+        path = headers.get(b":path", b"/")
+        out = b"aioquic " + headers.get(b":method", b"") + b" " + path + b" " + bytes(body)
+        if b"x-echo" in headers:
+            out += b" " + headers[b"x-echo"]
+        status, extra = b"200", []
+        if path.startswith(b"/status/"):
+            status = path[len(b"/status/"):]
+        elif path == b"/moved":
+            status, extra = b"302", [(b"location", b"/hello")]
+        elif path == b"/gzip":
+            out, extra = gzip.compress(out), [(b"content-encoding", b"gzip")]
         self.h3.send_headers(
             stream_id,
-            [(b":status", b"200"), (b"server", b"aioquic"), (b"content-length", str(len(out)).encode())],
+            [(b":status", status), (b"server", b"aioquic"), (b"content-length", str(len(out)).encode())] + extra,
         )
         self.h3.send_data(stream_id, out, end_stream=True)
         self.transmit()
