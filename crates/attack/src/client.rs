@@ -1,6 +1,6 @@
 //! The HTTP client a worker uses: connections (TCP, TLS by rustls, HTTP/1.1 by hyper or the lean
-//! client, HTTP/2 by the h2 crate, HTTP/3 on quinn by `h3`), one request's exchange (redirects, body counting up to
-//! `--max-body`), and failure kinds.
+//! client, HTTP/2 by the h2 crate, HTTP/3 on quinn by the `h3` module), one request's exchange
+//! (redirects, body counting up to `--max-body`), and failure kinds.
 //!
 //! HTTP/2 goes to h2 directly rather than through hyper's client: hyper hands every request to
 //! the connection task over a channel and wraps both bodies, which cost ~30% more CPU per request
