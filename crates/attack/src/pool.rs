@@ -188,17 +188,28 @@ impl Pool {
         // saturated, for the target when the pool is at its cap (one refused only by this
         // window's budget is the pool still growing).
         let queued = self.tx.len();
-        if queued >= self.idle.load(Ordering::Relaxed) {
-            let gauges = &self.shared.gauges;
+        let idle = self.idle.load(Ordering::Relaxed);
+        if queued >= idle {
             self.window.roll(std::time::Instant::now(), thread_cpu, &self.service);
             if self.window.drains(queued + 1, self.workers.len()) {
                 return self.queue(job).await;
             }
-            match self.window.decide(self.workers.len() >= self.max) {
-                Growth::Grow => self.grow(),
+            // A worker for every job without one, this hit's and those queued before it: one
+            // per hit would leave a queue that formed (a hit the drain estimate held back) as
+            // deep for as long as no worker frees, every later hit late by as much.
+            let mut held = Growth::Grow;
+            for _ in idle..=queued {
+                held = self.window.decide(self.workers.len() >= self.max);
+                if held != Growth::Grow {
+                    break;
+                }
+                self.grow();
+            }
+            let gauges = &self.shared.gauges;
+            match held {
                 Growth::WaitForGenerator => _ = gauges.waits_for_generator.fetch_add(1, Ordering::Relaxed),
                 Growth::WaitForTarget => _ = gauges.waits_for_target.fetch_add(1, Ordering::Relaxed),
-                Growth::BudgetSpent => {}
+                Growth::Grow | Growth::BudgetSpent => {}
             }
         }
         self.queue(job).await

@@ -92,6 +92,25 @@ async fn a_frozen_server_under_an_open_model_opens_no_connection_storm_and_the_r
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_server_below_the_cap_leaves_the_sends_on_time() {
+    // 200/s for 2 s; the server answers nothing from 0.5 s to 1.5 s, so every send in the freeze
+    // needs a new worker (about 200, far under the cap). A hit that waits for a worker must not
+    // leave the next one waiting too: were the queue left a hit or two deep, each send in the
+    // freeze would leave a window late, and the run would read as generator-limited.
+    let b = Behaviour { freeze: Some((Duration::from_millis(500), Duration::from_secs(1))), ..Default::default() };
+    let server = TestServer::start(b).await;
+    let mut config = open(vec![target(&server.url("/"))], 200.0, 2.0);
+    config.client.timeout = Duration::from_secs(3);
+    let run = attack(config).await;
+    assert_eq!(run.records.len(), 400);
+    assert!(run.errors().is_empty(), "{:?}", run.errors());
+    // The freeze is the target's: in the latencies, not in the sends.
+    assert!(ms(run.metrics.latency.value_at_quantile(0.99)) >= 700.0);
+    assert!(run.metrics.late_sends < 40, "{} late sends", run.metrics.late_sends);
+    assert_eq!(run.metrics.generator_limited(), None, "lag p99 {} us", run.metrics.lag.value_at_quantile(0.99));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rate_beyond_the_server_ends_on_time_with_the_unsent_counted() {
     // 10 workers against 50 ms answers hold 200/s; 2,000/s is asked for 1 s.
     let server = TestServer::start(Behaviour { delay: Duration::from_millis(50), ..Default::default() }).await;
