@@ -137,8 +137,14 @@ impl FrameReader {
             DATA => State::Data(len),
             // HTTP/2's frame types that HTTP/3 reserves (section 7.2.8) are errors.
             0x2 | 0x6 | 0x8 | 0x9 => return Err(format!("frame type {kind:#x} is reserved")),
-            0x1..=0xd if len > MAX_FRAME => return Err(format!("a frame of type {kind:#x} of {len} bytes")),
-            0x1..=0xd => State::Whole { kind, left: len as usize, buf: BytesMut::new() },
+            // HTTP/3's own frames: CANCEL_PUSH, PUSH_PROMISE and MAX_PUSH_ID too, so that the
+            // caller can refuse them where they do not belong.
+            HEADERS | 0x3 | SETTINGS | 0x5 | GOAWAY | 0xd if len > MAX_FRAME => {
+                return Err(format!("a frame of type {kind:#x} of {len} bytes"))
+            }
+            HEADERS | 0x3 | SETTINGS | 0x5 | GOAWAY | 0xd => {
+                State::Whole { kind, left: len as usize, buf: BytesMut::new() }
+            }
             _ => State::Skip(len),
         };
         if len == 0 {
@@ -256,7 +262,11 @@ mod tests {
         let mut huge = vec![];
         put_frame_head(&mut huge, HEADERS, MAX_FRAME + 1);
         assert!(FrameReader::new().next(&mut Bytes::from(huge)).is_err());
-        // A large unknown frame is skipped, not gathered.
+        // Unknown frame types are skipped (RFC 9114 section 9), however large: never gathered.
+        let mut unknown = vec![];
+        put_frame_head(&mut unknown, 0xb, 3);
+        unknown.extend_from_slice(b"abc");
+        assert_eq!(FrameReader::new().next(&mut Bytes::from(unknown)), Ok(None));
         let mut skip = vec![];
         put_frame_head(&mut skip, 0x21, 1 << 40);
         assert_eq!(FrameReader::new().next(&mut Bytes::from(skip)), Ok(None));
