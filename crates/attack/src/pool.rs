@@ -161,11 +161,7 @@ impl Pool {
                 let job = rx.recv().await;
                 idle.fetch_sub(1, Ordering::Relaxed);
                 match job {
-                    Ok(job) => {
-                        let began = std::time::Instant::now();
-                        w.execute(job).await;
-                        service.add(began.elapsed());
-                    }
+                    Ok(job) => service.add(w.execute(job).await),
                     Err(_) => break,
                 }
             }

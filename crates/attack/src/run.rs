@@ -97,15 +97,15 @@ pub async fn run<C: Consumer + Send + 'static>(
                     workers.spawn_on(
                         async move {
                             loop {
-                                if stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
+                                let now = Instant::now();
+                                if stop.is_cancelled() || deadline.is_some_and(|d| now >= d) {
                                     break;
                                 }
                                 let seq = next.fetch_add(1, Ordering::Relaxed);
                                 if limit.is_some_and(|l| seq >= l) {
                                     break;
                                 }
-                                w.execute(Job { seq: shard.global_seq(seq), scheduled: Instant::now(), request: None })
-                                    .await;
+                                w.execute(Job { seq: shard.global_seq(seq), scheduled: now, request: None }).await;
                             }
                         },
                         runtimes.handle(c),

@@ -220,13 +220,15 @@ impl Worker {
         }
     }
 
-    pub(crate) async fn execute(&mut self, job: Job) {
+    /// Sends `job`'s request and records its outcome; returns how long that took from the pick-up
+    /// (the pool's drain estimate, read from the clock reads the record needs anyway).
+    pub(crate) async fn execute(&mut self, job: Job) -> std::time::Duration {
         let shared = Arc::clone(&self.shared);
         let sent_at = Instant::now();
         // Too late to send: counted, never sent minutes after its time.
         if shared.send_deadline.is_some_and(|d| sent_at > d) {
             shared.gauges.not_sent.fetch_add(1, Ordering::Relaxed);
-            return;
+            return std::time::Duration::ZERO;
         }
         let rendered;
         let (target, prepared, label) = match &job.request {
@@ -260,7 +262,7 @@ impl Worker {
                                 ..Record::default()
                             };
                             shared.sink.push(Outcome { record, error: Some(e), target: None });
-                            return;
+                            return std::time::Duration::ZERO;
                         }
                     },
                 }
@@ -306,5 +308,6 @@ impl Worker {
             new_conn: ex.new_conn,
         };
         shared.sink.push(Outcome { record, error, target: label });
+        done.saturating_duration_since(sent_at)
     }
 }
