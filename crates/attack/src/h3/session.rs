@@ -143,3 +143,77 @@ async fn read_server_stream(mut stream: quinn::RecvStream, closed: Arc<AtomicBoo
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A QUIC endpoint on loopback offering `h3`, whose HTTP/3 the test speaks by hand.
+    fn quic_server() -> quinn::Endpoint {
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![ck.cert.der().clone()], key)
+            .unwrap();
+        tls.alpn_protocols = vec![b"h3".to_vec()];
+        let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
+        let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).expect("bind UDP loopback")
+    }
+
+    #[tokio::test]
+    async fn the_servers_streams_are_read_for_goaway_and_the_last_handle_closes_gracefully() {
+        let server = quic_server();
+        let addr = server.local_addr().unwrap();
+        let serving = tokio::spawn(async move {
+            let conn = server.accept().await.unwrap().await.unwrap();
+            // The client's control stream: its type, then an empty SETTINGS.
+            let mut preface = [0u8; 3];
+            conn.accept_uni().await.unwrap().read_exact(&mut preface).await.unwrap();
+            // The server's control stream: SETTINGS with a reserved setting, a reserved frame
+            // type (both to be ignored), then GOAWAY: streams from id 4 will not be processed.
+            let mut control = conn.open_uni().await.unwrap();
+            let mut bytes = vec![CONTROL_STREAM as u8];
+            put_frame_head(&mut bytes, SETTINGS, 2);
+            bytes.extend_from_slice(&[0x21, 0x00]);
+            put_frame_head(&mut bytes, 0x21, 3);
+            bytes.extend_from_slice(b"abc");
+            put_frame_head(&mut bytes, GOAWAY, 1);
+            bytes.push(4);
+            control.write_all(&bytes).await.unwrap();
+            // A stream of a type the client does not know: refused.
+            let mut unknown = conn.open_uni().await.unwrap();
+            unknown.write_all(&[0x21, 1, 2, 3]).await.unwrap();
+            let stopped = unknown.stopped().await;
+            let closed = conn.closed().await;
+            (preface, stopped, closed, control)
+        });
+        let tls = TlsOptions { insecure: true, ..Default::default() };
+        let config = quic_config(&tls, Duration::from_secs(5)).unwrap();
+        let origin = Origin { tls: true, host: "localhost".into(), port: addr.port() };
+        let conn = connect(&config, addr, &origin).await.unwrap();
+        for _ in 0..500 {
+            if conn.closed.load(Ordering::Relaxed) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(conn.closed.load(Ordering::Relaxed), "GOAWAY takes the connection out of use");
+        assert!(!conn.past_goaway(0));
+        assert!(conn.past_goaway(4) && conn.past_goaway(8));
+        drop(conn);
+        let (preface, stopped, closed, _) =
+            tokio::time::timeout(Duration::from_secs(10), serving).await.unwrap().unwrap();
+        assert_eq!(preface, [0x00, 0x04, 0x00]);
+        assert_eq!(stopped.unwrap(), Some(quinn::VarInt::from_u32(H3_STREAM_CREATION_ERROR)));
+        match closed {
+            quinn::ConnectionError::ApplicationClosed(c) => assert_eq!(c.error_code.into_inner(), H3_NO_ERROR),
+            other => panic!("closed by {other}"),
+        }
+    }
+}
