@@ -187,20 +187,7 @@ impl TestServer {
     /// HTTP/3 over QUIC on a UDP port of 127.0.0.1, for `localhost` and 127.0.0.1 (TLS 1.3, ALPN
     /// `h3`). After `max_requests_per_conn` requests a connection sends GOAWAY.
     pub async fn start_h3(b: Behaviour) -> TestServer {
-        let ck = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-        let cert_pem = ck.cert.pem();
-        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = rustls::ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![ck.cert.der().clone()], key)
-            .unwrap();
-        tls.alpn_protocols = vec![b"h3".to_vec()];
-        let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
-        let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).expect("bind UDP loopback");
+        let (endpoint, cert_pem) = quic_endpoint();
         let addr = endpoint.local_addr().unwrap();
         let captured = Arc::new(Mutex::new(Vec::new()));
         let connections = Arc::new(AtomicU64::new(0));
@@ -366,4 +353,23 @@ async fn respond(
         _ => *resp.status_mut() = StatusCode::from_u16(b.status).unwrap(),
     }
     resp
+}
+
+/// A QUIC server endpoint on a UDP port of 127.0.0.1 offering `h3` (TLS 1.3), with a certificate
+/// for `localhost` and 127.0.0.1 made on the spot (returned as PEM).
+pub fn quic_endpoint() -> (quinn::Endpoint, String) {
+    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![ck.cert.der().clone()], key)
+        .unwrap();
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
+    let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).expect("bind UDP loopback");
+    (endpoint, ck.cert.pem())
 }

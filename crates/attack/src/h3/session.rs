@@ -149,26 +149,10 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    /// A QUIC endpoint on loopback offering `h3`, whose HTTP/3 the test speaks by hand.
-    fn quic_server() -> quinn::Endpoint {
-        let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = rustls::ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![ck.cert.der().clone()], key)
-            .unwrap();
-        tls.alpn_protocols = vec![b"h3".to_vec()];
-        let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
-        let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).expect("bind UDP loopback")
-    }
-
     #[tokio::test]
     async fn the_servers_streams_are_read_for_goaway_and_the_last_handle_closes_gracefully() {
-        let server = quic_server();
+        // The server's HTTP/3 is spoken by hand.
+        let (server, _) = crate::testing::quic_endpoint();
         let addr = server.local_addr().unwrap();
         let serving = tokio::spawn(async move {
             let conn = server.accept().await.unwrap().await.unwrap();
