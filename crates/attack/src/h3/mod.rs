@@ -136,7 +136,7 @@ pub(crate) async fn send_once(
         Err(quinn::WriteError::ConnectionLost(e)) => return Err(lost(&e, p.idempotent)),
         Err(e) => return Err(failure(e.to_string(), false)),
     }
-    let location = read_response(&mut stream, p.idempotent, max_body, out, &past_goaway).await?;
+    let location = read_response(&mut stream, p.idempotent, max_body, out, past_goaway).await?;
     stream.done = true;
     Ok(location.and_then(|l| resolve_location(&p.abs_uri, std::str::from_utf8(&l).ok()?)))
 }
@@ -148,7 +148,7 @@ async fn read_response(
     idempotent: bool,
     max_body: Option<u64>,
     out: &mut Exchange,
-    past_goaway: &(dyn Fn() -> bool + Sync),
+    past_goaway: impl Fn() -> bool,
 ) -> Result<Option<Vec<u8>>, Failure> {
     let limit = max_body.unwrap_or(u64::MAX);
     let mut frames = FrameReader::new();
