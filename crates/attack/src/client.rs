@@ -28,17 +28,21 @@ use crate::request::{redirected, resolve_location, Origin, Prepared};
 use crate::targets::Target;
 use crate::tls::{client_config, TlsOptions};
 
-/// Which HTTP the client speaks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Which HTTP the client speaks; plans and lab.json name it as [`Protocol::name`] does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Protocol {
     /// HTTP/1.1, over TLS for https URLs.
     #[default]
+    #[serde(rename = "http1")]
     Http1,
     /// HTTP/2 over TLS when the server accepts it by ALPN (else HTTP/1.1); HTTP/1.1 for http URLs.
+    #[serde(rename = "http2")]
     Http2,
     /// HTTP/2 without TLS, with prior knowledge (h2c).
+    #[serde(rename = "h2c")]
     H2c,
     /// HTTP/3 over QUIC (https URLs only).
+    #[serde(rename = "h3")]
     Http3,
 }
 

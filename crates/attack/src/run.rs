@@ -72,7 +72,9 @@ pub async fn run<C: Consumer + Send + 'static>(
         gauges: Arc::clone(&config.gauges),
         send_deadline: match &config.model {
             Model::Open { schedule } => Some(start + schedule.duration() + SEND_GRACE),
-            Model::Closed { .. } | Model::Replay(_) => None,
+            // A replay cut at a length ends within it too, not when a far-behind queue drains.
+            Model::Replay(spec) => spec.limit.map(|l| start + l + SEND_GRACE),
+            Model::Closed { .. } => None,
         },
         sink: tx,
     });
@@ -137,8 +139,7 @@ pub async fn run<C: Consumer + Send + 'static>(
             }
             Model::Replay(_) => {
                 let s = replay_stats.lock().unwrap_or_else(|e| e.into_inner());
-                let span = (s.span_s * f64::from(config_loops(&config)) / replay_speed(&config)).max(1e-9);
-                Some(s.requests as f64 / span)
+                Some(s.requests as f64 / s.schedule_s.max(1e-9))
             }
             Model::Closed { .. } => None,
         },
@@ -226,16 +227,3 @@ fn plan(config: &AttackConfig, threads: usize) -> results::RunPlan {
     }
 }
 
-fn config_loops(config: &AttackConfig) -> u32 {
-    match &config.model {
-        Model::Replay(spec) => spec.loops,
-        _ => 1,
-    }
-}
-
-fn replay_speed(config: &AttackConfig) -> f64 {
-    match &config.model {
-        Model::Replay(spec) => spec.speed,
-        _ => 1.0,
-    }
-}

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{Event, LabError, Watcher};
@@ -23,10 +23,11 @@ const MAX_BISECTIONS: usize = 20;
 const CONFIRM_TRIES: usize = 3;
 
 /// One probe's outcome.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Probe {
     /// `capacity--TARGET--NN`: its results file is `steps/ID.llr`.
     pub id: String,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub rate: f64,
     pub holds: bool,
     /// The clauses it broke (with values), or why it says nothing.
@@ -34,12 +35,14 @@ pub struct Probe {
     /// Stopped before its end because it was clearly failing.
     pub stopped_early: bool,
     pub generator_limited: bool,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub p99_ms: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub success: f64,
 }
 
 /// What a search varies: the open model's rate, or the speed of a replayed log.
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
 pub enum Searched {
     #[default]
@@ -65,7 +68,7 @@ impl Searched {
 }
 
 /// The search's answer.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CapacityResult {
     pub target: String,
     /// Rates (requests per second) or replay speeds: what the numbers below are.
@@ -379,7 +382,7 @@ impl results::Consumer for EarlyStop {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         if !self.stopped && self.started.elapsed() >= self.length / 4 && self.stats.counted.requests > 0 {
-            let n = self.stats.numbers(None);
+            let n = self.stats.numbers();
             if self.clearly_failing(&n) {
                 self.stopped = true;
                 self.stop.cancel();

@@ -9,15 +9,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metric::Metric;
-use crate::numbers::{StepConsumer, STARVED_WAIT_SHARE};
+use crate::numbers::StepConsumer;
 use crate::stats::{compare, compare_within, Basis, Comparison, MIN_REPEATS};
 use crate::windows::Window;
 
 /// What a compared metric is: the lab's metric, or CPU per request of a sampled process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Measure {
     Throughput,
@@ -110,28 +110,6 @@ fn read_windows(file: &Path, warmup_s: f64) -> Result<Vec<Window>, CompareError>
     Ok(c.windows.windows())
 }
 
-/// `400 req/s, h2c, 8 conns`: the point's fields that are set.
-fn point_label(p: &serde_json::Value) -> String {
-    let mut parts = Vec::new();
-    if let Some(v) = p["variant"].as_str() {
-        parts.push(v.to_owned());
-    }
-    if let Some(r) = p["rate"].as_f64() {
-        parts.push(format!("{r} req/s"));
-    }
-    if let Some(c) = p["connections"].as_u64() {
-        parts.push(format!("{c} conns"));
-    }
-    parts.push(p["protocol"].as_str().unwrap_or("http1").to_owned());
-    if let Some(k) = p["requests_per_conn"].as_u64() {
-        parts.push(format!("{k} req/conn"));
-    }
-    if p["streams"].as_u64().is_some_and(|s| s > 1) {
-        parts.push(format!("{} streams", p["streams"]));
-    }
-    parts.join(", ")
-}
-
 /// The results files of one run: `path`, or the `.llr` files of a folder (a sharded run's, as
 /// `loadlab k8s collect` writes them).
 fn run_files(path: &Path) -> Result<Vec<PathBuf>, CompareError> {
@@ -163,67 +141,53 @@ pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
     } else {
         (path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf), path.to_path_buf())
     };
-    let text = std::fs::read(&json).map_err(|e| CompareError(format!("{}: {e}", json.display())))?;
-    let lab: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|e| CompareError(format!("{}: not a lab.json: {e}", json.display())))?;
-    let bad = |what: &str| CompareError(format!("{}: not a lab.json: no {what}", json.display()));
-    let targets = lab["targets"].as_array().ok_or_else(|| bad("targets"))?;
-    let points = lab["matrix"]["points"].as_array().ok_or_else(|| bad("matrix"))?;
-    let steps = lab["steps"].as_array().ok_or_else(|| bad("steps"))?;
-    let warmup_s = lab["warmup_s"].as_f64().unwrap_or(0.0);
-    let name = lab["name"].as_str().filter(|n| !n.is_empty()).map_or_else(|| dir.display().to_string(), str::to_owned);
+    let lab = crate::record::read(&json).map_err(|e| CompareError(e.to_string()))?;
+    side_of(&lab, &dir)
+}
+
+/// A lab's cells as compared: its steps by target and full load point, those that do not count
+/// left out by the lab's own rule (the step's `down` and `uncounted`).
+pub fn side_of(lab: &crate::experiment::Lab, dir: &Path) -> Result<Side, CompareError> {
+    let bad = |what: String| CompareError(format!("{}: lab.json: {what}", dir.display()));
+    let name = if lab.name.is_empty() { dir.display().to_string() } else { lab.name.clone() };
     let mut side = Side { name, cells: BTreeMap::new() };
-    for s in steps {
-        let target = targets.get(s["target"].as_u64().unwrap_or(0) as usize).and_then(|t| t["name"].as_str());
-        let point = points.get(s["point"].as_u64().unwrap_or(0) as usize).ok_or_else(|| bad("point of a step"))?;
-        let target = target.ok_or_else(|| bad("target of a step"))?.to_owned();
-        let key = format!("{target} @ {point}");
+    for s in &lab.steps {
+        let target = lab.targets.get(s.target).ok_or_else(|| bad(format!("step {}: no target {}", s.id, s.target)))?;
+        let point = lab.matrix.points.get(s.point).ok_or_else(|| bad(format!("step {}: no point {}", s.id, s.point)))?;
+        let key = format!("{} @ {}", target.name, serde_json::to_string(point).unwrap_or_default());
         let cell = side.cells.entry(key).or_insert_with(|| CellData {
-            target: target.clone(),
-            label: point_label(point),
+            target: target.name.clone(),
+            label: point.label(&crate::matrix::Axes::set_in(point)),
             ..Default::default()
         });
-        let id = s["id"].as_str().unwrap_or_default().to_owned();
-        let n = &s["numbers"];
-        let why = if let Some(d) = s["down"].as_str() {
-            Some(format!("target down ({d})"))
-        } else if n["generator_limited"].as_bool() == Some(true) {
-            Some(format!(
-                "generator-limited (sent {:.1}/s of {:.1}/s asked)",
-                n["sent_rate"].as_f64().unwrap_or(0.0),
-                n["asked_rate"].as_f64().unwrap_or(0.0)
-            ))
-        } else if n["cpu_wait"].as_f64().is_some_and(|w| w > STARVED_WAIT_SHARE) {
-            Some(format!(
-                "the generator waited for a CPU {:.0}% of the time",
-                n["cpu_wait"].as_f64().unwrap_or(0.0) * 100.0
-            ))
-        } else {
-            None
+        let why = match (&s.down, &s.uncounted) {
+            (Some(d), _) => Some(format!("target down ({d})")),
+            (None, Some(u)) => Some(u.clone()),
+            (None, None) => None,
         };
         if let Some(why) = why {
-            cell.excluded.push(format!("{id}: {why}"));
+            cell.excluded.push(format!("{}: {why}", s.id));
             continue;
         }
-        let throughput = n["throughput"].as_f64().unwrap_or(0.0);
-        let per_request = |pct: Option<f64>| pct.filter(|_| throughput > 0.0).map(|p| p / 100.0 / throughput * 1e6);
+        let n = &s.numbers;
+        let per_request =
+            |pct: Option<f64>| pct.filter(|_| n.throughput > 0.0).map(|p| p / 100.0 / n.throughput * 1e6);
         let mut values = BTreeMap::new();
-        values.insert(Measure::Throughput, throughput);
-        values.insert(Measure::P50, n["latency"]["p50"].as_f64().unwrap_or(f64::NAN));
-        values.insert(Measure::P99, n["latency"]["p99"].as_f64().unwrap_or(f64::NAN));
-        values.insert(Measure::Success, n["success"].as_f64().unwrap_or(f64::NAN));
-        if let Some(v) = per_request(s["target_cpu_pct"].as_f64()) {
+        for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
+            values.insert(m, m.metric().map_or(f64::NAN, |x| x.of(n)));
+        }
+        if let Some(v) = per_request(s.target_cpu_pct) {
             values.insert(Measure::TargetCpu, v);
         }
-        if let Some(v) = per_request(s["generator_cpu_pct"].as_f64()) {
+        if let Some(v) = per_request(s.generator_cpu_pct) {
             values.insert(Measure::GeneratorCpu, v);
         }
-        let file = s["file"].as_str().filter(|f| !f.is_empty()).map(|f| dir.join(f));
+        let file = Some(&s.file).filter(|f| !f.is_empty()).map(|f| dir.join(f));
         let windows = match &file {
-            Some(f) => read_windows(f, warmup_s)?,
+            Some(f) => read_windows(f, lab.warmup_s)?,
             None => Vec::new(),
         };
-        cell.steps.push(StepData { id, values, windows, files: file.into_iter().collect() });
+        cell.steps.push(StepData { id: s.id.clone(), values, windows, files: file.into_iter().collect() });
     }
     Ok(side)
 }
@@ -253,15 +217,16 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
             path.display()
         )));
     }
-    let n = c.numbers(c.counted.asked_rate);
+    let n = c.numbers();
     let mut values = BTreeMap::new();
     for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
         values.insert(m, m.metric().map_or(f64::NAN, |x| x.of(&n)));
     }
     let mut cell = CellData { target: "run".into(), label: "all".into(), ..Default::default() };
     let id = path.display().to_string();
-    if n.generator_limited {
-        cell.excluded.push(format!("{id}: generator-limited ({})", n.generator_text().unwrap_or_default()));
+    // The lab's rule, with no SLO to break.
+    if let Some(why) = crate::verdict::uncounted(&[], &n) {
+        cell.excluded.push(format!("{id}: {why}"));
     } else {
         cell.steps.push(StepData { id, values, windows: c.windows.windows(), files });
     }
@@ -269,7 +234,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
 }
 
 /// What a change was called.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Better,
@@ -289,7 +254,7 @@ impl Verdict {
 }
 
 /// One metric of one cell, old against new.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     pub target: String,
     pub load: String,
@@ -308,7 +273,7 @@ pub struct Row {
 }
 
 /// A `--fail-on` clause: `p99>+5%` fails on a significant p99 rise beyond 5%.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Gate {
     pub measure: Measure,
     /// Fails when the change is above `limit_pct` (`>`), or below it (`<`).
@@ -351,7 +316,7 @@ impl Gate {
 }
 
 /// The comparison of two sides.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Outcome {
     pub old: String,
     pub new: String,

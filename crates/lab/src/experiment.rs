@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use report::chart::RunSeries;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::capacity::{self, CapacityResult};
 pub use crate::events::{Event, LabError, Watcher};
@@ -21,7 +21,7 @@ use crate::systems::{self, Embedded, StartError, Started};
 use tokio_util::sync::CancellationToken;
 
 /// A started target that exited while the lab ran.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetDeath {
     pub target: String,
     /// The step it was found dead after (it died during it or in the pause after), if any ran.
@@ -40,9 +40,12 @@ impl TargetDeath {
     }
 }
 
-/// Everything a lab did and found.
-#[derive(Debug, Serialize)]
+/// Everything a lab did and found: what `lab.json` holds, written and read back by these types
+/// (`crate::record`).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Lab {
+    /// The layout of lab.json ([`crate::record::FORMAT`]): a reader refuses another.
+    pub format: u32,
     pub name: String,
     pub question: String,
     pub started_unix_s: u64,
@@ -151,10 +154,12 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
         if let Some(rows) = samples.get("generator") {
             s.generator_cpu_pct = sample::window(rows, s.started_s, s.ended_s).0;
         }
+        s.uncounted = crate::verdict::uncounted(&plan.slo, &s.numbers);
     }
     let findings = outcome::find(plan, &matrix, &steps);
     let not_run = matrix.steps.iter().filter(|s| !steps.iter().any(|r| r.id == s.id)).map(|s| s.id.clone()).collect();
     Ok(Lab {
+        format: crate::record::FORMAT,
         name: plan.name.clone(),
         question: plan.question.clone(),
         started_unix_s,
@@ -225,6 +230,7 @@ async fn run_steps(
                 target_rss_mb: None,
                 generator_cpu_pct: None,
                 down: Some(down),
+                uncounted: None,
                 text: String::new(),
                 windows: Vec::new(),
             });
@@ -268,6 +274,7 @@ async fn run_steps(
             target_rss_mb: None,
             generator_cpu_pct: None,
             down: None,
+            uncounted: None,
             text: ran.text,
             windows: ran.windows,
         });
@@ -356,7 +363,7 @@ impl Up {
             if pid.is_some() || metrics.is_some() {
                 self.sources.push(Source { name: t.name.clone(), pid, tree: true, metrics, series: t.series.clone() });
             }
-            self.targets.push(TargetRun { name: t.name.clone(), url, kind, sampled: pid.is_some(), tls });
+            self.targets.push(TargetRun { name: t.name.clone(), url, kind: kind.to_owned(), sampled: pid.is_some(), tls });
         }
         Ok(())
     }

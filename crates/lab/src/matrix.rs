@@ -4,12 +4,12 @@
 //! drift of the machine over the run spreads over every target instead of favouring one.
 
 use attack::Protocol;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
 
 /// One load point: everything a step sets but its target and repeat.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub variant: Option<String>,
     /// Open model when set.
@@ -19,14 +19,9 @@ pub struct Point {
     pub speed: Option<f64>,
     /// Closed model: connections; open model over HTTP/2: the connections shared.
     pub connections: Option<usize>,
-    #[serde(serialize_with = "protocol_name")]
     pub protocol: Protocol,
     pub requests_per_conn: Option<u64>,
     pub streams: usize,
-}
-
-fn protocol_name<S: serde::Serializer>(p: &Protocol, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(protocol_text(*p))
 }
 
 pub fn protocol_text(p: Protocol) -> &'static str {
@@ -34,7 +29,7 @@ pub fn protocol_text(p: Protocol) -> &'static str {
 }
 
 /// Which of a point's fields vary in the plan, to name points and pivot tables by them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Axes {
     pub variant: bool,
     pub rate: bool,
@@ -43,6 +38,22 @@ pub struct Axes {
     pub protocol: bool,
     pub requests_per_conn: bool,
     pub streams: bool,
+}
+
+impl Axes {
+    /// The fields a point sets (a rate, a variant, more than one stream...), to name one point
+    /// alone, as `lab compare` does: `fast, 400 req/s, h2c, 8 conns`.
+    pub fn set_in(p: &Point) -> Axes {
+        Axes {
+            variant: p.variant.is_some(),
+            rate: p.rate.is_some(),
+            speed: p.speed.is_some(),
+            connections: p.connections.is_some(),
+            protocol: true,
+            requests_per_conn: p.requests_per_conn.is_some(),
+            streams: p.streams > 1,
+        }
+    }
 }
 
 impl Point {
@@ -106,7 +117,7 @@ impl Point {
 pub use crate::plan::slug;
 
 /// A step: one attack.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     /// `target--point--N`.
     pub id: String,
@@ -122,7 +133,7 @@ pub struct Step {
 }
 
 /// The plan's steps in run order.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Matrix {
     pub axes: Axes,
     pub points: Vec<Point>,

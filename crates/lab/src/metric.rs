@@ -1,12 +1,12 @@
 //! What a clause, a hypothesis or a comparison looks at: a step's metric, and how people write
 //! its values.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::numbers::Numbers;
 
 /// What a clause or a hypothesis looks at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
     P50,

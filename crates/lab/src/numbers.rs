@@ -4,7 +4,7 @@
 
 use hdrhistogram::Histogram;
 use results::{Consumer, Entry, Metrics, RunHeader};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The generator's threads waited on a run queue for a CPU more than this share of their time:
 /// the machine, not the target, set the pace of what it read. Measured on a 2-core machine:
@@ -37,9 +37,10 @@ impl StepConsumer {
         }
     }
 
-    /// The step's numbers; `asked_rate` is the open model's rate (None for a closed model).
-    pub fn numbers(&self, asked_rate: Option<f64>) -> Numbers {
-        let mut n = Numbers::of(&self.counted, &self.ok_latency, asked_rate);
+    /// The step's numbers, its asked rate as the run recorded it (an open model's, a replay's;
+    /// none for a closed model).
+    pub fn numbers(&self) -> Numbers {
+        let mut n = Numbers::of(&self.counted, &self.ok_latency);
         n.connections += self.warmup_connections;
         n
     }
@@ -70,14 +71,21 @@ impl Consumer for StepConsumer {
 }
 
 /// Latency percentiles in milliseconds.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Latencies {
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub mean: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub p50: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub p90: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub p95: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub p99: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub p999: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub max: f64,
 }
 
@@ -100,17 +108,20 @@ impl Latencies {
 }
 
 /// What a step measured.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Numbers {
     pub requests: u64,
     pub successes: u64,
     /// Successes / requests, 0..1.
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub success: f64,
     /// Requests per second sent (vegeta's rate).
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub rate: f64,
     /// Successful responses per second of sending (the rate times the success share). vegeta's
     /// throughput divides by the sending and the wait for the last responses: a 2 s `--quick`
     /// step of 1 s requests then read two thirds of its rate at 100% success.
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub throughput: f64,
     /// The open model's asked rate.
     pub asked_rate: Option<f64>,
@@ -118,7 +129,9 @@ pub struct Numbers {
     pub latency: Latencies,
     /// Successful requests only.
     pub ok_latency: Latencies,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub ttfb_p50: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub lag_p99: f64,
     pub late_sends: u64,
     pub connections: u64,
@@ -128,6 +141,7 @@ pub struct Numbers {
     /// The generator fell behind its schedule: the step says nothing about the target.
     pub generator_limited: bool,
     /// Requests per second actually sent (from the first scheduled send to the last actual one).
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub sent_rate: f64,
     /// Scheduled requests the generator never sent.
     pub not_sent: u64,
@@ -138,14 +152,14 @@ pub struct Numbers {
 }
 
 impl Numbers {
-    pub fn of(m: &Metrics, ok: &Histogram<u64>, asked_rate: Option<f64>) -> Numbers {
+    pub fn of(m: &Metrics, ok: &Histogram<u64>) -> Numbers {
         Numbers {
             requests: m.requests,
             successes: m.successes,
             success: m.success_ratio(),
             rate: m.rate(),
             throughput: m.rate() * m.success_ratio(),
-            asked_rate,
+            asked_rate: m.asked_rate,
             latency: Latencies::of(&m.latency),
             ok_latency: Latencies::of(ok),
             ttfb_p50: m.ttfb.value_at_quantile(0.5) as f64 / 1000.0,
@@ -156,7 +170,7 @@ impl Numbers {
             errors: m.errors.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             status: m.status.iter().map(|(k, v)| (*k, *v)).collect(),
             // The one rule of who was the limit (results::Limit), as `report` says it.
-            generator_limited: asked_rate.is_some() && m.generator_limited().is_some(),
+            generator_limited: m.generator_limited().is_some(),
             sent_rate: if m.requests == 0 { 0.0 } else { m.sent_rate() },
             not_sent: m.not_sent,
             cpu_wait: m.generator_cpu.map(|c| c.wait_share()),
@@ -235,16 +249,18 @@ mod tests {
         let mut capped = StepConsumer::new(std::time::Duration::from_secs(1));
         capped.counted = c.counted.clone();
         c.end(&end).unwrap();
-        let n = c.numbers(Some(3.0));
+        let n = c.numbers();
         assert_eq!((n.requests, n.successes, c.warmup_requests), (3, 2, 1));
         // The failure answered in 2 ms: all-request p50 is pulled down, success p50 is not.
         assert!(n.latency.p50 < 101.0 && n.ok_latency.p50 >= 99.0, "{n:?}");
         assert!((n.ok_latency.max - 120.0).abs() < 0.2);
         // One send of three 30 ms late with workers free: the generator fell behind.
         assert!(n.generator_limited);
-        assert!(!c.numbers(None).generator_limited, "a closed model has no schedule to fall behind");
+        let mut closed = c.counted.clone();
+        closed.asked_rate = None;
+        assert!(closed.generator_limited().is_none(), "a closed model has no schedule to fall behind");
         // The same lateness with every worker busy is the target's: it counts against it.
         capped.end(&results::RunEnd { peak_in_flight: 10, ..end }).unwrap();
-        assert!(!capped.numbers(Some(3.0)).generator_limited);
+        assert!(!capped.numbers().generator_limited);
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::matrix::{Matrix, Point};
 use crate::numbers::Numbers;
@@ -15,7 +15,7 @@ use crate::stats::{
 use crate::verdict::{Finding, Metric, SloVerdict};
 
 /// One step as it ran.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StepResult {
     pub id: String,
     pub target: usize,
@@ -26,7 +26,9 @@ pub struct StepResult {
     pub numbers: Numbers,
     pub warmup_requests: u64,
     /// Seconds since the lab started.
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub started_s: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub ended_s: f64,
     /// The target's process tree, and the generator, during the step.
     pub target_cpu_pct: Option<f64>,
@@ -34,6 +36,11 @@ pub struct StepResult {
     pub generator_cpu_pct: Option<f64>,
     /// The target was down during this step (it had exited: when and how): not a measurement.
     pub down: Option<String>,
+    /// Why the step says nothing of its target though it ran (the generator could not send, a
+    /// busy machine broke the SLO), by the lab's one rule ([`crate::verdict::uncounted`]),
+    /// written for readers of lab.json such as `lab compare`.
+    #[serde(default)]
+    pub uncounted: Option<String>,
     /// vegeta's text report of the step.
     #[serde(skip)]
     pub text: String,
@@ -55,7 +62,7 @@ pub const SUMMARISED: [Metric; 8] = [
 ];
 
 /// A target at a load point, over its repeats.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Cell {
     pub target: usize,
     pub point: usize,
@@ -72,7 +79,7 @@ pub struct Cell {
 
 /// A target's ceiling on a rate ladder: the highest rate that held the SLO below the first
 /// that broke it.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Ceiling {
     pub target: String,
     pub holds_up_to: Option<f64>,
@@ -85,17 +92,19 @@ pub struct Ceiling {
 }
 
 /// A hypothesis at one load point.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HypothesisPoint {
     pub point: String,
     /// Medians of the subject and of the other.
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub subject: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub other: f64,
     pub comparison: Comparison,
     pub finding: Finding,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HypothesisResult {
     pub claim: String,
     pub metric: Metric,
@@ -107,7 +116,7 @@ pub struct HypothesisResult {
 }
 
 /// Everything the lab found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Findings {
     pub cells: Vec<Cell>,
     pub ceilings: Vec<Ceiling>,
@@ -371,6 +380,7 @@ mod tests {
                     target_rss_mb: None,
                     generator_cpu_pct: None,
                     down: None,
+                uncounted: None,
                     text: String::new(),
                     windows: Vec::new(),
                 }

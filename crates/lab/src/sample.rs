@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How often sources are sampled.
 pub const EVERY: Duration = Duration::from_secs(1);
@@ -30,7 +30,7 @@ pub struct Source {
 }
 
 /// One sample.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Row {
     /// Seconds since the lab started.
     pub t: f64,

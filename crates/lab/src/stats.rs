@@ -15,7 +15,7 @@
 //!   prints `~`. Values that are not all positive (an error count of 0) are compared on their
 //!   differences instead, and the ratio is that of the means.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::metric::Metric;
@@ -45,13 +45,16 @@ pub fn run_to_run_floor(metric: Metric) -> f64 {
 pub const CONFIDENCE: f64 = 0.95;
 
 /// One step's values over its repeats.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub n: usize,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub median: f64,
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub mean: f64,
     /// 95% interval: across repeats, of the geometric mean when every value is positive; within
     /// runs, of the metric over their pooled windows. Never below 0.
+    #[serde(deserialize_with = "crate::record::nan_pair_is_null")]
     pub ci: Option<(f64, f64)>,
     pub basis: Basis,
 }
@@ -179,11 +182,13 @@ pub fn summarize_share(values: &[f64]) -> Summary {
 }
 
 /// A compared with B.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Comparison {
     /// A / B: the ratio of geometric means (of means when values are not all positive).
+    #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub ratio: f64,
     /// 95% interval of the ratio; `None` when a side has a single repeat.
+    #[serde(deserialize_with = "crate::record::nan_pair_is_null")]
     pub ci: Option<(f64, f64)>,
     /// Two-sided p-value of Welch's test; `None` when it cannot be computed.
     pub p: Option<f64>,

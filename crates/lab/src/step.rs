@@ -127,10 +127,6 @@ pub async fn run_watched<E: results::Consumer + Send + 'static>(
     stop: CancellationToken,
 ) -> Result<(StepRun, E), StepError> {
     let bad = |message: String| StepError { step: id.to_owned(), message };
-    let asked_rate = match &config.model {
-        Model::Open { schedule } => Some(schedule.total_hits() as f64 / schedule.duration().as_secs_f64().max(1e-9)),
-        Model::Closed { .. } | Model::Replay(_) => None,
-    };
     let f = std::fs::File::create(file).map_err(|e| bad(format!("{}: {e}", file.display())))?;
     let mut builder = ChartBuilder::new(id);
     builder.source(id);
@@ -149,7 +145,7 @@ pub async fn run_watched<E: results::Consumer + Send + 'static>(
     report::write_text(&shown, &mut text).map_err(|e| bad(e.to_string()))?;
     let run = StepRun {
         text: String::from_utf8_lossy(&text).into_owned(),
-        numbers: stats.numbers(asked_rate),
+        numbers: stats.numbers(),
         warmup_requests: stats.warmup_requests,
         windows: stats.windows.windows(),
         series: builder.and_then(|b| b.finish().runs.into_iter().next()),

@@ -14,12 +14,12 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// A target as it ran.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TargetRun {
     pub name: String,
     pub url: String,
     /// What it was: a running system, a started command, an embedded simulator.
-    pub kind: &'static str,
+    pub kind: String,
     pub sampled: bool,
     /// How its steps trust it over TLS: the plan's settings, and an embedded origin's own
     /// certificate when it serves HTTP/3.

@@ -1,7 +1,7 @@
 //! Verdicts: SLO clauses per step (`p99 < 1s`, `success >= 99.9%`), and hypotheses over repeats
 //! (supported, rejected or inconclusive, with the effect and its interval).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::metric::{show_ms, Metric};
 use crate::numbers::Numbers;
@@ -39,7 +39,7 @@ pub fn uncounted(slo: &[Clause], n: &Numbers) -> Option<String> {
     None
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Op {
     #[serde(rename = "<")]
     Lt,
@@ -72,7 +72,7 @@ impl Op {
 }
 
 /// One SLO clause: `metric op limit` (limit in the metric's unit: ms, 0..1, /s).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Clause {
     pub metric: Metric,
     pub op: Op,
@@ -116,7 +116,7 @@ impl Clause {
 }
 
 /// A step's SLO verdict.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum SloVerdict {
     /// No SLO in the plan.
@@ -186,7 +186,7 @@ impl SloVerdict {
 }
 
 /// A hypothesis's verdict at one load point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Finding {
     Supported,

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Requests are kept by slices of the schedule this long.
 const SLICE_US: u64 = 100_000;
@@ -115,7 +115,7 @@ pub fn quantile(values: &mut [f64], q: f64) -> f64 {
 }
 
 /// How a statistic's uncertainty was measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// Across repeats (3 or more): Student's t, or Welch's test, on logarithms.

@@ -353,3 +353,37 @@ success = ">= 99%"
     let md = std::fs::read_to_string(&files[0]).unwrap();
     assert!(md.contains("h3") && md.contains("h2c"), "{md}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_the_generator_cannot_keep_up_with_is_generator_limited_in_the_lab_as_in_report() {
+    // 2,000 requests in one second of log time replayed 200 times faster: 400,000 a second
+    // asked of a generator that sends a small share of that, with room for connections (a
+    // full pool would be read as a slow target). The step's asked rate is the one its run
+    // recorded, so the lab says what `report` says of the same file.
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let d = dir("replay-behind");
+    let mut log = String::new();
+    for i in 0..2000 {
+        log += &format!("10.0.0.1 - - [24/Nov/2026:09:00:00 +0000] \"GET /x?i={i} HTTP/1.1\" 200 2 \"-\" \"-\"\n");
+    }
+    write(&d, "day.log", &log);
+    write(&d, "origin.json", r#"{"route": "/*", "body": "hi", "stages": [{"at": 0, "status": 200}]}"#);
+    write(
+        &d,
+        "plan.toml",
+        "[targets.svc]\norigin = \"origin.json\"\n[load]\nreplay = \"day.log\"\nspeed = 200\nduration = \"1s\"\nmax_workers = 100000\n\
+         [slo]\nsuccess = \">= 99%\"\n",
+    );
+    let out = d.join("out");
+    let lab = run(&d.join("plan.toml"), &out).await;
+    let n = &lab.steps[0].numbers;
+    assert!(n.asked_rate.is_some_and(|r| r > 3e5), "{n:?}");
+    assert!(n.generator_limited, "{n:?}");
+    assert!(lab.steps[0].uncounted.as_deref().is_some_and(|u| u.contains("asked")), "{:?}", lab.steps[0].uncounted);
+    assert!(lab.findings.inconclusive.iter().any(|l| l.contains("generator")), "{:?}", lab.findings.inconclusive);
+    // `report`'s rule on the same file.
+    let f = std::fs::File::open(out.join(&lab.steps[0].file)).unwrap();
+    let mut m = results::Metrics::new();
+    results::feed(&mut results::Reader::new(std::io::BufReader::new(f), "step"), &mut m).unwrap();
+    assert!(m.generator_limited().is_some(), "{:?}", m.limit());
+}

@@ -104,6 +104,9 @@ pub struct ReplayStats {
     pub first_skipped: Vec<Skipped>,
     /// The replayed span of log time (one pass), seconds.
     pub span_s: f64,
+    /// The schedule's length in seconds of the run: every pass at the speed, or the limit
+    /// that cut it; set when the reader ends.
+    pub schedule_s: f64,
     /// Set when the replay could not go on (the file could not be read, or a bad line with
     /// `strict`): the attack's error.
     pub failed: Option<String>,

@@ -65,21 +65,36 @@ pub(crate) fn read(
         offset: 0.0,
         batch: Vec::with_capacity(BATCH),
         lines: 0,
+        cut: false,
     };
-    for _ in 0..spec.loops {
-        let pass = r.pass();
-        // What the pass left in the batch goes now (a pacer that stopped takes nothing more).
-        let handed = r.hand_over();
-        match pass {
-            Ok(Some(span)) if handed => {
-                stats.lock().unwrap_or_else(|e| e.into_inner()).span_s = span;
-                // The next pass starts one mean gap after this one's last request.
-                r.offset += span / spec.speed * (1.0 + 1.0 / r.seq.max(1) as f64);
-            }
-            Ok(_) => return,
-            Err(e) => {
-                stats.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(e);
-                return;
+    r.replay();
+    // The schedule's length, for the rate it asked: every pass at its speed, or the limit that
+    // cut it (a short log looped for a lab step's length asks its rate over that length).
+    let length = match (r.cut, spec.limit) {
+        (true, Some(l)) => l.as_secs_f64(),
+        _ => r.offset,
+    };
+    stats.lock().unwrap_or_else(|e| e.into_inner()).schedule_s = length;
+}
+
+impl Reader<'_> {
+    fn replay(&mut self) {
+        let (spec, stats) = (self.spec, self.stats);
+        for _ in 0..spec.loops {
+            let pass = self.pass();
+            // What the pass left in the batch goes now (a pacer that stopped takes nothing more).
+            let handed = self.hand_over();
+            match pass {
+                Ok(Some(span)) if handed => {
+                    stats.lock().unwrap_or_else(|e| e.into_inner()).span_s = span;
+                    // The next pass starts one mean gap after this one's last request.
+                    self.offset += span / spec.speed * (1.0 + 1.0 / self.seq.max(1) as f64);
+                }
+                Ok(_) => return,
+                Err(e) => {
+                    stats.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(e);
+                    return;
+                }
             }
         }
     }
@@ -97,6 +112,8 @@ struct Reader<'a> {
     out: &'a Sender<Vec<Hit>>,
     stats: &'a SharedStats,
     stop: &'a CancellationToken,
+    /// The run's length (`spec.limit`) ended the replay.
+    cut: bool,
     seq: u64,
     labels: HashMap<String, Arc<str>>,
     /// Seconds added to this pass's due times (the earlier passes' length).
@@ -180,6 +197,7 @@ impl Reader<'_> {
         let due = Duration::from_micros((log_us / self.spec.speed + self.offset * 1e6).round() as u64);
         if self.spec.limit.is_some_and(|l| due >= l) {
             // The run's length is reached: the replay ends here, whatever is left of the log.
+            self.cut = true;
             return Ok(false);
         }
         if self.seq % self.shard.count != self.shard.index {

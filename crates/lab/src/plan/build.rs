@@ -81,6 +81,13 @@ impl TargetSpec {
     }
 }
 
+impl Default for Plan {
+    /// A plan of nothing: what a lab read back from lab.json carries (the plan is not kept there).
+    fn default() -> Plan {
+        Plan::new("", Vec::new(), LoadSpec::default(), Vec::new())
+    }
+}
+
 impl Plan {
     /// A plan of `targets` under `load`, judged by `slo`.
     pub fn new(name: &str, targets: Vec<TargetSpec>, load: LoadSpec, slo: Vec<Clause>) -> Plan {

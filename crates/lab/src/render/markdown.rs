@@ -45,7 +45,7 @@ fn setup(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Set-up\n");
     let _ = writeln!(md, "| target | URL | system |\n|---|---|---|");
     for t in &lab.targets {
-        let kind = match t.kind {
+        let kind = match t.kind.as_str() {
             "started" => "started by the lab (sampled)",
             "simulator" => "origin simulator embedded by the lab",
             _ if t.sampled => "running (sampled)",

@@ -22,6 +22,18 @@ fn run(name: &str) -> (i32, serde_json::Value, PathBuf) {
     for f in ["report.md", "report.html"] {
         assert!(out.join(f).exists(), "{name}: no {f}");
     }
+    // lab.json reads back into the types that wrote it: the lab compared with itself is `~`
+    // everywhere (dead targets, generator-limited steps, searches and replays included).
+    let cmp = out.join("self-compare");
+    let o = Command::new(env!("CARGO_BIN_EXE_loadlab"))
+        .args(["lab", "compare", "--out"])
+        .arg(&cmp)
+        .args([&out, &out])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+    let same: serde_json::Value = serde_json::from_slice(&std::fs::read(cmp.join("compare.json")).unwrap()).unwrap();
+    assert!(same["rows"].as_array().unwrap().iter().all(|r| r["verdict"] == "same"), "{name}: {same}");
     (o.status.code().unwrap_or(-1), serde_json::from_slice(&json).unwrap(), out)
 }
 

@@ -500,3 +500,55 @@ fn lab_capacity_ends_with_its_answer_and_reports_the_search_it_ran() {
     probes.sort();
     assert!(probes.len() >= 4 && probes[0] == "capacity--target--01.llr", "{probes:?}");
 }
+
+#[test]
+fn lab_json_reads_back_into_its_types_and_a_changed_layout_is_named() {
+    let d = tempdir("roundtrip");
+    let out = origin_lab(&d.join("a"), "5ms", "duration = \"2s\"\n", 0);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    assert_eq!(json["format"], 1);
+    let compare = |a: &Path, b: &Path, to: &str| {
+        loadlab().args(["lab", "compare", "--out"]).arg(d.join(to)).arg(a).arg(b).output().unwrap()
+    };
+    // Compared with itself: `~` everywhere, with the numbers the lab wrote.
+    let o = compare(&out, &out, "self");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let cmp: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join("self/compare.json")).unwrap()).unwrap();
+    let rows = cmp["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["verdict"] == "same"), "{cmp}");
+    let p50 = rows.iter().find(|r| r["measure"] == "p50").unwrap();
+    assert_eq!(p50["old"], json["steps"][0]["numbers"]["latency"]["p50"], "{p50}");
+    assert_eq!(p50["new"], json["steps"][0]["numbers"]["latency"]["p50"], "{p50}");
+    // A field added since (a newer loadlab): still read.
+    let edited = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let dir = d.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut j = json.clone();
+        edit(&mut j);
+        std::fs::write(dir.join("lab.json"), serde_json::to_vec(&j).unwrap()).unwrap();
+        std::os::unix::fs::symlink(out.join("steps"), dir.join("steps")).unwrap();
+        dir
+    };
+    let added = edited("added", &|j| j["steps"][0]["numbers"]["p42"] = 1.0.into());
+    let o = compare(&out, &added, "added-cmp");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A field removed: refused by its path, exit 2.
+    let removed = edited("removed", &|j| {
+        j["steps"][0]["numbers"]["latency"].as_object_mut().unwrap().remove("p99");
+    });
+    let o = compare(&out, &removed, "removed-cmp");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("lab.json field steps[0].numbers.latency: missing field `p99`"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    // Another layout, or none: named.
+    let other = edited("format", &|j| j["format"] = 99.into());
+    let o = compare(&out, &other, "format-cmp");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("lab.json format 99; this loadlab reads format 1"), "{}", stderr(&o));
+    let old = edited("old", &|j| {
+        j.as_object_mut().unwrap().remove("format");
+    });
+    let o = compare(&out, &old, "old-cmp");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("without a format number"), "{}", stderr(&o));
+}
