@@ -36,6 +36,11 @@ pub enum Event<'a> {
         /// `240/s holds`, `264/s breaks: p99 < 100ms (measured 187.2ms)`.
         line: &'a str,
     },
+    /// A step's profile: where its target's CPU went, or why no profile was taken (one line).
+    Profile {
+        id: &'a str,
+        line: &'a str,
+    },
     /// A step not run: its target was down (why).
     Skipped {
         index: usize,

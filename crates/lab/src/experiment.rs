@@ -14,6 +14,8 @@ use crate::matrix::{self, Matrix};
 pub use crate::options::{RunOptions, QUICK_STEP};
 use crate::outcome::{self, Findings, StepResult};
 use crate::plan::{LoadSpec, Plan, TargetKind};
+use crate::profile::session::Session;
+use crate::profile::Profiler;
 use crate::sample::{self, Sampler, Samples, Source};
 use crate::step;
 pub use crate::systems::TargetRun;
@@ -231,6 +233,8 @@ async fn run_steps(
                 generator_cpu_pct: None,
                 down: Some(down),
                 uncounted: None,
+                profile: None,
+                profile_missing: None,
                 text: String::new(),
                 windows: Vec::new(),
             });
@@ -241,12 +245,36 @@ async fn run_steps(
         let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration, &target.tls)
             .map_err(|message| step::StepError { step: s.id.clone(), message })?;
         let file = dir.join(&s.file);
+        let stem = s.file.trim_end_matches(".llr").to_owned();
+        let profiling = up.profilers[s.target]
+            .as_ref()
+            .filter(|_| s.repeat == 0 || plan.profile.all_repeats)
+            .map(|(how, pids)| {
+                Session::begin(how, pids.clone(), &plan.profile, &opts.out, &stem, &target.name, load.warmup, load.duration)
+            });
         let from = started.elapsed().as_secs_f64();
         let records = watch.records(&s.id, &config.gauges);
         // A second signal abandons the step: its file is left without its end marker.
         let ran = tokio::select! {
             ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, records, opts.stop.clone()) => ran?,
             _ = opts.abort.cancelled() => break,
+        };
+        let (profile, profile_missing) = match profiling {
+            None => (None, None),
+            Some(p) => {
+                let title = format!("{} at {}", target.name, point.label(&crate::matrix::Axes::set_in(point)));
+                let patterns: Vec<String> = plan.hypotheses.iter().filter_map(|h| h.function.clone()).collect();
+                let ended = p.end(ran.numbers.requests, &plan.profile, &patterns, &opts.out, &stem, &title).await;
+                let line = match &ended {
+                    Ok(p) => crate::render::profiles::step_line(p),
+                    Err(e) => e.clone(),
+                };
+                watch.event(&Event::Profile { id: &s.id, line: &line });
+                match ended {
+                    Ok(p) => (Some(p), None),
+                    Err(e) => (None, Some(e)),
+                }
+            }
         };
         let to = started.elapsed().as_secs_f64();
         let line = crate::verdict::step_line(&plan.slo, &ran.numbers);
@@ -275,6 +303,8 @@ async fn run_steps(
             generator_cpu_pct: None,
             down: None,
             uncounted: None,
+            profile,
+            profile_missing,
             text: ran.text,
             windows: ran.windows,
         });
@@ -301,6 +331,8 @@ struct Up {
     targets: Vec<TargetRun>,
     sources: Vec<Source>,
     deaths: Vec<TargetDeath>,
+    /// Per target, how it is profiled and its process (none when it is not).
+    profilers: Vec<Option<(Profiler, Vec<u32>)>>,
 }
 
 impl Up {
@@ -311,6 +343,7 @@ impl Up {
         for t in &plan.targets {
             let mut metrics = t.metrics.clone();
             let mut tls = t.tls.clone();
+            let mut given_port = None;
             let (url, kind, pid) = match &t.kind {
                 TargetKind::Running { url, pid } => (url.clone(), "running", *pid),
                 TargetKind::Command { url, start, ready, dir } => {
@@ -324,6 +357,7 @@ impl Up {
                         false => None,
                     };
                     let url = systems::fill_port(url, port);
+                    given_port = port;
                     metrics = t.metrics.as_deref().map(|m| systems::fill_port(m, port));
                     let s = Started::start(
                         &t.name,
@@ -360,6 +394,11 @@ impl Up {
             if self.started_of.len() < self.targets.len() + 1 {
                 self.started_of.push(None);
             }
+            let profiler = t.profile.as_ref().map(|p| match p {
+                Profiler::Pprof { url } => Profiler::Pprof { url: systems::fill_port(url, given_port) },
+                other => other.clone(),
+            });
+            self.profilers.push(profiler.map(|p| (p, pid.into_iter().collect())));
             if pid.is_some() || metrics.is_some() {
                 self.sources.push(Source { name: t.name.clone(), pid, tree: true, metrics, series: t.series.clone() });
             }

@@ -19,6 +19,7 @@ pub mod numbers;
 pub mod options;
 pub mod outcome;
 pub mod plan;
+pub mod profile;
 pub mod record;
 pub mod render;
 pub mod sample;

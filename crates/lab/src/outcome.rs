@@ -41,6 +41,12 @@ pub struct StepResult {
     /// written for readers of lab.json such as `lab compare`.
     #[serde(default)]
     pub uncounted: Option<String>,
+    /// Where the target's CPU went during the step (a profiled target's first repeat, or all).
+    #[serde(default)]
+    pub profile: Option<crate::profile::StepProfile>,
+    /// A profile asked for and not taken: why, in one line.
+    #[serde(default)]
+    pub profile_missing: Option<String>,
     /// vegeta's text report of the step.
     #[serde(skip)]
     pub text: String,
@@ -113,6 +119,9 @@ pub struct HypothesisResult {
     pub lower: bool,
     pub points: Vec<HypothesisPoint>,
     pub finding: Finding,
+    /// Judged on a function's CPU per request as well (`where`), from the profiles.
+    #[serde(default)]
+    pub function: Option<crate::profile::judge::FunctionFinding>,
 }
 
 /// Everything the lab found.
@@ -281,7 +290,12 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         counted(t, p).flat_map(|s| s.windows.iter().cloned()).collect()
     };
     let mut points = Vec::new();
+    let mut function_points = Vec::new();
+    let profiled = |t: usize, p: usize| counted(t, p).find_map(|s| s.profile.as_ref());
     let mut add = |label: String, (ta, pa): (usize, usize), (tb, pb): (usize, usize)| {
+        if let (Some(f), Some(a), Some(b)) = (&h.function, profiled(ta, pa), profiled(tb, pb)) {
+            function_points.extend(crate::profile::judge::point(label.clone(), f, a, b, h.lower));
+        }
         let (a, b) = (values(ta, pa), values(tb, pb));
         if a.is_empty() || b.is_empty() {
             return;
@@ -328,6 +342,11 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         }
     }
     let finding = Finding::overall(&points.iter().map(|p| p.finding).collect::<Vec<_>>());
+    let function = h.function.as_ref().map(|f| crate::profile::judge::FunctionFinding {
+        function: f.clone(),
+        finding: Finding::overall(&function_points.iter().map(|p| p.finding).collect::<Vec<_>>()),
+        points: function_points,
+    });
     HypothesisResult {
         claim: h.claim.clone(),
         metric: h.metric,
@@ -336,6 +355,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         lower: h.lower,
         points,
         finding,
+        function,
     }
 }
 
@@ -381,6 +401,8 @@ mod tests {
                     generator_cpu_pct: None,
                     down: None,
                 uncounted: None,
+                profile: None,
+                profile_missing: None,
                     text: String::new(),
                     windows: Vec::new(),
                 }

@@ -24,6 +24,8 @@ pub struct Plan {
     pub hypotheses: Vec<Hypothesis>,
     /// A previous lab to compare this one with when it ends (`lab compare`).
     pub baseline: Option<Baseline>,
+    /// How profiled targets are recorded (`[profile]`).
+    pub profile: crate::profile::ProfileSpec,
 }
 
 impl Plan {
@@ -85,6 +87,8 @@ pub struct TargetSpec {
     pub series: Vec<String>,
     /// How the lab trusts an https target (`insecure`, `root_certs`), as `attack`'s flags.
     pub tls: attack::TlsOptions,
+    /// Profiled while the steps run (`profile = true` or a pprof URL).
+    pub profile: Option<crate::profile::Profiler>,
 }
 
 #[derive(Clone, Debug)]
@@ -157,6 +161,9 @@ pub struct Hypothesis {
     pub subject: String,
     pub than: String,
     pub lower: bool,
+    /// Also judged on the CPU per request of the functions whose names contain this
+    /// (`where = "deflate"`), from the steps' profiles.
+    pub function: Option<String>,
 }
 
 /// A bad plan: where and why (`plan.toml:12: load.rate: ...`; no line when the whole file is
@@ -182,6 +189,7 @@ mod build;
 mod capacity;
 mod load;
 mod ports;
+mod profile;
 pub use ports::{fill_port, PORT_PLACEHOLDER};
 mod raw;
 mod replay;
@@ -413,6 +421,7 @@ impl Doc<'_> {
             if stem.is_empty() {
                 return Err(self.err(&field, "a name needs a letter or a digit"));
             }
+            let profile = self.profiler(&field, &kind, t.profile, t.process)?;
             targets.push(TargetSpec {
                 name,
                 kind,
@@ -420,6 +429,7 @@ impl Doc<'_> {
                 metrics: t.metrics,
                 series: t.series,
                 tls,
+                profile,
             });
         }
         let load = self.load(raw.load.unwrap_or_else(empty_load), dir, raw.capacity.is_some())?;
@@ -480,7 +490,13 @@ impl Doc<'_> {
                     return Err(bad(format!("{n:?} is not a target or a variant (known: {})", names.join(", "))));
                 }
             }
-            hypotheses.push(Hypothesis { claim: h.claim, metric, subject, than: h.than, lower });
+            if h.function.as_deref().is_some_and(|f| f.trim().is_empty()) {
+                return Err(bad("where: name a function (or part of its name)".into()));
+            }
+            if h.function.is_some() && !targets.iter().any(|t| t.profile.is_some()) {
+                return Err(bad("where: needs a profiled target (profile = true, or a pprof URL)".into()));
+            }
+            hypotheses.push(Hypothesis { claim: h.claim, metric, subject, than: h.than, lower, function: h.function });
         }
         let baseline = match raw.baseline {
             Some(b) => {
@@ -513,6 +529,7 @@ impl Doc<'_> {
             capacity,
             hypotheses,
             baseline,
+            profile: raw.profile.map(|p| self.profile_spec(p)).transpose()?.unwrap_or_default(),
         };
         let steps = plan.step_count();
         if steps > MAX_STEPS as u128 {

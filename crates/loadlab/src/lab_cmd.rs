@@ -180,6 +180,7 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
                 eprintln!("{}[{}/{of}] {id}: not run: {why}", if tty { "\r\x1b[2K" } else { "" }, index + 1)
             }
             Event::Probe { target, line, .. } => eprintln!("capacity {target}: {line}"),
+            Event::Profile { id, line } => eprintln!("  {id}: {line}"),
         };
         let watch = (console, serving.as_ref().map(|s| crate::live_cmd::LabView(Arc::clone(&s.live))));
         let result = lab::experiment::run(plan, &opts, &watch).await;

@@ -65,6 +65,7 @@ impl TargetSpec {
             metrics: None,
             series: Vec::new(),
             tls: attack::TlsOptions::default(),
+            profile: None,
         }
     }
 
@@ -77,6 +78,7 @@ impl TargetSpec {
             metrics: None,
             series: Vec::new(),
             tls: attack::TlsOptions::default(),
+            profile: None,
         }
     }
 }
@@ -102,6 +104,7 @@ impl Plan {
             capacity: None,
             hypotheses: Vec::new(),
             baseline: None,
+            profile: Default::default(),
         }
     }
 }

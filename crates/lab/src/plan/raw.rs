@@ -22,6 +22,18 @@ pub(super) struct RawPlan {
     #[serde(default)]
     pub(super) hypotheses: Vec<RawHypothesis>,
     pub(super) baseline: Option<RawBaseline>,
+    pub(super) profile: Option<RawProfile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawProfile {
+    pub(super) frequency: Option<i64>,
+    pub(super) call_graph: Option<String>,
+    pub(super) repeats: Option<String>,
+    pub(super) max_size: Option<String>,
+    pub(super) perf: Option<String>,
+    pub(super) top: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +67,10 @@ pub(super) struct RawTarget {
     /// TLS: trust any certificate (a test rig's self-signed one), or these PEM roots.
     pub(super) insecure: Option<bool>,
     pub(super) root_certs: Option<OneOrMany<String>>,
+    /// `true` (linux-perf) or a pprof URL.
+    pub(super) profile: Option<toml::Value>,
+    /// Profile every process of this name (`nginx`).
+    pub(super) process: Option<String>,
 }
 
 /// One value or a list of them.
@@ -135,6 +151,8 @@ pub(super) struct RawHypothesis {
     pub(super) lower: Option<String>,
     pub(super) higher: Option<String>,
     pub(super) than: String,
+    #[serde(rename = "where")]
+    pub(super) function: Option<String>,
 }
 
 pub(super) fn empty_load() -> RawLoad {

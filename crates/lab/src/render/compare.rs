@@ -199,7 +199,7 @@ pub fn write(o: &Outcome, old: &Side, new: &Side, dir: &Path) -> std::io::Result
     let md_text = markdown(o, &images);
     let (md, page, json) = (dir.join("compare.md"), dir.join("compare.html"), dir.join("compare.json"));
     super::put(&md, md_text.as_bytes())?;
-    super::put(&page, super::html::render("What changed", &md_text, &figures, None).as_bytes())?;
+    super::put(&page, super::html::render("What changed", &md_text, &figures, &super::html::flames(dir, &md_text), None).as_bytes())?;
     super::put(&json, &serde_json::to_vec_pretty(o).map_err(std::io::Error::other)?)?;
     Ok(vec![md, page, json])
 }

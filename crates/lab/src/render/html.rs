@@ -14,12 +14,43 @@ th { background: #f4f4f4; } pre { background: #f7f7f7; padding: 8px; overflow-x:
 blockquote { color: #444; border-left: 4px solid #ccc; margin-left: 0; padding-left: 12px; }
 figure.chart { margin: 8px 0; } figure.chart svg { width: 100%; height: auto; }
 iframe.runs { width: 100%; height: 1500px; border: 1px solid #eee; }
+iframe.flame { width: 100%; height: 520px; border: 1px solid #eee; display: block; margin: 4px 0; }
 "#;
 
-/// `md` rendered, each chart image (`charts/STEM.png`) replaced by its SVG; `interactive` is a
-/// whole page of the runs' charts (or none).
-pub fn render(title: &str, md: &str, figures: &[Figure], interactive: Option<&str>) -> String {
+/// The flame graphs (`profiles/*.svg`) that `md` links to, read from `dir`, to embed.
+pub fn flames(dir: &std::path::Path, md: &str) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    for e in Parser::new_ext(md, Options::ENABLE_TABLES) {
+        if let Event::Start(Tag::Link { dest_url, .. }) = e {
+            let link = dest_url.to_string();
+            if link.starts_with("profiles/") && link.ends_with(".svg") && !out.iter().any(|(l, _)| *l == link) {
+                if let Ok(svg) = std::fs::read(dir.join(&link)) {
+                    out.push((link, svg));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `md` rendered, each chart image (`charts/STEM.png`) replaced by its SVG, each flame graph
+/// linked (`flames`: link and SVG) shown below its link in a frame of its own, where its
+/// search and zoom work; `interactive` is a whole page of the runs' charts (or none).
+pub fn render(title: &str, md: &str, figures: &[Figure], flames: &[(String, Vec<u8>)], interactive: Option<&str>) -> String {
+    let mut flame: Option<&[u8]> = None;
     let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| match &e {
+        Event::Start(Tag::Link { dest_url, .. }) => {
+            flame = flames.iter().find(|(l, _)| l.as_str() == dest_url.as_ref()).map(|(_, s)| s.as_slice());
+            e
+        }
+        Event::End(pulldown_cmark::TagEnd::Link) => match flame.take() {
+            Some(svg) => {
+                use base64::Engine;
+                let data = base64::engine::general_purpose::STANDARD.encode(svg);
+                Event::Html(format!("</a><iframe class=\"flame\" src=\"data:image/svg+xml;base64,{data}\"></iframe>").into())
+            }
+            None => e,
+        },
         Event::Start(Tag::Image { dest_url, .. }) => {
             match figures.iter().find(|f| dest_url.as_ref() == format!("charts/{}.png", f.stem)) {
                 Some(f) => Event::Html(format!("<figure class=\"chart\">{}", f.svg).into()),

@@ -426,6 +426,9 @@ fn hypotheses(md: &mut String, lab: &Lab) {
             );
         }
         let _ = writeln!(md);
+        if let Some(f) = &h.function {
+            let _ = writeln!(md, "{}\n", crate::render::profiles::function_text(f, &h.subject, &h.than));
+        }
     }
 }
 

@@ -6,6 +6,7 @@ pub mod charts;
 pub mod compare;
 pub mod html;
 pub mod markdown;
+pub mod profiles;
 
 use std::path::{Path, PathBuf};
 
@@ -44,7 +45,8 @@ pub fn write(lab: &Lab, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         put(&chart_dir.join(format!("{}.png", f.stem)), &png)?;
         images.push((f.title.clone(), format!("charts/{}.png", f.stem)));
     }
-    let md_text = markdown::render(lab, &images);
+    let (diffs, problems) = profiles::differentials(lab, dir);
+    let md_text = markdown::render(lab, &images) + &profiles::markdown(lab, &diffs, &problems);
     let md = dir.join("report.md");
     put(&md, md_text.as_bytes())?;
     let runs = ChartData {
@@ -62,7 +64,8 @@ pub fn write(lab: &Lab, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let interactive = (!runs.runs.is_empty()).then(|| render_html(&runs, Chart::All));
     let title = if lab.name.is_empty() { "Lab report" } else { &lab.name };
     let page = dir.join("report.html");
-    put(&page, html::render(title, &md_text, &figures, interactive.as_deref()).as_bytes())?;
+    let flames = html::flames(dir, &md_text);
+    put(&page, html::render(title, &md_text, &figures, &flames, interactive.as_deref()).as_bytes())?;
     put(&json, &serde_json::to_vec_pretty(lab).map_err(std::io::Error::other)?)?;
     Ok(vec![md, page, json])
 }

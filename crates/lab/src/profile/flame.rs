@@ -1,0 +1,72 @@
+//! Flame graphs as SVG (inferno, the Rust port of FlameGraph): one profile's, in µs of CPU per
+//! request, and the differential of two (grown in red, shrunk in blue, widths of the new).
+
+use inferno::flamegraph::{self, Options};
+
+use super::folded::Folded;
+
+fn options(title: &str, subtitle: String) -> Options<'static> {
+    let mut o = Options::default();
+    o.title = title.to_owned();
+    o.subtitle = Some(subtitle);
+    o.count_name = "µs of CPU per request".into();
+    o.deterministic = true;
+    o.hash = true;
+    o
+}
+
+/// `folded`'s flame graph; a weight is `us_per_weight` µs per request.
+pub fn svg(folded: &Folded, us_per_weight: f64, title: &str) -> std::io::Result<Vec<u8>> {
+    // Weights in ns per request as integers (FlameGraph's counts), shown as µs.
+    let lines: Vec<String> = folded
+        .stacks
+        .iter()
+        .map(|(s, n)| format!("{s} {}", (*n as f64 * us_per_weight * 1000.0).round() as u64))
+        .collect();
+    let mut o = options(title, format!("{:.1} µs of CPU per request", folded.total() as f64 * us_per_weight));
+    o.factor = 0.001;
+    let mut out = Vec::new();
+    if lines.is_empty() {
+        return Ok(empty(title));
+    }
+    flamegraph::from_lines(&mut o, lines.iter().map(String::as_str), &mut out).map_err(std::io::Error::other)?;
+    Ok(out)
+}
+
+/// The differential flame graph of differential folded lines (`stack old new`, ns per request).
+pub fn differential_svg(lines: &str, title: &str, subtitle: String) -> std::io::Result<Vec<u8>> {
+    if lines.trim().is_empty() {
+        return Ok(empty(title));
+    }
+    let mut o = options(title, subtitle);
+    o.factor = 0.001;
+    let mut out = Vec::new();
+    flamegraph::from_lines(&mut o, lines.lines(), &mut out).map_err(std::io::Error::other)?;
+    Ok(out)
+}
+
+/// A picture that says there was nothing to draw (inferno refuses empty input).
+fn empty(title: &str) -> Vec<u8> {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"600\" height=\"60\"><text x=\"10\" y=\"35\">{}: no samples</text></svg>",
+        report::page::esc(title)
+    )
+    .into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graphs_name_their_functions_and_a_differential_colours_growth() {
+        let f = Folded::parse("main;serve;deflate 30\nmain;serve;write 10\n");
+        let s = String::from_utf8(svg(&f, 2.0, "svc").unwrap()).unwrap();
+        assert!(s.starts_with("<?xml") && s.contains("deflate") && s.contains("µs of CPU per request"), "{s}");
+        let d = super::super::folded::differential(&f, 1.0, &Folded::parse("main;serve;deflate 90\n"), 1.0);
+        let s = String::from_utf8(differential_svg(&d, "diff", "old -> new".into()).unwrap()).unwrap();
+        // Grown frames are red: inferno fills them rgb(255,...).
+        assert!(s.contains("deflate") && s.contains("rgb(255,"), "{s}");
+        assert!(String::from_utf8(svg(&Folded::default(), 1.0, "none").unwrap()).unwrap().contains("no samples"));
+    }
+}

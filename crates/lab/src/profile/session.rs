@@ -1,0 +1,56 @@
+//! One step's profile from start to file: started with the step, ended when its attack has,
+//! finished with the requests it counted.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{ProfileSpec, Profiler, Raw, StepProfile};
+
+/// A profile being taken during a step.
+pub struct Session {
+    task: tokio::task::JoinHandle<Result<Raw, String>>,
+    done: CancellationToken,
+    target: String,
+}
+
+impl Session {
+    /// Starts profiling `how` for the step whose files are named `stem` (in `out/profiles`):
+    /// its measured window begins after `warmup` and lasts `length`.
+    pub fn begin(
+        how: &Profiler,
+        pids: Vec<u32>,
+        spec: &ProfileSpec,
+        out: &Path,
+        stem: &str,
+        target: &str,
+        warmup: Duration,
+        length: Duration,
+    ) -> Session {
+        let done = CancellationToken::new();
+        let data: PathBuf = out.join("profiles").join(format!("{stem}.perf.data"));
+        let _ = std::fs::create_dir_all(out.join("profiles"));
+        let task = tokio::spawn(super::record(how.clone(), pids, spec.clone(), data, warmup, length, done.clone()));
+        Session { task, done, target: target.to_owned() }
+    }
+
+    /// Ends the profile of a step that counted `requests`, and writes it: the profile, or the
+    /// one line that says why there is none.
+    pub async fn end(
+        self,
+        requests: u64,
+        spec: &ProfileSpec,
+        patterns: &[String],
+        out: &Path,
+        stem: &str,
+        title: &str,
+    ) -> Result<StepProfile, String> {
+        self.done.cancel();
+        let raw = self.task.await.map_err(|e| e.to_string()).and_then(|r| r);
+        let missing = |e: String| format!("profile of {} not taken: {e}", self.target);
+        let raw = raw.map_err(missing)?;
+        super::finish(raw, requests, spec, patterns, &out.join("profiles"), "profiles", stem, title)
+            .map_err(|e| missing(e.to_string()))
+    }
+}

@@ -1,0 +1,183 @@
+//! The profiles in a lab's report: each profiled step's functions in µs of CPU per request with
+//! its flame graph, profiles asked for and not taken, and the differentials of the lab's pairs.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use crate::experiment::Lab;
+use crate::matrix::{Axes, Point};
+use crate::profile::diff::{self, Differential};
+use crate::profile::{show_us, StepProfile};
+
+/// A step's profile in one line: `perf, 412 samples: 310µs of CPU per request; most in deflate_slow 38.1µs (41%), ...`.
+pub fn step_line(p: &StepProfile) -> String {
+    let top: Vec<String> = p
+        .top
+        .iter()
+        .take(3)
+        .map(|f| format!("{} {} ({:.0}%)", f.name, show_us(f.self_us), f.self_share * 100.0))
+        .collect();
+    let mut s = format!(
+        "profile ({}, {} samples): {} of CPU per request; most in {}",
+        p.source,
+        p.samples,
+        show_us(p.us_per_request),
+        if top.is_empty() { "nothing".into() } else { top.join(", ") }
+    );
+    for n in &p.notes {
+        s += &format!(" [{n}]");
+    }
+    s
+}
+
+/// The lab's pairs of profiles, compared: each hypothesis's subject against the other at each
+/// point, and without hypotheses each variant against the first.
+pub fn differentials(lab: &Lab, dir: &Path) -> (Vec<Differential>, Vec<String>) {
+    let (mut out, mut problems) = (Vec::new(), Vec::new());
+    let first = |t: usize, p: usize| {
+        lab.steps.iter().filter(|s| s.target == t && s.point == p && s.uncounted.is_none()).find_map(|s| s.profile.as_ref().map(|pr| (s, pr)))
+    };
+    let target = |name: &str| lab.targets.iter().position(|t| t.name == name);
+    let twin = |a: &Point, variant: &str| {
+        lab.matrix.points.iter().position(|b| {
+            b.variant.as_deref() == Some(variant) && Point { variant: None, ..b.clone() } == Point { variant: None, ..a.clone() }
+        })
+    };
+    let mut pairs: Vec<((usize, usize), (usize, usize))> = Vec::new();
+    let hypotheses = &lab.findings.hypotheses;
+    for h in hypotheses {
+        match (target(&h.subject), target(&h.than)) {
+            (Some(a), Some(b)) => pairs.extend((0..lab.matrix.points.len()).map(|p| ((b, p), (a, p)))),
+            _ => {
+                for (pa, a) in lab.matrix.points.iter().enumerate().filter(|(_, p)| p.variant.as_deref() == Some(&h.subject)) {
+                    if let Some(pb) = twin(a, &h.than) {
+                        pairs.extend((0..lab.targets.len()).map(|t| ((t, pb), (t, pa))));
+                    }
+                }
+            }
+        }
+    }
+    if hypotheses.is_empty() {
+        let variants: Vec<&str> = lab.matrix.points.iter().filter_map(|p| p.variant.as_deref()).collect();
+        if let Some(base) = variants.first() {
+            for (pa, a) in lab.matrix.points.iter().enumerate().filter(|(_, p)| p.variant.as_deref() != Some(base)) {
+                if let Some(pb) = twin(a, base) {
+                    pairs.extend((0..lab.targets.len()).map(|t| ((t, pb), (t, pa))));
+                }
+            }
+        }
+    }
+    pairs.dedup();
+    for (n, ((tb, pb), (ta, pa))) in pairs.into_iter().enumerate() {
+        let (Some((sb, b)), Some((sa, a))) = (first(tb, pb), first(ta, pa)) else { continue };
+        let name = |t: usize, p: usize| {
+            let point = &lab.matrix.points[p];
+            format!("{} {}", lab.targets[t].name, point.label(&Axes { rate: false, ..Axes::set_in(point) }))
+        };
+        let at = &lab.matrix.points[pa];
+        let title = format!("{} against {} at {}", name(ta, pa), name(tb, pb), at.label(&Axes { variant: false, ..lab.matrix.axes }));
+        match diff::compare((b, dir, &sb.id), (a, dir, &sa.id), dir, "profiles", &format!("diff-{}", n + 1), &title) {
+            Ok(d) => out.push(d),
+            Err(e) => problems.push(format!("differential of {} and {} not drawn: {e}", sb.id, sa.id)),
+        }
+    }
+    (out, problems)
+}
+
+/// `## Profiles`: nothing when no target was profiled.
+pub fn markdown(lab: &Lab, diffs: &[Differential], problems: &[String]) -> String {
+    let mut md = String::new();
+    let asked = lab.steps.iter().any(|s| s.profile.is_some() || s.profile_missing.is_some());
+    if !asked {
+        return md;
+    }
+    let _ = writeln!(md, "## Profiles\n");
+    let _ = writeln!(md, "Where each profiled target's CPU went during a step's measured window (after the warm-up), in µs of CPU per request: the processes' CPU time in the window, shared out by their samples and divided by the requests the step counted. *Self* is in the function itself, *total* with what it calls.\n");
+    for s in &lab.steps {
+        if let Some(why) = &s.profile_missing {
+            let _ = writeln!(md, "- **{}**: {why}", s.id);
+        }
+    }
+    if lab.steps.iter().any(|s| s.profile_missing.is_some()) {
+        let _ = writeln!(md);
+    }
+    for d in diffs {
+        let _ = writeln!(md, "### What changed: {}\n", d.title);
+        let _ = writeln!(md, "{} -> {} of CPU per request ({} -> {}).\n", show_us(d.old_us), show_us(d.new_us), d.old, d.new);
+        let _ = writeln!(md, "| function | {} | {} | change | self, old -> new |\n|---|---|---|---|---|", d.old, d.new);
+        for c in &d.changes {
+            let _ = writeln!(
+                md,
+                "| `{}` | {} | {} | {:+.2}µs | {} -> {} |",
+                c.name,
+                show_us(c.old_us),
+                show_us(c.new_us),
+                c.change_us(),
+                show_us(c.old_self_us),
+                show_us(c.new_self_us)
+            );
+        }
+        let _ = writeln!(md, "\n[differential flame graph]({})\n", d.svg);
+    }
+    for s in &lab.steps {
+        let Some(p) = &s.profile else { continue };
+        let _ = writeln!(md, "### {}\n", s.id);
+        let _ = writeln!(
+            md,
+            "{}, {} samples, {:.2} CPU-s over {} requests: **{} of CPU per request**.\n",
+            p.source,
+            p.samples,
+            p.cpu_s,
+            p.requests,
+            show_us(p.us_per_request)
+        );
+        for n in &p.notes {
+            let _ = writeln!(md, "- {n}");
+        }
+        if !p.notes.is_empty() {
+            let _ = writeln!(md);
+        }
+        let _ = writeln!(md, "| function | self | self % | total | total % |\n|---|---|---|---|---|");
+        for f in &p.top {
+            let _ = writeln!(
+                md,
+                "| `{}` | {} | {:.1}% | {} | {:.1}% |",
+                f.name,
+                show_us(f.self_us),
+                f.self_share * 100.0,
+                show_us(f.total_us),
+                f.total_share * 100.0
+            );
+        }
+        let _ = writeln!(md, "\n[flame graph]({})\n", p.svg);
+    }
+    for p in problems {
+        let _ = writeln!(md, "- {p}");
+    }
+    md
+}
+
+/// A hypothesis judged on a function: `deflate: 38.2µs -> 0.41µs of CPU per request (300kb ->
+/// gzip 300kb), ratio 0.011 [0.004, 0.03]; supported`, a line per load point.
+pub fn function_text(f: &crate::profile::judge::FunctionFinding, subject: &str, than: &str) -> String {
+    if f.points.is_empty() {
+        return format!(
+            "**{}** (CPU per request): inconclusive: no load point has a profile of both {than} and {subject}.",
+            f.function
+        );
+    }
+    let mut s = format!("**{}** (CPU per request, from the profiles): **{}**.\n", f.function, f.finding.label());
+    for p in &f.points {
+        let ci = p.ci.map_or(String::new(), |(lo, hi)| format!(" [{lo:.3}, {hi:.3}]"));
+        s += &format!(
+            "\n- {}: {}: {} -> {} of CPU per request ({than} -> {subject}), ratio {:.3}{ci}; {}",
+            p.point,
+            f.function,
+            show_us(p.other_us),
+            show_us(p.subject_us),
+            p.ratio,
+            p.finding.label()
+        );
+    }
+    s
+}
