@@ -226,4 +226,3 @@ fn plan(config: &AttackConfig, threads: usize) -> results::RunPlan {
         },
     }
 }
-

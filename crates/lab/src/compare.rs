@@ -79,6 +79,8 @@ pub struct StepData {
     pub windows: Vec<Window>,
     /// The results files (a sharded run has several): the charts are drawn from them.
     pub files: Vec<PathBuf>,
+    /// The step's profile and the folder its files are in.
+    pub profile: Option<(crate::profile::StepProfile, PathBuf)>,
 }
 
 /// A target at a load point on one side.
@@ -153,7 +155,8 @@ pub fn side_of(lab: &crate::experiment::Lab, dir: &Path) -> Result<Side, Compare
     let mut side = Side { name, cells: BTreeMap::new() };
     for s in &lab.steps {
         let target = lab.targets.get(s.target).ok_or_else(|| bad(format!("step {}: no target {}", s.id, s.target)))?;
-        let point = lab.matrix.points.get(s.point).ok_or_else(|| bad(format!("step {}: no point {}", s.id, s.point)))?;
+        let point =
+            lab.matrix.points.get(s.point).ok_or_else(|| bad(format!("step {}: no point {}", s.id, s.point)))?;
         let key = format!("{} @ {}", target.name, serde_json::to_string(point).unwrap_or_default());
         let cell = side.cells.entry(key).or_insert_with(|| CellData {
             target: target.name.clone(),
@@ -170,8 +173,7 @@ pub fn side_of(lab: &crate::experiment::Lab, dir: &Path) -> Result<Side, Compare
             continue;
         }
         let n = &s.numbers;
-        let per_request =
-            |pct: Option<f64>| pct.filter(|_| n.throughput > 0.0).map(|p| p / 100.0 / n.throughput * 1e6);
+        let per_request = |pct: Option<f64>| pct.filter(|_| n.throughput > 0.0).map(|p| p / 100.0 / n.throughput * 1e6);
         let mut values = BTreeMap::new();
         for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
             values.insert(m, m.metric().map_or(f64::NAN, |x| x.of(n)));
@@ -187,7 +189,8 @@ pub fn side_of(lab: &crate::experiment::Lab, dir: &Path) -> Result<Side, Compare
             Some(f) => read_windows(f, lab.warmup_s)?,
             None => Vec::new(),
         };
-        cell.steps.push(StepData { id: s.id.clone(), values, windows, files: file.into_iter().collect() });
+        let profile = s.profile.clone().map(|p| (p, dir.to_path_buf()));
+        cell.steps.push(StepData { id: s.id.clone(), values, windows, files: file.into_iter().collect(), profile });
     }
     Ok(side)
 }
@@ -228,7 +231,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
     if let Some(why) = crate::verdict::uncounted(&[], &n) {
         cell.excluded.push(format!("{id}: {why}"));
     } else {
-        cell.steps.push(StepData { id, values, windows: c.windows.windows(), files });
+        cell.steps.push(StepData { id, values, windows: c.windows.windows(), files, profile: None });
     }
     Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]) })
 }
@@ -332,6 +335,36 @@ pub struct Outcome {
     pub gates: Vec<Gate>,
     /// The gate lines broken, with the row that broke each.
     pub failed: Vec<String>,
+    /// Where the CPU per request moved, in cells profiled on both sides ([`with_profiles`]).
+    pub profiles: Vec<crate::profile::diff::Differential>,
+    /// Profiles that could not be compared, one line each.
+    pub profile_problems: Vec<String>,
+}
+
+/// `o` with the differentials of every cell profiled on both sides (each side's first profiled
+/// step), their flame graphs written into `out/profiles`.
+pub fn with_profiles(mut o: Outcome, old: &Side, new: &Side, out: &Path) -> Outcome {
+    let first = |c: &CellData| {
+        c.steps.iter().find_map(|s| s.profile.as_ref().map(|(p, d)| (s.id.clone(), p.clone(), d.clone())))
+    };
+    for (n, (key, nc)) in new.cells.iter().enumerate() {
+        let Some(oc) = old.cells.get(key) else { continue };
+        let (Some((oid, op, od)), Some((nid, np, nd))) = (first(oc), first(nc)) else { continue };
+        let title = format!("{} at {}: {} against {}", nc.target, nc.label, new.name, old.name);
+        let (oname, nname) = (format!("old {oid}"), format!("new {nid}"));
+        match crate::profile::diff::compare(
+            (&op, &od, &oname),
+            (&np, &nd, &nname),
+            out,
+            "profiles",
+            &format!("compare-{}", n + 1),
+            &title,
+        ) {
+            Ok(d) => o.profiles.push(d),
+            Err(e) => o.profile_problems.push(format!("{} at {}: profiles not compared: {e}", nc.target, nc.label)),
+        }
+    }
+    o
 }
 
 fn row(measure: Measure, old: &CellData, new: &CellData, threshold_pct: f64) -> Option<Row> {
@@ -422,6 +455,8 @@ pub fn outcome(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> 
         excluded,
         gates,
         failed,
+        profiles: Vec::new(),
+        profile_problems: Vec::new(),
     }
 }
 
@@ -440,7 +475,7 @@ mod tests {
         let cell = CellData {
             target: "svc".into(),
             label: "100 req/s, http1".into(),
-            steps: vec![StepData { id: "s".into(), values, windows, files: Vec::new() }],
+            steps: vec![StepData { id: "s".into(), values, windows, files: Vec::new(), profile: None }],
             excluded: vec![],
         };
         Side { name: format!("{median_ms}"), cells: BTreeMap::from([("svc @ x".to_owned(), cell)]) }

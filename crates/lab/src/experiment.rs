@@ -246,11 +246,18 @@ async fn run_steps(
             .map_err(|message| step::StepError { step: s.id.clone(), message })?;
         let file = dir.join(&s.file);
         let stem = s.file.trim_end_matches(".llr").to_owned();
-        let profiling = up.profilers[s.target]
-            .as_ref()
-            .filter(|_| s.repeat == 0 || plan.profile.all_repeats)
-            .map(|(how, pids)| {
-                Session::begin(how, pids.clone(), &plan.profile, &opts.out, &stem, &target.name, load.warmup, load.duration)
+        let profiling =
+            up.profilers[s.target].as_ref().filter(|_| s.repeat == 0 || plan.profile.all_repeats).map(|(how, pids)| {
+                Session::begin(
+                    how,
+                    pids.clone(),
+                    &plan.profile,
+                    &opts.out,
+                    &stem,
+                    &target.name,
+                    load.warmup,
+                    load.duration,
+                )
             });
         let from = started.elapsed().as_secs_f64();
         let records = watch.records(&s.id, &config.gauges);
@@ -402,7 +409,13 @@ impl Up {
             if pid.is_some() || metrics.is_some() {
                 self.sources.push(Source { name: t.name.clone(), pid, tree: true, metrics, series: t.series.clone() });
             }
-            self.targets.push(TargetRun { name: t.name.clone(), url, kind: kind.to_owned(), sampled: pid.is_some(), tls });
+            self.targets.push(TargetRun {
+                name: t.name.clone(),
+                url,
+                kind: kind.to_owned(),
+                sampled: pid.is_some(),
+                tls,
+            });
         }
         Ok(())
     }

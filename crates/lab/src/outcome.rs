@@ -400,9 +400,9 @@ mod tests {
                     target_rss_mb: None,
                     generator_cpu_pct: None,
                     down: None,
-                uncounted: None,
-                profile: None,
-                profile_missing: None,
+                    uncounted: None,
+                    profile: None,
+                    profile_missing: None,
                     text: String::new(),
                     windows: Vec::new(),
                 }

@@ -29,8 +29,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Lab, ReadError> {
     struct Head {
         format: Option<serde_json::Value>,
     }
-    let head: Head =
-        serde_json::from_slice(bytes).map_err(|e| ReadError(format!("{name}: not a lab.json: {e}")))?;
+    let head: Head = serde_json::from_slice(bytes).map_err(|e| ReadError(format!("{name}: not a lab.json: {e}")))?;
     match head.format {
         None => {
             return Err(ReadError(format!(

@@ -24,8 +24,6 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
         .map_err(|e| bad(format!("--fail-on: {e}")))?;
     let old = lab::compare::load_lab(&a.old).map_err(|e| bad(e.to_string()))?;
     let new = lab::compare::load_lab(&a.new).map_err(|e| bad(e.to_string()))?;
-    let outcome = lab::compare::outcome(&old, &new, a.gate.threshold, gates);
-    print!("{}", lab::render::compare::text(&outcome));
     let out = a.out.unwrap_or_else(|| {
         if a.new.is_dir() {
             a.new.clone()
@@ -33,6 +31,9 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
             a.new.parent().map_or(".".into(), Path::to_path_buf)
         }
     });
+    let outcome = lab::compare::outcome(&old, &new, a.gate.threshold, gates);
+    let outcome = lab::compare::with_profiles(outcome, &old, &new, &out);
+    print!("{}", lab::render::compare::text(&outcome));
     for f in lab::render::compare::write(&outcome, &old, &new, &out)? {
         eprintln!("loadlab: wrote {}", f.display());
     }
@@ -211,6 +212,7 @@ fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::compa
     let old = lab::compare::load_lab(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
     let new = lab::compare::load_lab(out)?;
     let outcome = lab::compare::outcome(&old, &new, b.threshold_pct, b.fail_on.clone());
+    let outcome = lab::compare::with_profiles(outcome, &old, &new, out);
     eprint!("{}", lab::render::compare::text(&outcome));
     for f in lab::render::compare::write(&outcome, &old, &new, out)? {
         eprintln!("loadlab: wrote {}", f.display());

@@ -23,11 +23,16 @@ impl Doc<'_> {
                 Some(Profiler::Pprof { url })
             }
             Some(other) => {
-                return Err(self.err(&at, format!("{other} is neither true nor a pprof URL (http://host:port/debug/pprof/profile)")))
+                return Err(self.err(
+                    &at,
+                    format!("{other} is neither true nor a pprof URL (http://host:port/debug/pprof/profile)"),
+                ))
             }
         };
         if process.is_some() && !matches!(how, Some(Profiler::Perf { .. })) {
-            return Err(self.err(&format!("{field}.process"), "names the processes to profile: give profile = true too"));
+            return Err(
+                self.err(&format!("{field}.process"), "names the processes to profile: give profile = true too")
+            );
         }
         match (&how, kind) {
             (Some(Profiler::Perf { .. }), TargetKind::Simulator { .. }) => Err(self.err(
@@ -52,7 +57,11 @@ impl Doc<'_> {
         perf.dwarf = match p.call_graph.as_deref() {
             None | Some("fp") => false,
             Some("dwarf") => true,
-            Some(other) => return Err(self.err("profile.call_graph", format!("{other:?}: give \"fp\" (frame pointers) or \"dwarf\""))),
+            Some(other) => {
+                return Err(
+                    self.err("profile.call_graph", format!("{other:?}: give \"fp\" (frame pointers) or \"dwarf\""))
+                )
+            }
         };
         spec.all_repeats = match p.repeats.as_deref() {
             None | Some("first") => false,
@@ -60,9 +69,9 @@ impl Doc<'_> {
             Some(other) => return Err(self.err("profile.repeats", format!("{other:?}: give \"first\" or \"all\""))),
         };
         if let Some(size) = p.max_size {
-            let mb = parse_size_mb(&size)
-                .ok_or_else(|| self.err("profile.max_size", format!("{size:?} is not a size like \"256M\" or \"2G\"")))?;
-            perf.max_size_mb = mb;
+            perf.max_size_kib = parse_size_kib(&size).ok_or_else(|| {
+                self.err("profile.max_size", format!("{size:?} is not a size like \"256M\" or \"2G\""))
+            })?;
         }
         if let Some(program) = p.perf {
             perf.program = program;
@@ -75,8 +84,8 @@ impl Doc<'_> {
     }
 }
 
-/// `256M`, `2G`, `512K` (rounded up to whole MiB, at least 1).
-fn parse_size_mb(s: &str) -> Option<u64> {
+/// `256M`, `2G`, `512K`, in KiB.
+fn parse_size_kib(s: &str) -> Option<u64> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?.max(1));
     let n: u64 = num.parse().ok()?;
@@ -86,7 +95,7 @@ fn parse_size_mb(s: &str) -> Option<u64> {
         "G" => n * 1024 * 1024,
         _ => return None,
     };
-    (n > 0).then(|| kib.div_ceil(1024).max(1))
+    (n > 0).then_some(kib)
 }
 
 #[cfg(test)]
@@ -94,12 +103,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_read_in_mib() {
-        assert_eq!(parse_size_mb("256M"), Some(256));
-        assert_eq!(parse_size_mb("2G"), Some(2048));
-        assert_eq!(parse_size_mb("100K"), Some(1));
-        assert_eq!(parse_size_mb("1 GiB"), Some(1024));
-        assert_eq!(parse_size_mb("lots"), None);
-        assert_eq!(parse_size_mb("0M"), None);
+    fn sizes_read_in_kib() {
+        assert_eq!(parse_size_kib("256M"), Some(256 * 1024));
+        assert_eq!(parse_size_kib("2G"), Some(2 << 20));
+        assert_eq!(parse_size_kib("100K"), Some(100));
+        assert_eq!(parse_size_kib("1 GiB"), Some(1 << 20));
+        assert_eq!(parse_size_kib("lots"), None);
+        assert_eq!(parse_size_kib("0M"), None);
     }
 }

@@ -60,7 +60,12 @@ impl Folded {
         if total == 0 {
             return 0.0;
         }
-        let bare = |f: &str| f.contains("[unknown]") || f.trim_start_matches('[').starts_with("0x");
+        // `[unknown]`, `0x4f2a10`, or inferno's `[binary <4f2a10>]` for an address in a binary.
+        let bare = |f: &str| {
+            f.contains("[unknown]")
+                || f.trim_start_matches('[').starts_with("0x")
+                || (f.starts_with('[') && f.ends_with(">]") && f.contains(" <"))
+        };
         let unknown: u64 =
             self.stacks.iter().filter(|(s, _)| s.rsplit(';').next().is_some_and(bare)).map(|(_, n)| n).sum();
         unknown as f64 / total as f64
@@ -206,7 +211,7 @@ mod tests {
 
     #[test]
     fn unsymbolised_frames_are_measured() {
-        let f = folded("main;[unknown] 3\nmain;0x4f2a10 1\nmain;work 4\n");
-        assert!((f.unsymbolised_share() - 0.5).abs() < 1e-9);
+        let f = folded("main;[unknown] 3\nmain;0x4f2a10 1\nmain;work 4\nmain;[burn <270d62>] 8\n");
+        assert!((f.unsymbolised_share() - 0.75).abs() < 1e-9);
     }
 }

@@ -45,7 +45,13 @@ fn cost(p: &StepProfile, pattern: &str) -> Option<(f64, f64)> {
 }
 
 /// The function `pattern` in `subject` against `other`, claimed lower (or higher).
-pub fn point(label: String, pattern: &str, subject: &StepProfile, other: &StepProfile, lower: bool) -> Option<FunctionPoint> {
+pub fn point(
+    label: String,
+    pattern: &str,
+    subject: &StepProfile,
+    other: &StepProfile,
+    lower: bool,
+) -> Option<FunctionPoint> {
     let ((ca, a), (cb, b)) = (cost(subject, pattern)?, cost(other, pattern)?);
     // Half a sample where none fell: a function absent from one side still has a bound.
     let floor = |p: &StepProfile| 0.5 * p.us_per_request / p.samples.max(1) as f64;
@@ -54,9 +60,17 @@ pub fn point(label: String, pattern: &str, subject: &StepProfile, other: &StepPr
     let se = (1.0 / ca_ + 1.0 / cb_).sqrt();
     let ci = (ratio * (-1.96 * se).exp(), ratio * (1.96 * se).exp());
     let finding = if ci.1 < 1.0 {
-        if lower { Finding::Supported } else { Finding::Rejected }
+        if lower {
+            Finding::Supported
+        } else {
+            Finding::Rejected
+        }
     } else if ci.0 > 1.0 {
-        if lower { Finding::Rejected } else { Finding::Supported }
+        if lower {
+            Finding::Rejected
+        } else {
+            Finding::Supported
+        }
     } else {
         Finding::Inconclusive
     };

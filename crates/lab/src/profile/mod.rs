@@ -4,9 +4,9 @@
 //! becomes folded stacks, a flame graph and a table of functions in µs of CPU per request
 //! (`folded`, `flame`); two profiles become a differential (`folded::changes`).
 
+pub mod diff;
 pub mod flame;
 pub mod folded;
-pub mod diff;
 pub mod judge;
 pub mod perf;
 pub mod pprof;
@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use folded::{FunctionCost, Folded};
+use folded::{Folded, FunctionCost};
 pub use perf::PerfOptions;
 
 /// How a target is profiled.
@@ -55,11 +55,12 @@ pub struct StepProfile {
     /// The folded stacks and the flame graph, relative to the lab's folder.
     pub folded: String,
     pub svg: String,
-    /// Samples taken, and the stacks' weight in all (perf: samples; pprof: CPU nanoseconds).
+    /// Samples taken, and the stacks' weight in all (CPU nanoseconds: perf's periods of its
+    /// cpu-clock samples, pprof's cpu values).
     pub samples: u64,
     pub weight: u64,
-    /// CPU seconds of the profiled processes over the window, and the requests the step counted
-    /// in it.
+    /// CPU seconds of the profiled processes over the window (what the samples stand for), and
+    /// the requests the step counted in it.
     #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub cpu_s: f64,
     pub requests: u64,
@@ -135,16 +136,45 @@ pub async fn record(
             }
             let rec = {
                 let (pids, data, opts) = (pids.clone(), data.clone(), spec.perf.clone());
-                tokio::task::spawn_blocking(move || perf::start(&opts, &pids, &data).map(|r| (r, perf::cpu_seconds(&pids))))
-                    .await
-                    .map_err(|e| e.to_string())??
+                tokio::task::spawn_blocking(move || {
+                    perf::start(&opts, &pids, &data).map(|r| (r, perf::cpu_seconds(&pids)))
+                })
+                .await
+                .map_err(|e| e.to_string())??
             };
-            done.cancelled().await;
+            // perf's own --max-size is checked only as its buffers flush; the file is watched
+            // here too, and perf stopped once it is past the bound.
+            let limit = spec.perf.max_size_kib * 1024;
+            let mut cut_at = None;
+            let began = std::time::Instant::now();
+            loop {
+                tokio::select! {
+                    _ = done.cancelled() => break,
+                    _ = tokio::time::sleep(Duration::from_millis(100)) => {
+                        if std::fs::metadata(&data).is_ok_and(|m| m.len() > limit) {
+                            cut_at = Some(began.elapsed());
+                            break;
+                        }
+                    }
+                }
+            }
             tokio::task::spawn_blocking(move || {
                 let (rec, cpu_from) = rec;
-                let cpu_s = perf::cpu_seconds(&pids) - cpu_from;
-                let t = rec.stop()?;
+                let ticks_s = perf::cpu_seconds(&pids) - cpu_from;
+                let mut t = rec.stop()?;
                 let _ = std::fs::remove_file(&data);
+                if let Some(at) = cut_at {
+                    t.notes.retain(|n| !n.starts_with("perf.data reached"));
+                    t.notes.push(format!(
+                        "perf.data reached its limit of {} KiB {:.1} s into the window: samples after that were not taken (profile.max_size)",
+                        limit / 1024,
+                        at.as_secs_f64()
+                    ));
+                }
+                // The periods' sum is the CPU time the samples stand for, finer than /proc's
+                // 10 ms ticks; the ticks stand in where perf saw nothing.
+                let sampled_s = t.folded.total() as f64 / 1e9;
+                let cpu_s = if sampled_s > 0.0 { sampled_s } else { ticks_s };
                 Ok(Raw { source: "perf", folded: t.folded, samples: t.samples, cpu_s, notes: t.notes })
             })
             .await

@@ -21,13 +21,14 @@ pub struct PerfOptions {
     pub frequency: u32,
     /// Unwind with DWARF (for binaries built without frame pointers) instead of frame pointers.
     pub dwarf: bool,
-    /// perf.data stops growing at this size: samples past it are dropped, and the profile says so.
-    pub max_size_mb: u64,
+    /// perf.data stops growing at this size (KiB): samples past it are dropped, and the profile
+    /// says so.
+    pub max_size_kib: u64,
 }
 
 impl Default for PerfOptions {
     fn default() -> PerfOptions {
-        PerfOptions { program: "perf".into(), frequency: 99, dwarf: false, max_size_mb: 256 }
+        PerfOptions { program: "perf".into(), frequency: 99, dwarf: false, max_size_kib: 256 * 1024 }
     }
 }
 
@@ -52,12 +53,14 @@ pub fn start(opts: &PerfOptions, pids: &[u32], data: &Path) -> Result<Recording,
     let err = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let list: Vec<String> = pids.iter().map(u32::to_string).collect();
     let mut cmd = Command::new(&opts.program);
-    cmd.args(["record", "-q", "-F", &opts.frequency.to_string()]);
+    // cpu-clock (software, in every VM), so each sample's period is the CPU nanoseconds it
+    // stands for: their sum is the processes' CPU time in the window.
+    cmd.args(["record", "-q", "-e", "cpu-clock", "-F", &opts.frequency.to_string()]);
     match opts.dwarf {
         true => cmd.args(["--call-graph", "dwarf"]),
         false => cmd.arg("-g"),
     };
-    cmd.args(["-p", &list.join(","), "--max-size", &format!("{}M", opts.max_size_mb), "-o"])
+    cmd.args(["-p", &list.join(","), "--max-size", &format!("{}K", opts.max_size_kib), "-o"])
         .arg(data)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -125,7 +128,8 @@ fn read_log(path: &Path) -> String {
     s
 }
 
-/// What a recording gave: the folded stacks, and what a reader should know of them.
+/// What a recording gave: the folded stacks weighted by CPU nanoseconds (perf's periods, as
+/// inferno folds them), about how many samples, and what a reader should know of them.
 pub struct Taken {
     pub folded: Folded,
     pub samples: u64,
@@ -137,9 +141,8 @@ impl Recording {
     pub fn stop(mut self) -> Result<Taken, String> {
         let mut notes = Vec::new();
         match self.child.try_wait() {
-            Ok(Some(_)) => notes.push(
-                "the profiled process exited during the step: the profile covers the step until then".to_owned(),
-            ),
+            Ok(Some(_)) => notes
+                .push("the profiled process exited during the step: the profile covers the step until then".to_owned()),
             _ => {
                 let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
                 let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
@@ -158,17 +161,18 @@ impl Recording {
         if size == 0 {
             return Err(format!("perf record wrote nothing: {}", read_log(&self.log).trim()));
         }
-        if size as f64 >= self.opts.max_size_mb as f64 * 1024.0 * 1024.0 * 0.95 {
+        if size as f64 >= self.opts.max_size_kib as f64 * 1024.0 * 0.95 {
             notes.push(format!(
-                "perf.data reached its limit of {} MiB: samples past it were dropped (profile.max_size)",
-                self.opts.max_size_mb
+                "perf.data reached its limit of {} KiB: samples past it were dropped (profile.max_size)",
+                self.opts.max_size_kib
             ));
         }
         if self.pids.iter().all(|p| !Path::new(&format!("/proc/{p}")).exists()) && notes.is_empty() {
             notes.push("the profiled process exited during the step: the profile covers the step until then".into());
         }
         let folded = fold(&self.opts.program, &self.data)?;
-        let samples = folded.total();
+        // Samples at `frequency` per CPU-second of the processes.
+        let samples = (folded.total() as f64 * f64::from(self.opts.frequency) / 1e9).round() as u64;
         let unknown = folded.unsymbolised_share();
         if unknown > 0.2 {
             notes.push(format!(
@@ -249,4 +253,3 @@ pub fn cpu_seconds(pids: &[u32]) -> f64 {
         .sum();
     ticks as f64 / procfs::ticks_per_second() as f64
 }
-

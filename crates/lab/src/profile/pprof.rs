@@ -99,17 +99,18 @@ pub fn parse(bytes: &[u8]) -> Result<Taken, String> {
         return Err("not a pprof profile (no sample types)".into());
     }
     // The CPU column: `cpu`/`nanoseconds` in Go's; else the last one.
-    let column = p
-        .sample_type
-        .iter()
-        .position(|t| text(t.r#type) == "cpu" && text(t.unit) == "nanoseconds")
-        .ok_or_else(|| {
-            let kinds: Vec<String> =
-                p.sample_type.iter().map(|t| format!("{}/{}", text(t.r#type), text(t.unit))).collect();
-            format!("not a CPU profile (its samples are {})", kinds.join(", "))
-        })?;
+    let column =
+        p.sample_type.iter().position(|t| text(t.r#type) == "cpu" && text(t.unit) == "nanoseconds").ok_or_else(
+            || {
+                let kinds: Vec<String> =
+                    p.sample_type.iter().map(|t| format!("{}/{}", text(t.r#type), text(t.unit))).collect();
+                format!("not a CPU profile (its samples are {})", kinds.join(", "))
+            },
+        )?;
     let functions: HashMap<u64, &str> = p.function.iter().map(|f| (f.id, text(f.name))).collect();
     let locations: HashMap<u64, &Location> = p.location.iter().map(|l| (l.id, l)).collect();
+    // Go folds equal stacks into one sample with a count (`samples`/`count`).
+    let count = p.sample_type.iter().position(|t| text(t.r#type) == "samples");
     let mut folded = Folded::default();
     let mut samples = 0;
     for s in &p.sample {
@@ -117,7 +118,7 @@ pub fn parse(bytes: &[u8]) -> Result<Taken, String> {
         if ns <= 0 {
             continue;
         }
-        samples += 1;
+        samples += count.and_then(|c| s.value.get(c)).map_or(1, |&n| n.max(1) as u64);
         let mut frames: Vec<String> = Vec::new();
         for id in &s.location_id {
             match locations.get(id) {
@@ -137,7 +138,8 @@ pub fn parse(bytes: &[u8]) -> Result<Taken, String> {
     let mut notes = Vec::new();
     let unknown = folded.unsymbolised_share();
     if unknown > 0.2 {
-        notes.push(format!("symbols missing for {:.0}% of the CPU: those frames are shown by address", unknown * 100.0));
+        notes
+            .push(format!("symbols missing for {:.0}% of the CPU: those frames are shown by address", unknown * 100.0));
     }
     Ok(Taken { folded, samples, cpu_s, notes })
 }
@@ -203,7 +205,7 @@ mod tests {
         assert_eq!(t.folded.stacks["main;serve;deflate;huff"], 30_000_000);
         assert_eq!(t.folded.stacks["main;serve"], 10_000_000);
         assert_eq!(t.folded.stacks["main;0x4f2a"], 10_000_000);
-        assert!((t.cpu_s - 0.05).abs() < 1e-12 && t.samples == 3);
+        assert!((t.cpu_s - 0.05).abs() < 1e-12 && t.samples == 5, "counts summed");
         assert!(t.notes.is_empty(), "{:?}", t.notes);
     }
 
@@ -216,6 +218,9 @@ mod tests {
         heap.string_table[4] = "bytes".into();
         let e = parse(&heap.encode_to_vec()).unwrap_err();
         assert!(e.contains("not a CPU profile (its samples are samples/count, alloc_space/bytes)"), "{e}");
-        assert_eq!(window_url("http://h/debug/pprof/profile", Duration::from_millis(2400)), "http://h/debug/pprof/profile?seconds=2");
+        assert_eq!(
+            window_url("http://h/debug/pprof/profile", Duration::from_millis(2400)),
+            "http://h/debug/pprof/profile?seconds=2"
+        );
     }
 }

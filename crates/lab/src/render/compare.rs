@@ -60,6 +60,12 @@ pub fn text(o: &Outcome) -> String {
             let _ = writeln!(s, "{what}: {l}");
         }
     }
+    for d in &o.profiles {
+        s += &super::profiles::differential_text(d);
+    }
+    for p in &o.profile_problems {
+        let _ = writeln!(s, "{p}");
+    }
     for f in &o.failed {
         let _ = writeln!(s, "FAILED {f}");
     }
@@ -140,6 +146,15 @@ pub fn markdown(o: &Outcome, charts: &[(String, String)]) -> String {
             }
         }
     }
+    if !o.profiles.is_empty() || !o.profile_problems.is_empty() {
+        let _ = writeln!(md, "\n## Where the CPU per request moved\n");
+        for d in &o.profiles {
+            md += &super::profiles::differential_md(d);
+        }
+        for p in &o.profile_problems {
+            let _ = writeln!(md, "- {p}");
+        }
+    }
     if !charts.is_empty() {
         let _ = writeln!(md, "\n## Latency by percentile, old and new\n");
         for (t, p) in charts {
@@ -199,7 +214,10 @@ pub fn write(o: &Outcome, old: &Side, new: &Side, dir: &Path) -> std::io::Result
     let md_text = markdown(o, &images);
     let (md, page, json) = (dir.join("compare.md"), dir.join("compare.html"), dir.join("compare.json"));
     super::put(&md, md_text.as_bytes())?;
-    super::put(&page, super::html::render("What changed", &md_text, &figures, &super::html::flames(dir, &md_text), None).as_bytes())?;
+    super::put(
+        &page,
+        super::html::render("What changed", &md_text, &figures, &super::html::flames(dir, &md_text), None).as_bytes(),
+    )?;
     super::put(&json, &serde_json::to_vec_pretty(o).map_err(std::io::Error::other)?)?;
     Ok(vec![md, page, json])
 }

@@ -36,7 +36,13 @@ pub fn flames(dir: &std::path::Path, md: &str) -> Vec<(String, Vec<u8>)> {
 /// `md` rendered, each chart image (`charts/STEM.png`) replaced by its SVG, each flame graph
 /// linked (`flames`: link and SVG) shown below its link in a frame of its own, where its
 /// search and zoom work; `interactive` is a whole page of the runs' charts (or none).
-pub fn render(title: &str, md: &str, figures: &[Figure], flames: &[(String, Vec<u8>)], interactive: Option<&str>) -> String {
+pub fn render(
+    title: &str,
+    md: &str,
+    figures: &[Figure],
+    flames: &[(String, Vec<u8>)],
+    interactive: Option<&str>,
+) -> String {
     let mut flame: Option<&[u8]> = None;
     let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| match &e {
         Event::Start(Tag::Link { dest_url, .. }) => {
@@ -47,7 +53,9 @@ pub fn render(title: &str, md: &str, figures: &[Figure], flames: &[(String, Vec<
             Some(svg) => {
                 use base64::Engine;
                 let data = base64::engine::general_purpose::STANDARD.encode(svg);
-                Event::Html(format!("</a><iframe class=\"flame\" src=\"data:image/svg+xml;base64,{data}\"></iframe>").into())
+                Event::Html(
+                    format!("</a><iframe class=\"flame\" src=\"data:image/svg+xml;base64,{data}\"></iframe>").into(),
+                )
             }
             None => e,
         },

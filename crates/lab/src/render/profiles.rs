@@ -35,12 +35,16 @@ pub fn step_line(p: &StepProfile) -> String {
 pub fn differentials(lab: &Lab, dir: &Path) -> (Vec<Differential>, Vec<String>) {
     let (mut out, mut problems) = (Vec::new(), Vec::new());
     let first = |t: usize, p: usize| {
-        lab.steps.iter().filter(|s| s.target == t && s.point == p && s.uncounted.is_none()).find_map(|s| s.profile.as_ref().map(|pr| (s, pr)))
+        lab.steps
+            .iter()
+            .filter(|s| s.target == t && s.point == p && s.uncounted.is_none())
+            .find_map(|s| s.profile.as_ref().map(|pr| (s, pr)))
     };
     let target = |name: &str| lab.targets.iter().position(|t| t.name == name);
     let twin = |a: &Point, variant: &str| {
         lab.matrix.points.iter().position(|b| {
-            b.variant.as_deref() == Some(variant) && Point { variant: None, ..b.clone() } == Point { variant: None, ..a.clone() }
+            b.variant.as_deref() == Some(variant)
+                && Point { variant: None, ..b.clone() } == Point { variant: None, ..a.clone() }
         })
     };
     let mut pairs: Vec<((usize, usize), (usize, usize))> = Vec::new();
@@ -49,7 +53,9 @@ pub fn differentials(lab: &Lab, dir: &Path) -> (Vec<Differential>, Vec<String>) 
         match (target(&h.subject), target(&h.than)) {
             (Some(a), Some(b)) => pairs.extend((0..lab.matrix.points.len()).map(|p| ((b, p), (a, p)))),
             _ => {
-                for (pa, a) in lab.matrix.points.iter().enumerate().filter(|(_, p)| p.variant.as_deref() == Some(&h.subject)) {
+                for (pa, a) in
+                    lab.matrix.points.iter().enumerate().filter(|(_, p)| p.variant.as_deref() == Some(&h.subject))
+                {
                     if let Some(pb) = twin(a, &h.than) {
                         pairs.extend((0..lab.targets.len()).map(|t| ((t, pb), (t, pa))));
                     }
@@ -75,7 +81,12 @@ pub fn differentials(lab: &Lab, dir: &Path) -> (Vec<Differential>, Vec<String>) 
             format!("{} {}", lab.targets[t].name, point.label(&Axes { rate: false, ..Axes::set_in(point) }))
         };
         let at = &lab.matrix.points[pa];
-        let title = format!("{} against {} at {}", name(ta, pa), name(tb, pb), at.label(&Axes { variant: false, ..lab.matrix.axes }));
+        let title = format!(
+            "{} against {} at {}",
+            name(ta, pa),
+            name(tb, pb),
+            at.label(&Axes { variant: false, ..lab.matrix.axes })
+        );
         match diff::compare((b, dir, &sb.id), (a, dir, &sa.id), dir, "profiles", &format!("diff-{}", n + 1), &title) {
             Ok(d) => out.push(d),
             Err(e) => problems.push(format!("differential of {} and {} not drawn: {e}", sb.id, sa.id)),
@@ -102,22 +113,7 @@ pub fn markdown(lab: &Lab, diffs: &[Differential], problems: &[String]) -> Strin
         let _ = writeln!(md);
     }
     for d in diffs {
-        let _ = writeln!(md, "### What changed: {}\n", d.title);
-        let _ = writeln!(md, "{} -> {} of CPU per request ({} -> {}).\n", show_us(d.old_us), show_us(d.new_us), d.old, d.new);
-        let _ = writeln!(md, "| function | {} | {} | change | self, old -> new |\n|---|---|---|---|---|", d.old, d.new);
-        for c in &d.changes {
-            let _ = writeln!(
-                md,
-                "| `{}` | {} | {} | {:+.2}µs | {} -> {} |",
-                c.name,
-                show_us(c.old_us),
-                show_us(c.new_us),
-                c.change_us(),
-                show_us(c.old_self_us),
-                show_us(c.new_self_us)
-            );
-        }
-        let _ = writeln!(md, "\n[differential flame graph]({})\n", d.svg);
+        md += &differential_md(d);
     }
     for s in &lab.steps {
         let Some(p) = &s.profile else { continue };
@@ -179,5 +175,52 @@ pub fn function_text(f: &crate::profile::judge::FunctionFinding, subject: &str, 
             p.finding.label()
         );
     }
+    s
+}
+
+/// A differential in Markdown: the totals, the functions that moved most, the flame graph.
+pub fn differential_md(d: &Differential) -> String {
+    let mut md = format!("### What changed: {}\n\n", d.title);
+    let _ =
+        writeln!(md, "{} -> {} of CPU per request ({} -> {}).\n", show_us(d.old_us), show_us(d.new_us), d.old, d.new);
+    let _ = writeln!(md, "| function | old | new | change | self, old -> new |\n|---|---|---|---|---|");
+    for c in &d.changes {
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {} | {:+.2}µs | {} -> {} |",
+            c.name,
+            show_us(c.old_us),
+            show_us(c.new_us),
+            c.change_us(),
+            show_us(c.old_self_us),
+            show_us(c.new_self_us)
+        );
+    }
+    let _ = writeln!(md, "\n[differential flame graph]({})\n", d.svg);
+    md
+}
+
+/// A differential for a terminal: the functions that moved most, per request.
+pub fn differential_text(d: &Differential) -> String {
+    let mut s = format!(
+        "\nCPU per request by function, {}: {} -> {}\n  {:<48} {:>10} {:>10} {:>11}\n",
+        d.title,
+        show_us(d.old_us),
+        show_us(d.new_us),
+        "function (with callees)",
+        "old",
+        "new",
+        "change"
+    );
+    for c in d.changes.iter().take(6) {
+        let name: String = if c.name.chars().count() > 48 {
+            c.name.chars().take(47).collect::<String>() + "…"
+        } else {
+            c.name.clone()
+        };
+        let _ =
+            writeln!(s, "  {name:<48} {:>10} {:>10} {:>+10.2}µs", show_us(c.old_us), show_us(c.new_us), c.change_us());
+    }
+    let _ = writeln!(s, "  differential flame graph: {}", d.svg);
     s
 }

@@ -6,3 +6,4 @@ mod support;
 
 mod examples;
 mod lab;
+mod profile;
