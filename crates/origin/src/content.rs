@@ -116,7 +116,8 @@ impl Payload {
 /// recipe in errors. Making and gzipping run off the event loop: a 100 MB payload stalls no
 /// request.
 pub async fn build(recipe: &Recipe, path: &str, budget: u64) -> Result<Built, RecipeError> {
-    let gz = recipe.gzip();
+    // Compressed per request: the payload is kept plain and gzipped as each response leaves.
+    let gz = recipe.gzip() && !recipe.compress_per_request;
     let plain = match &recipe.source {
         Source::Handler(h) => {
             return Ok(Built { payload: Payload::Handler(*h), json: *h == Handler::Fibonacci, bytes: 0 })

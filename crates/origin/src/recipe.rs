@@ -114,6 +114,10 @@ pub struct Recipe {
     /// Header names lower-cased, in the order given.
     pub headers: Vec<(String, String)>,
     pub handler: Option<Handler>,
+    /// With `content-encoding: gzip`, compress every response as it is sent (`"compress":
+    /// "per_request"`, as a service that gzips on the request path does) instead of once at
+    /// load.
+    pub compress_per_request: bool,
     pub raw: Value,
 }
 
@@ -143,7 +147,8 @@ pub fn parse_upload(text: &[u8]) -> Result<Vec<Recipe>, RecipeError> {
     }
 }
 
-const RECIPE_KEYS: &[&str] = &["route", "stages", "origin", "body", "random_content", "headers", "handler"];
+const RECIPE_KEYS: &[&str] =
+    &["route", "stages", "origin", "body", "random_content", "headers", "handler", "compress"];
 const STAGE_KEYS: &[&str] =
     &["at", "status", "latency", "fault", "bandwidth", "probability", "concurrency", "queue", "overflow_status"];
 
@@ -243,7 +248,19 @@ fn parse_recipe(v: Value, path: &str) -> Result<Recipe, RecipeError> {
     };
     let mut stages = stages;
     stages.sort_by_key(|s| s.at);
-    Ok(Recipe { route, stages, source, headers, handler, raw: v })
+    let compress_per_request = match string(obj, "compress", path)? {
+        None | Some("once") => false,
+        Some("per_request") => true,
+        Some(other) => {
+            return Err(err(&format!("{path}.compress"), format!("{other:?}: give \"once\" (at load) or \"per_request\"")))
+        }
+    };
+    if compress_per_request
+        && !headers.iter().any(|(k, v)| k == "content-encoding" && v.trim().eq_ignore_ascii_case("gzip"))
+    {
+        return Err(err(&format!("{path}.compress"), "per_request compresses with gzip: give headers content-encoding: gzip"));
+    }
+    Ok(Recipe { route, stages, source, headers, handler, compress_per_request, raw: v })
 }
 
 fn parse_stage(v: &Value, path: &str) -> Result<Stage, RecipeError> {

@@ -141,6 +141,8 @@ pub struct Route {
     pub headers: HeaderMap,
     pub has_content_type: bool,
     pub gzip: bool,
+    /// The 200 payload is gzipped as each response is sent (the recipe's `compress`).
+    pub compress_each: bool,
     /// Whether the (uncompressed) 200 payload starts with `{`.
     pub payload_json: bool,
     /// Error bodies for the stage statuses, 404 and 304, gzipped when the recipe says so.
@@ -366,6 +368,7 @@ impl Simulation {
             has_content_type: headers.contains_key(http::header::CONTENT_TYPE),
             headers,
             gzip: gz,
+            compress_each: recipe.compress_per_request,
             payload_json: built.json,
             payload: built.payload,
             payload_bytes: built.bytes,

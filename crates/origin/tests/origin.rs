@@ -148,6 +148,24 @@ async fn gzip_is_real_for_payloads_and_error_bodies() {
 }
 
 #[tokio::test]
+async fn compress_per_request_gzips_every_response_as_it_is_sent() {
+    let o = start().await;
+    let recipe = json!({"route": "/each", "random_content": "50kb", "compress": "per_request",
+        "headers": {"content-encoding": "gzip"}, "stages": [{"at": 0, "status": 200}]});
+    assert_eq!(post_recipe(&o, &recipe).await.status, 201);
+    let (a, b) = (get(&o, "/each").await, get(&o, "/each").await);
+    assert_eq!(a.header("content-encoding"), Some("gzip"));
+    assert_eq!(gunzip(&a.body).len(), 51_200);
+    assert_eq!(gunzip(&a.body), gunzip(&b.body), "one payload, compressed each time");
+    // Without gzip, or with another word: refused by field.
+    let bad = json!({"route": "/x", "body": "x", "compress": "per_request"});
+    let r = post_recipe(&o, &bad).await;
+    assert!(r.status == 400 && String::from_utf8_lossy(&r.body).contains("recipe.compress"), "{:?}", r.status);
+    let bad = json!({"route": "/x", "body": "x", "compress": "always", "headers": {"content-encoding": "gzip"}});
+    assert_eq!(post_recipe(&o, &bad).await.status, 400);
+}
+
+#[tokio::test]
 async fn head_sends_gets_headers_without_body_and_other_methods_get_405() {
     let o = start().await;
     post_recipe(&o, &json!({"route": "/h", "random_content": "3kb", "stages": [{"at": 0, "status": 200}]})).await;
