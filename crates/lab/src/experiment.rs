@@ -266,6 +266,15 @@ async fn run_steps(
             ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, records, opts.stop.clone()) => ran?,
             _ = opts.abort.cancelled() => break,
         };
+        let to = started.elapsed().as_secs_f64();
+        let line = crate::verdict::step_line(&plan.slo, &ran.numbers);
+        watch.event(&Event::Finished {
+            index: i,
+            of: matrix.steps.len(),
+            id: &s.id,
+            numbers: &ran.numbers,
+            line: &line,
+        });
         let (profile, profile_missing) = match profiling {
             None => (None, None),
             Some(p) => {
@@ -283,15 +292,6 @@ async fn run_steps(
                 }
             }
         };
-        let to = started.elapsed().as_secs_f64();
-        let line = crate::verdict::step_line(&plan.slo, &ran.numbers);
-        watch.event(&Event::Finished {
-            index: i,
-            of: matrix.steps.len(),
-            id: &s.id,
-            numbers: &ran.numbers,
-            line: &line,
-        });
         if let Some(r) = ran.series {
             series.push((results.len(), r));
         }

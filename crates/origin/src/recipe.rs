@@ -147,8 +147,7 @@ pub fn parse_upload(text: &[u8]) -> Result<Vec<Recipe>, RecipeError> {
     }
 }
 
-const RECIPE_KEYS: &[&str] =
-    &["route", "stages", "origin", "body", "random_content", "headers", "handler", "compress"];
+const RECIPE_KEYS: &[&str] = &["route", "stages", "origin", "body", "random_content", "headers", "handler", "compress"];
 const STAGE_KEYS: &[&str] =
     &["at", "status", "latency", "fault", "bandwidth", "probability", "concurrency", "queue", "overflow_status"];
 
@@ -252,13 +251,19 @@ fn parse_recipe(v: Value, path: &str) -> Result<Recipe, RecipeError> {
         None | Some("once") => false,
         Some("per_request") => true,
         Some(other) => {
-            return Err(err(&format!("{path}.compress"), format!("{other:?}: give \"once\" (at load) or \"per_request\"")))
+            return Err(err(
+                &format!("{path}.compress"),
+                format!("{other:?}: give \"once\" (at load) or \"per_request\""),
+            ))
         }
     };
     if compress_per_request
         && !headers.iter().any(|(k, v)| k == "content-encoding" && v.trim().eq_ignore_ascii_case("gzip"))
     {
-        return Err(err(&format!("{path}.compress"), "per_request compresses with gzip: give headers content-encoding: gzip"));
+        return Err(err(
+            &format!("{path}.compress"),
+            "per_request compresses with gzip: give headers content-encoding: gzip",
+        ));
     }
     Ok(Recipe { route, stages, source, headers, handler, compress_per_request, raw: v })
 }

@@ -225,6 +225,8 @@ pub fn finish(
 pub fn show_us(us: f64) -> String {
     if !us.is_finite() {
         "-".into()
+    } else if us == 0.0 {
+        "0µs".into()
     } else if us >= 1000.0 {
         format!("{:.2}ms", us / 1000.0)
     } else if us >= 10.0 {

@@ -71,6 +71,7 @@ pub struct Function {
 }
 
 /// A CPU profile's stacks, weighted in nanoseconds of CPU, and the CPU they add up to.
+#[derive(Debug)]
 pub struct Taken {
     pub folded: Folded,
     pub samples: u64,

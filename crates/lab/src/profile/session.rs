@@ -18,6 +18,7 @@ pub struct Session {
 impl Session {
     /// Starts profiling `how` for the step whose files are named `stem` (in `out/profiles`):
     /// its measured window begins after `warmup` and lasts `length`.
+    #[allow(clippy::too_many_arguments)]
     pub fn begin(
         how: &Profiler,
         pids: Vec<u32>,

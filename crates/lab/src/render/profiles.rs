@@ -14,6 +14,7 @@ pub fn step_line(p: &StepProfile) -> String {
     let top: Vec<String> = p
         .top
         .iter()
+        .filter(|f| f.self_share > 0.0)
         .take(3)
         .map(|f| format!("{} {} ({:.0}%)", f.name, show_us(f.self_us), f.self_share * 100.0))
         .collect();

@@ -89,6 +89,16 @@ fn every_example_plan_runs_quick_with_its_verdict() {
     assert_eq!(lab["matrix"]["points"].as_array().unwrap().len(), 4);
     assert!(out.join("charts/variants-hdr.png").exists());
 
+    // 006: 004's guess in its own words: the CPU per request in deflate, from the profiles.
+    let (code, lab, out) = run("006-why-slower");
+    assert_eq!(code, 0, "{}", lab["findings"]);
+    let f = &lab["findings"]["hypotheses"][0]["function"];
+    assert_eq!(f["finding"], "supported", "{f}");
+    let per_request = lab["steps"].as_array().unwrap().iter().find(|s| s["id"] == "per-request--r50-http1--1").unwrap();
+    let top = per_request["profile"]["top"][0]["name"].as_str().unwrap();
+    assert!(top.contains("deflate"), "{top}");
+    assert!(std::fs::read_to_string(out.join("report.md")).unwrap().contains("deflate: "));
+
     // 005: Monday's log replayed at 1x and 4x holds; the search finds the speed it breaks at.
     let (code, lab, _) = run("005-replay-monday");
     assert_eq!(code, 0, "{}", lab["findings"]);
