@@ -104,7 +104,9 @@ pub struct Raw {
 }
 
 /// Profiles `how` (a target whose processes are `pids`) from `warmup` after now until `done`
-/// is cancelled (perf) or for `length` (pprof, whose endpoint sets the window itself).
+/// is cancelled (perf) or for `length` (pprof, whose endpoint sets the window itself);
+/// `perf_pid` is told perf's process id once it runs.
+#[allow(clippy::too_many_arguments)]
 pub async fn record(
     how: Profiler,
     pids: Vec<u32>,
@@ -113,6 +115,7 @@ pub async fn record(
     warmup: Duration,
     length: Duration,
     done: CancellationToken,
+    perf_pid: std::sync::Arc<std::sync::atomic::AtomicU32>,
 ) -> Result<Raw, String> {
     tokio::select! {
         _ = tokio::time::sleep(warmup) => {}
@@ -142,6 +145,7 @@ pub async fn record(
                 .await
                 .map_err(|e| e.to_string())??
             };
+            perf_pid.store(rec.0.pid(), std::sync::atomic::Ordering::Release);
             // perf's own --max-size is checked only as its buffers flush; the file is watched
             // here too, and perf stopped once it is past the bound.
             let limit = spec.perf.max_size_kib * 1024;

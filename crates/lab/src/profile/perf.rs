@@ -137,6 +137,11 @@ pub struct Taken {
 }
 
 impl Recording {
+    /// perf's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Stops perf (as Ctrl-C does, so it writes its file whole) and folds what it recorded.
     pub fn stop(mut self) -> Result<Taken, String> {
         let mut notes = Vec::new();
