@@ -197,3 +197,36 @@ fn a_profile_not_taken_is_one_line_and_the_lab_still_judges() {
     let (s, _) = case("bounded", "profile = true", "[profile]\nfrequency = 999\nmax_size = \"8K\"\n", false);
     assert!(s["profile"]["notes"].to_string().contains("reached its limit of 8 KiB"), "{s}");
 }
+
+#[test]
+fn a_running_target_is_profiled_by_its_process_name() {
+    perf_works();
+    // A process the lab did not start, found by name (a copy of burn under a name of its own,
+    // so the other tests' burns are not taken with it).
+    let d = tempdir("profile-process");
+    let bin = d.join("burnbyname");
+    std::fs::copy(burn(false), &bin).unwrap();
+    let port = crate::support::free_port();
+    let mut child = std::process::Command::new(&bin).arg(format!("127.0.0.1:{port}")).spawn().unwrap();
+    let up = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(up.elapsed().as_secs() < 10, "burn did not listen");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let plan = format!(
+        "[targets.svc]\nurl = \"http://127.0.0.1:{port}/\"\nprofile = true\nprocess = \"burnbyname\"\n\
+         [load]\nrate = 20\nduration = \"2s\"\nheaders = [\"X-Beta: 3000\"]\n[profile]\nfrequency = 499\n"
+    );
+    let (code, lab, _) = run_lab(&d, &plan, false);
+    // A name no process has: one line, and the lab goes on.
+    let d2 = d.join("none");
+    std::fs::create_dir_all(&d2).unwrap();
+    let (code2, none, _) = run_lab(&d2, &plan.replace("burnbyname", "nosuchprocess"), false);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((code, code2), (0, 0), "{}", none["findings"]);
+    let s = &lab["steps"][0];
+    assert!(cost(s, "main.burnBeta") > 0.5 * s["profile"]["us_per_request"].as_f64().unwrap(), "{s}");
+    let why = none["steps"][0]["profile_missing"].as_str().unwrap();
+    assert!(why.contains("no process named \"nosuchprocess\" is running"), "{why}");
+}
