@@ -18,6 +18,7 @@ fn run(name: &str) -> (i32, serde_json::Value, PathBuf) {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let code = o.status.code().unwrap_or(-1);
     let json = std::fs::read(out.join("lab.json")).unwrap_or_else(|e| panic!("{name}: no lab.json ({e}): {err}"));
     for f in ["report.md", "report.html"] {
         assert!(out.join(f).exists(), "{name}: no {f}");
@@ -34,7 +35,7 @@ fn run(name: &str) -> (i32, serde_json::Value, PathBuf) {
     assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
     let same: serde_json::Value = serde_json::from_slice(&std::fs::read(cmp.join("compare.json")).unwrap()).unwrap();
     assert!(same["rows"].as_array().unwrap().iter().all(|r| r["verdict"] == "same"), "{name}: {same}");
-    (o.status.code().unwrap_or(-1), serde_json::from_slice(&json).unwrap(), out)
+    (code, serde_json::from_slice(&json).unwrap(), out)
 }
 
 fn cell<'a>(lab: &'a serde_json::Value, target: &str, rate: Option<f64>) -> &'a serde_json::Value {
