@@ -189,11 +189,6 @@ where
     result
 }
 
-/// Shortened for `--quick`: 2-second probes, 10% precision.
-pub fn quick(spec: &CapacitySpec) -> CapacitySpec {
-    CapacitySpec { probe: spec.probe.min(Duration::from_secs(2)), precision: spec.precision.max(0.10), ..spec.clone() }
-}
-
 /// Searches a target with real probes (open model, the plan's load settings).
 pub async fn search_target(
     target: &crate::systems::TargetRun,

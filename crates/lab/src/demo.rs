@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::experiment::{Event, Lab, LabError, RunOptions};
 use crate::plan::{LoadSpec, Plan, TargetSpec};
 use crate::verdict::Clause;
@@ -26,6 +28,9 @@ pub struct DemoOptions {
     pub step: Duration,
     /// Where the results go.
     pub out: PathBuf,
+    /// How it stops early, as a lab does ([`RunOptions::stop`], [`RunOptions::abort`]).
+    pub stop: CancellationToken,
+    pub abort: CancellationToken,
 }
 
 impl Default for DemoOptions {
@@ -34,6 +39,8 @@ impl Default for DemoOptions {
             rates: vec![200.0, 400.0, 800.0],
             step: Duration::from_secs(5),
             out: PathBuf::from("loadlab-demo"),
+            stop: CancellationToken::new(),
+            abort: CancellationToken::new(),
         }
     }
 }
@@ -85,7 +92,8 @@ pub async fn run(opts: &DemoOptions, out: &mut (dyn Write + Send)) -> Result<Lab
         "Origin simulator embedded (100 ms, 200kb random content, gzip); a rate ladder of {:?} for {:?} each",
         opts.rates, opts.step
     );
-    let run_opts = RunOptions::new(opts.out.clone());
+    let mut run_opts = RunOptions::new(opts.out.clone());
+    (run_opts.stop, run_opts.abort) = (opts.stop.clone(), opts.abort.clone());
     let progress = std::sync::Mutex::new(&mut *out);
     let show = |e: &Event<'_>| {
         if let Event::Started { id, .. } = e {

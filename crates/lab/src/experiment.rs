@@ -3,7 +3,7 @@
 //! the findings.
 
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use report::chart::RunSeries;
 use serde::{Deserialize, Serialize};
@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 use crate::capacity::{self, CapacityResult};
 pub use crate::events::{Event, LabError, Watcher};
 use crate::matrix::{self, Matrix};
-pub use crate::options::{RunOptions, QUICK_STEP};
+pub use crate::options::RunOptions;
 use crate::outcome::{self, Findings, StepResult};
-use crate::plan::{LoadSpec, Plan, TargetKind};
+pub use crate::plan::QUICK_STEP;
+use crate::plan::{Plan, TargetKind};
 use crate::profile::session::Session;
 use crate::profile::Profiler;
 use crate::sample::{self, Sampler, Samples, Source};
@@ -53,7 +54,7 @@ pub struct Lab {
     pub started_unix_s: u64,
     pub wall_s: f64,
     pub quick: bool,
-    /// The load as run (after `--quick`).
+    /// The load as run (of the plan after `--quick`).
     pub duration_s: f64,
     pub warmup_s: f64,
     pub repeats: u32,
@@ -95,18 +96,6 @@ impl Lab {
     }
 }
 
-/// The plan's load as this run uses it.
-pub fn effective_load(plan: &Plan, quick: bool) -> LoadSpec {
-    let mut load = plan.load.clone();
-    if quick {
-        load.duration = load.duration.min(QUICK_STEP);
-        load.warmup = load.warmup.min(Duration::from_millis(500));
-        load.pause = load.pause.min(Duration::from_millis(200));
-        load.repeats = load.repeats.min(3);
-    }
-    load
-}
-
 pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<Lab, LabError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -119,8 +108,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
     }
     let started = Instant::now();
     let started_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let mut plan_run = plan.clone();
-    plan_run.load = effective_load(plan, opts.quick);
+    let plan_run = if opts.quick { plan.quick() } else { plan.clone() };
     let plan = &plan_run;
     let matrix = matrix::expand(plan);
     let mut up = Up::default();
@@ -130,10 +118,9 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
         let steps = run_steps(plan, &matrix, &mut up, opts, &steps_dir, started, watch).await;
         let capacity = match (&steps, &plan.capacity) {
             (Ok(_), Some(spec)) => {
-                let spec = if opts.quick { capacity::quick(spec) } else { spec.clone() };
                 let mut found = Vec::new();
                 for t in up.targets.iter().filter(|_| !opts.stop.is_cancelled()) {
-                    found.push(capacity::search_target(t, plan, &spec, &steps_dir, opts, watch).await?);
+                    found.push(capacity::search_target(t, plan, spec, &steps_dir, opts, watch).await?);
                 }
                 found
             }

@@ -1,7 +1,6 @@
 //! How a lab runs: where it writes, how long its steps are, and how it stops.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -9,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub out: PathBuf,
-    /// Shorten every duration (for CI): steps of at most [`QUICK_STEP`].
+    /// Run the plan as [`crate::plan::Plan::quick`] shortens it (for CI).
     pub quick: bool,
     /// Stop after the current step's requests in flight (the first SIGINT or SIGTERM).
     pub stop: CancellationToken,
@@ -23,6 +22,3 @@ impl RunOptions {
         RunOptions { out, quick: false, stop: CancellationToken::new(), abort: CancellationToken::new() }
     }
 }
-
-/// A step's length under `--quick`.
-pub const QUICK_STEP: Duration = Duration::from_secs(2);

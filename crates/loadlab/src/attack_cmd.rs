@@ -9,10 +9,10 @@ use attack::{AttackConfig, ClientOptions, Model, Protocol, RateSpec, TargetDefau
 use bytes::Bytes;
 use results::LlrWriter;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::{AttackArgs, EncodeFormat};
 use crate::progress::{Extent, Progress};
+use crate::shutdown::{Second, Shutdown};
 use crate::{bad, BadInput};
 
 pub(crate) fn model(a: &AttackArgs) -> anyhow::Result<Model> {
@@ -135,15 +135,6 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     Ok(config)
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn signalled() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-}
-
 /// This worker's shard: `--shard I/N`, or `--shards N` with the index a Kubernetes Indexed Job
 /// gives its pods.
 fn shard(a: &AttackArgs) -> anyhow::Result<attack::Shard> {
@@ -190,17 +181,10 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             Box::new(std::fs::File::create(&output).map_err(|e| bad(format!("--output {output}: {e}")))?)
         })
     };
+    let shutdown = Shutdown::watch("stopping, waiting for the requests in flight", Second::Exit)?;
+    let stop = shutdown.stop();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(async move {
-        let stop = CancellationToken::new();
-        let on_signal = stop.clone();
-        tokio::spawn(async move {
-            signalled().await;
-            eprintln!("loadlab: stopping, waiting for requests in flight (again to quit at once)");
-            on_signal.cancel();
-            signalled().await;
-            std::process::exit(130);
-        });
+    let result = runtime.block_on(async move {
         // A progress bar only where a person watches.
         let progress = std::io::stderr().is_terminal().then(|| {
             let extent = match &config.model {
@@ -238,13 +222,13 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         };
         let watch = serving.as_ref().map(|s| s.live.consumer(Some(Arc::clone(&config.gauges))));
         let shard = config.shard;
-        let result = attack::run(config, (file, progress, watch), stop).await;
+        let result = attack::run(config, (file, progress, watch), stop.clone()).await;
         let gathered = match (gathering, &result, &a.shard.barrier) {
             (Some(g), Ok(_), Some(addr)) => g.finish(addr, shard, a.shard.barrier_timeout).await,
             _ => Ok(()),
         };
         if let Some(s) = serving {
-            s.finish().await;
+            s.finish(&stop).await;
         }
         match result {
             Ok(summary) => {
@@ -256,7 +240,8 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             Err(attack::AttackError::Config(e)) => Err(anyhow::Error::new(BadInput(e))),
             Err(e) => Err(e.into()),
         }
-    })
+    });
+    shutdown.outcome(result)
 }
 
 /// What a replay read, on stderr: its requests, and the lines it skipped (the first quoted).

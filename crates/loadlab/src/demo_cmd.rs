@@ -2,6 +2,7 @@
 
 use crate::bad;
 use crate::cli::DemoArgs;
+use crate::shutdown::{Second, Shutdown};
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     if a.rates.is_empty() || a.rates.iter().any(|r| !r.is_finite() || *r <= 0.0 || *r > attack::MAX_RATE) {
@@ -10,11 +11,19 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     if let Some(twice) = a.rates.iter().enumerate().find(|(i, r)| a.rates[..*i].contains(r)).map(|(_, r)| r) {
         return Err(bad(format!("--rates: {twice} given twice")));
     }
-    let opts = lab::demo::DemoOptions { rates: a.rates, step: a.step, out: a.out };
+    let shutdown = Shutdown::watch("stopping after the current step's requests in flight", Second::Abandon)?;
+    let opts = lab::demo::DemoOptions {
+        rates: a.rates,
+        step: a.step,
+        out: a.out,
+        stop: shutdown.stop(),
+        abort: shutdown.now(),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         let mut out = std::io::stdout();
         lab::demo::run(&opts, &mut out).await?;
         Ok(())
-    })
+    });
+    shutdown.outcome(result)
 }

@@ -2,13 +2,13 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use lab::experiment::{Event, Lab, RunOptions};
 use lab::plan::Plan;
 
 use crate::cli::{LabCapacityArgs, LabCommand, LabGuardArgs, LabRunArgs, LiveArgs};
+use crate::shutdown::{Second, Shutdown};
 use crate::{bad, Inconclusive, Interrupted, VerdictFailed};
 
 pub fn run(c: LabCommand) -> anyhow::Result<()> {
@@ -125,12 +125,8 @@ fn span(d: std::time::Duration) -> String {
 
 /// The plan before it runs: its steps and how long it should take; refused over `max_time`.
 fn preview(plan: &Plan, quick: bool, guard: &LabGuardArgs, out: &Path) -> anyhow::Result<()> {
-    let steps = lab::matrix::count(plan);
-    let mut shown = plan.clone();
-    if quick {
-        shown.load = lab::experiment::effective_load(plan, true);
-        shown.capacity = plan.capacity.as_ref().map(lab::capacity::quick);
-    }
+    let shown = if quick { plan.quick() } else { plan.clone() };
+    let steps = lab::matrix::count(&shown);
     let estimate = lab::matrix::estimate(&shown);
     let l = &shown.load;
     let mut what = format!("{steps} step{}", if steps == 1 { "" } else { "s" });
@@ -163,12 +159,12 @@ fn preview(plan: &Plan, quick: bool, guard: &LabGuardArgs, out: &Path) -> anyhow
 
 fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &LiveArgs) -> anyhow::Result<()> {
     preview(plan, quick, guard, out)?;
+    let shutdown = Shutdown::watch("stopping after the current step's requests in flight", Second::Abandon)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let signal = Arc::new(AtomicU8::new(0));
     let lab = runtime.block_on(async {
         let mut opts = RunOptions::new(out.to_path_buf());
         opts.quick = quick;
-        watch_signals(&opts, Arc::clone(&signal))?;
+        (opts.stop, opts.abort) = (shutdown.stop(), shutdown.now());
         let serving = crate::live_cmd::start(live, &plan.name).await?;
         let tty = std::io::stderr().is_terminal();
         let console = move |e: &Event<'_>| match *e {
@@ -186,24 +182,19 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
         let watch = (console, serving.as_ref().map(|s| crate::live_cmd::LabView(Arc::clone(&s.live))));
         let result = lab::experiment::run(plan, &opts, &watch).await;
         if let Some(s) = serving {
-            s.finish().await;
+            s.finish(&opts.stop).await;
         }
         Ok::<_, anyhow::Error>(result?)
     });
-    let signalled = signal.load(Ordering::Relaxed);
-    let lab = match lab {
-        Ok(lab) => lab,
-        // Interrupted before the first step (waiting for a target): nothing to report.
-        Err(e) if signalled != 0 => return Err(anyhow::Error::new(Interrupted(signalled)).context(e.to_string())),
-        Err(e) => return Err(e),
-    };
+    // Interrupted before the first step (waiting for a target): nothing to report.
+    let lab = lab.map_err(|e| shutdown.outcome(Err(e)).unwrap_err())?;
     let files = lab::render::write(&lab, out)?;
     for f in &files {
         eprintln!("loadlab: wrote {}", f.display());
     }
     let baseline = if lab.interrupted { None } else { against_baseline(plan, out)? };
-    verdict(&lab, signalled)?;
-    baseline.map_or(Ok(()), |o| gate(&o))
+    let verdict = verdict(&lab, shutdown.signalled()).and_then(|()| baseline.map_or(Ok(()), |o| gate(&o)));
+    shutdown.outcome(verdict)
 }
 
 /// `[baseline]`: this lab compared with the one named, written beside its reports.
@@ -221,7 +212,7 @@ fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::compa
 }
 
 /// The lab's last lines and its exit: interrupted (130/143), failed (3), inconclusive (4), held.
-fn verdict(lab: &Lab, signalled: u8) -> anyhow::Result<()> {
+fn verdict(lab: &Lab, signalled: Option<u8>) -> anyhow::Result<()> {
     for c in &lab.capacity {
         eprintln!("loadlab: {}", lab::render::markdown::capacity_sentence(c));
     }
@@ -230,7 +221,7 @@ fn verdict(lab: &Lab, signalled: u8) -> anyhow::Result<()> {
         eprintln!("loadlab: inconclusive: {why}");
     }
     if lab.interrupted {
-        let code = if signalled == 0 { 130 } else { signalled };
+        let code = signalled.unwrap_or(130);
         let ran = lab.matrix.steps.len() - lab.not_run.len();
         return Err(anyhow::Error::new(Interrupted(code))
             .context(format!("interrupted after {ran} of {} steps; the reports cover those", lab.matrix.steps.len())));
@@ -254,31 +245,5 @@ fn verdict(lab: &Lab, signalled: u8) -> anyhow::Result<()> {
             if inconclusive.len() == 1 { "" } else { "s" }
         ))));
     }
-    Ok(())
-}
-
-/// SIGINT and SIGTERM: the first stops the lab after the current step's requests in flight,
-/// the second abandons the current step; either way the targets are stopped and the reports
-/// written. `signal` keeps the exit status (130 or 143).
-fn watch_signals(opts: &RunOptions, signal: Arc<AtomicU8>) -> std::io::Result<()> {
-    use tokio::signal::unix::{signal as on, SignalKind};
-    let (mut int, mut term) = (on(SignalKind::interrupt())?, on(SignalKind::terminate())?);
-    let (stop, abort) = (opts.stop.clone(), opts.abort.clone());
-    tokio::spawn(async move {
-        loop {
-            let code = tokio::select! {
-                _ = int.recv() => 130,
-                _ = term.recv() => 143,
-            };
-            let _ = signal.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
-            if stop.is_cancelled() {
-                eprintln!("\nloadlab: stopping now; writing the reports");
-                abort.cancel();
-            } else {
-                eprintln!("\nloadlab: stopping after the current step's requests in flight (again to stop at once)");
-                stop.cancel();
-            }
-        }
-    });
     Ok(())
 }

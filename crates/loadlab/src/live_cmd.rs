@@ -45,9 +45,9 @@ impl lab::experiment::Watcher for LabView {
 }
 
 impl Serving {
-    /// After the run: serves on for `--live-linger` (or until Ctrl-C, or, when it offers
-    /// gathered results, until each was fetched whole), then stops.
-    pub async fn finish(self) {
+    /// After the run: serves on for `--live-linger` (or until `stop`, the first signal, or, when
+    /// it offers gathered results, until each was fetched whole), then stops.
+    pub async fn finish(self, stop: &CancellationToken) {
         if !self.linger.is_zero() {
             let collected = async {
                 self.live.shelf.collected().await;
@@ -56,7 +56,7 @@ impl Serving {
             };
             tokio::select! {
                 _ = tokio::time::sleep(self.linger) => {}
-                _ = tokio::signal::ctrl_c() => {}
+                _ = stop.cancelled() => {}
                 _ = collected => {}
             }
         }

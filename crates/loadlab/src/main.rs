@@ -15,6 +15,7 @@ mod origin_cmd;
 mod plot_cmd;
 mod progress;
 mod report_cmd;
+mod shutdown;
 
 use std::process::ExitCode;
 

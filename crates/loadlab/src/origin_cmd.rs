@@ -1,4 +1,4 @@
-//! `loadlab origin`: the origin simulator on a port until Ctrl-C.
+//! `loadlab origin`: the origin simulator on a port until a signal.
 
 use std::sync::Arc;
 
@@ -6,6 +6,7 @@ use origin::{AdminPolicy, Simulation};
 
 use crate::bad;
 use crate::cli::OriginArgs;
+use crate::shutdown::{Second, Shutdown};
 
 /// `--listen`, else `PORT`, else 127.0.0.1:8080.
 fn listen_addr(a: &OriginArgs) -> anyhow::Result<String> {
@@ -35,8 +36,10 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
     if let Some((path, text)) = &recipe {
         origin::parse_upload(text).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     }
+    let shutdown = Shutdown::watch("stopping the origin", Second::Exit)?;
+    let stop = shutdown.stop();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         let sim = Simulation::with_max_payload(a.max_payload).await;
         if let Some((path, text)) = &recipe {
             sim.upload(text).await.map_err(|e| bad(format!("{}: {e}", path.display())))?;
@@ -60,9 +63,7 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
             let limits = origin::ConnLimits { header: a.header_timeout, idle: a.idle_timeout };
             tokio::spawn(origin::serve_with(l, Arc::clone(&sim), policy, limits, None, std::future::pending()));
         }
-        let stop = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
+        let stop = stop.cancelled_owned();
         let limits = origin::ConnLimits { header: a.header_timeout, idle: a.idle_timeout };
         match (a.http3, tls, &a.tls_cert, &a.tls_key) {
             (true, Some(tls), Some(cert), Some(key)) => {
@@ -74,7 +75,8 @@ pub fn run(a: OriginArgs) -> anyhow::Result<()> {
             (_, tls, _, _) => origin::serve_with(listener, sim, main_admin, limits, tls, stop).await,
         }
         Ok(())
-    })
+    });
+    shutdown.outcome(result)
 }
 
 fn resolve(addr: &str) -> std::io::Result<std::net::SocketAddr> {

@@ -10,6 +10,7 @@ use results::{Consumer, Metrics, Reader, ShardSet};
 
 use crate::bad;
 use crate::cli::ReportArgs;
+use crate::shutdown::{Second, Shutdown};
 
 /// An input named for messages.
 pub struct Input {
@@ -138,8 +139,11 @@ pub fn shard_problems(problems: &[String]) -> anyhow::Result<()> {
 }
 
 /// `--every`: reports the inputs so far at each interval while they grow, then once at the end.
-/// A file is followed until its run ends cleanly or it stops growing for a few seconds.
+/// A file is followed until its run ends cleanly or it stops growing for a few seconds, or until
+/// a signal (then the last report covers what was read).
 fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
+    let shutdown = Shutdown::watch("stopping: a last report of what was read", Second::Exit)?;
+    let stop = shutdown.stop();
     let metrics = Arc::new(Mutex::new(Metrics::new()));
     let mut readers = Vec::new();
     for input in inputs {
@@ -153,7 +157,7 @@ fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Wr
     }
     let clear = std::io::stdout().is_terminal();
     let mut next = Instant::now() + every;
-    while readers.iter().any(|r| !r.is_finished()) {
+    while readers.iter().any(|r| !r.is_finished()) && !stop.is_cancelled() {
         std::thread::sleep(Duration::from_millis(50).min(next.saturating_duration_since(Instant::now())));
         if Instant::now() >= next {
             if clear {
@@ -165,7 +169,8 @@ fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Wr
             next += every;
         }
     }
-    for r in readers {
+    // Stopped by a signal, the readers still following are left to the process's exit.
+    for r in readers.into_iter().filter(|r| r.is_finished() || !stop.is_cancelled()) {
         r.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))??;
     }
     if clear {
@@ -173,7 +178,8 @@ fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Wr
     }
     let m = metrics.lock().unwrap().clone();
     write_report(kind, &m, out)?;
-    Ok(())
+    out.flush()?;
+    shutdown.outcome(Ok(()))
 }
 
 /// `report --compare OLD NEW`: the table of `lab compare` for two files (within-run statistics).

@@ -170,3 +170,16 @@ fn templates_in_headers_and_body_are_checked_and_read_from_the_plan_directory() 
         assert!(e.contains(says), "{e}");
     }
 }
+
+#[test]
+fn quick_shortens_steps_repeats_and_probes_and_nothing_else() {
+    let p = parse(FULL, "plan.toml", Path::new("/plans")).unwrap();
+    let q = p.quick();
+    assert_eq!((q.load.duration, q.load.warmup, q.load.repeats), (QUICK_STEP, Duration::from_millis(500), 3));
+    let (full, quick) = (p.capacity.as_ref().unwrap(), q.capacity.as_ref().unwrap());
+    assert_eq!((quick.probe, quick.precision, quick.start, quick.max), (QUICK_STEP, 0.10, full.start, full.max));
+    assert_eq!((q.load.rate.clone(), q.targets.len(), q.variants.len()), (p.load.rate.clone(), 2, 1));
+    assert_eq!(crate::matrix::count(&q), crate::matrix::count(&p), "the same steps, shorter");
+    // Already short: left as it is.
+    assert_eq!(q.quick().load.duration, QUICK_STEP);
+}

@@ -81,7 +81,6 @@ fn setup(md: &mut String, lab: &Lab) {
         );
     }
     if let Some(spec) = &lab.plan.capacity {
-        let spec = if lab.quick { crate::capacity::quick(spec) } else { spec.clone() };
         let _ = writeln!(
             md,
             "\nCapacity search: open model over {}, {request}; rates from {:.0} req/s doubling up to at most {:.0} \

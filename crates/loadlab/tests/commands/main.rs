@@ -11,3 +11,4 @@ mod k8s;
 mod origin_fds;
 mod plot;
 mod replay;
+mod signals;

@@ -87,3 +87,108 @@ pub fn screenshot(url: &str, dir: &Path, name: &str) -> Shot {
         buf,
     }
 }
+
+/// A command running in the background, its stdout and stderr gathered as they come.
+pub struct Watched {
+    pub child: std::process::Child,
+    out: std::sync::Arc<std::sync::Mutex<String>>,
+    err: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Watched {
+    /// Starts `cmd` with its stdout and stderr piped to us.
+    pub fn spawn(mut cmd: Command) -> Watched {
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let gather = |mut from: Box<dyn std::io::Read + Send>| {
+            let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+            let into = std::sync::Arc::clone(&text);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = from.read(&mut buf) {
+                    into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+            text
+        };
+        let out = gather(Box::new(child.stdout.take().unwrap()));
+        let err = gather(Box::new(child.stderr.take().unwrap()));
+        Watched { child, out, err }
+    }
+
+    pub fn stdout(&self) -> String {
+        self.out.lock().unwrap().clone()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.err.lock().unwrap().clone()
+    }
+
+    /// Waits (at most a minute) until `ready` holds, failing with what the command said.
+    pub fn wait_until(&mut self, what: &str, mut ready: impl FnMut(&Watched) -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !ready(self) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("ended ({status}) before {what}: {}", self.stderr());
+            }
+            assert!(std::time::Instant::now() < deadline, "never {what}: {}", self.stderr());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
+    }
+
+    /// Waits for the exit (at most a minute; killed past that) and gives its code.
+    pub fn exit_code(&mut self) -> Option<i32> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("did not end within a minute: {}", self.stderr());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `loadlab origin` on a port of its choosing; its URL once it serves.
+pub fn origin(recipe: Option<&Path>) -> (Watched, String) {
+    let mut cmd = loadlab();
+    cmd.args(["origin", "--listen", "127.0.0.1:0"]);
+    if let Some(r) = recipe {
+        cmd.arg("--recipe").arg(r);
+    }
+    let mut o = Watched::spawn(cmd);
+    o.wait_until("serving", |w| w.stderr().contains("serving on http://"));
+    let err = o.stderr();
+    let url = err.split("serving on ").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    (o, url)
+}
+
+/// Requests an origin has answered so far (from its admin metrics).
+pub fn origin_served(url: &str) -> u64 {
+    origin_metric(url, "loadlab_origin_response_seconds_count")
+}
+
+/// One of an origin's admin metrics without labels; 0 while it cannot be read.
+pub fn origin_metric(url: &str, name: &str) -> u64 {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else { return 0 };
+    let _ = write!(s, "GET /_admin/metrics HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n");
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    let prefix = format!("{name} ");
+    text.lines().find_map(|l| l.strip_prefix(&prefix)).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
+}

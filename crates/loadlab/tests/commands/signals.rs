@@ -1,0 +1,138 @@
+//! Every command that runs for a while ends the same way on a signal: the first SIGINT or
+//! SIGTERM stops it (after writing what it has), the second at once, and the exit status is 130
+//! or 143, 128 plus the signal's number, as a shell reports a process killed by it.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal::{self, SIGINT, SIGTERM};
+
+use crate::support::{loadlab, origin, origin_metric, origin_served, tempdir, Watched};
+
+/// A command as a case: how to start it, and when it is busy enough to be stopped.
+struct Case {
+    name: &'static str,
+    command: fn(&str, &Path) -> Command,
+    ready: fn(&Watched, &str, &Path) -> bool,
+    /// What it wrote, checked after it stopped.
+    wrote: fn(&Watched, &Path),
+}
+
+fn attack(url: &str, dir: &Path) -> Command {
+    let mut c = loadlab();
+    c.args(["attack", url, "--rate", "50", "--duration", "60s", "-o"]).arg(dir.join("out.llr"));
+    c
+}
+
+fn lab(url: &str, dir: &Path) -> Command {
+    let plan = dir.join("plan.toml");
+    let text = format!("[targets.web]\nurl = \"{url}\"\n[load]\nrate = [20, 40]\nduration = \"60s\"\n");
+    std::fs::write(&plan, text).unwrap();
+    let mut c = loadlab();
+    c.args(["lab", "run"]).arg(&plan).arg("--out").arg(dir.join("out"));
+    c
+}
+
+fn demo(_: &str, dir: &Path) -> Command {
+    let mut c = loadlab();
+    c.args(["demo", "--rates", "20", "--step", "60s", "--out"]).arg(dir.join("out"));
+    c
+}
+
+fn follow(_: &str, _: &Path) -> Command {
+    // Its input is a pipe nobody writes to: it reports (nothing yet) every 100 ms until stopped.
+    let mut c = loadlab();
+    c.args(["report", "--every", "100ms", "-"]).stdin(std::process::Stdio::piped());
+    c
+}
+
+fn serve(_: &str, _: &Path) -> Command {
+    let mut c = loadlab();
+    c.args(["origin", "--listen", "127.0.0.1:0"]);
+    c
+}
+
+/// An attack or lab is ready once the origin has answered some of its requests.
+fn sending(_: &Watched, url: &str, _: &Path) -> bool {
+    origin_served(url) >= 10
+}
+
+fn nothing(_: &Watched, _: &Path) {}
+
+/// The results file is whole: every record read, and the end of the run marked.
+fn whole_results(_: &Watched, dir: &Path) {
+    let mut reader = results::Reader::new(std::fs::File::open(dir.join("out.llr")).unwrap(), "out");
+    let (mut records, mut ended) = (0, false);
+    while let Some(item) = reader.next().unwrap() {
+        match item {
+            results::Item::Record(_) => records += 1,
+            results::Item::End(_) => ended = true,
+            results::Item::Run(_) => {}
+        }
+    }
+    assert!(records >= 10 && ended, "{records} records, ended {ended}");
+}
+
+fn reports(_: &Watched, dir: &Path) {
+    let md = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(md.contains("**Interrupted"), "{md}");
+}
+
+fn last_report(w: &Watched, _: &Path) {
+    assert!(w.stdout().matches("Requests").count() >= 2, "{}", w.stdout());
+}
+
+const CASES: &[Case] = &[
+    Case { name: "attack", command: attack, ready: sending, wrote: whole_results },
+    Case { name: "lab run", command: lab, ready: sending, wrote: reports },
+    Case { name: "demo", command: demo, ready: |w, _, _| w.stdout().contains("running demo"), wrote: reports },
+    Case {
+        name: "report --every",
+        command: follow,
+        ready: |w, _, _| w.stdout().contains("Requests"),
+        wrote: last_report,
+    },
+    Case { name: "origin", command: serve, ready: |w, _, _| w.stderr().contains("serving on"), wrote: nothing },
+];
+
+#[test]
+fn every_long_command_exits_130_on_sigint_and_143_on_sigterm_after_writing_what_it_has() {
+    for case in CASES {
+        for (signal, code) in [(SIGINT, 130), (SIGTERM, 143)] {
+            let what = format!("{} on {signal}", case.name);
+            let (_origin, url) = origin(None);
+            let dir = tempdir("signals");
+            let mut w = Watched::spawn((case.command)(&url, &dir));
+            w.wait_until(&what, |w| (case.ready)(w, &url, &dir));
+            let sent = Instant::now();
+            w.signal(signal);
+            assert_eq!(w.exit_code(), Some(code), "{what}: {}", w.stderr());
+            assert!(sent.elapsed() < Duration::from_secs(20), "{what}: took {:?}", sent.elapsed());
+            (case.wrote)(&w, &dir);
+        }
+    }
+}
+
+#[test]
+fn a_second_signal_stops_at_once() {
+    // Requests that take a minute: the first signal would wait for them, the second does not.
+    let dir = tempdir("second-signal");
+    let recipe = dir.join("slow.json");
+    std::fs::write(&recipe, r#"{"route": "/*", "body": "x", "stages": [{"at": 0, "status": 200, "latency": "60s"}]}"#)
+        .unwrap();
+    for (case, signals) in [(&CASES[0], [SIGINT, SIGINT]), (&CASES[1], [SIGTERM, SIGINT])] {
+        let what = format!("{} on {signals:?}", case.name);
+        let (_slow, url) = origin(Some(&recipe));
+        let mut w = Watched::spawn((case.command)(&url, &dir));
+        w.wait_until(&what, |_| origin_metric(&url, "loadlab_origin_in_flight") >= 5);
+        let sent = Instant::now();
+        for s in signals {
+            w.signal(s);
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        let first: Signal = signals[0];
+        assert_eq!(w.exit_code(), Some(if first == SIGINT { 130 } else { 143 }), "{what}: {}", w.stderr());
+        assert!(sent.elapsed() < Duration::from_secs(20), "{what}: took {:?}", sent.elapsed());
+    }
+}
