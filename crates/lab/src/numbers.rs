@@ -57,7 +57,7 @@ impl Consumer for StepConsumer {
             self.warmup_connections += u64::from(e.record.new_conn);
             return Ok(());
         }
-        let ok = e.error.is_none() && e.record.is_success();
+        let ok = e.record.is_success();
         if ok {
             self.ok_latency.saturating_record(e.record.latency_us.max(1));
         }

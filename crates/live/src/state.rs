@@ -257,7 +257,7 @@ impl Consumer for LiveConsumer {
         run.first_record.get_or_insert(now);
         run.last_record = Some(now);
         run.requests += 1;
-        run.successes += u64::from(r.error == 0 && r.is_success());
+        run.successes += u64::from(r.is_success());
         run.connections += u64::from(r.new_conn);
         run.bytes_in += r.bytes_in;
         run.bytes_out += r.bytes_out;

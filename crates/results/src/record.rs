@@ -30,9 +30,11 @@ pub struct Record {
 }
 
 impl Record {
-    /// Success as vegeta counts it: a 2xx or 3xx status.
+    /// Success, the one rule every count uses (reports, labs, charts, the live view): a 2xx or
+    /// 3xx answer without an error. As vegeta counts it, since vegeta's failed requests carry no
+    /// status; a file from elsewhere with both a 2xx status and an error counts as a failure.
     pub fn is_success(&self) -> bool {
-        (200..400).contains(&self.status)
+        self.error == 0 && (200..400).contains(&self.status)
     }
 }
 
@@ -172,5 +174,19 @@ impl RunEnd {
     /// Whether there is anything to write besides the marker.
     pub fn is_plain(&self) -> bool {
         RunEnd { complete: false, ..self.clone() } == RunEnd::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Record;
+
+    #[test]
+    fn success_is_a_2xx_or_3xx_answer_without_an_error() {
+        let r = |status, error| Record { status, error, ..Record::default() };
+        assert!(r(200, 0).is_success() && r(304, 0).is_success());
+        assert!(!r(404, 0).is_success() && !r(0, 1).is_success() && !r(199, 0).is_success());
+        // A body cut short after its 200 header (as another tool may write it): a failure.
+        assert!(!r(200, 1).is_success());
     }
 }

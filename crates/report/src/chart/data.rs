@@ -172,7 +172,7 @@ impl ChartBuilder {
         let first = *run.first_us.get_or_insert(r.scheduled_us);
         let t = r.scheduled_us.saturating_sub(first);
         let ms = r.latency_us as f64 / 1000.0;
-        if r.error == 0 && r.is_success() {
+        if r.is_success() {
             run.ok.add(t, ms);
         } else {
             run.errors.add(t, ms);
@@ -180,7 +180,7 @@ impl ChartBuilder {
         // Seconds count from the first send too (origin 0), not from wall-clock seconds.
         run.metrics.add(0, &Record { scheduled_us: t, ..*r }, error);
         let done = run.completed.entry((t + r.latency_us) / 1_000_000).or_default();
-        done.0 += u64::from(r.error == 0 && r.is_success());
+        done.0 += u64::from(r.is_success());
         *done.1.entry(r.status).or_default() += 1;
         if let Some(window) = self.window_s {
             let oldest = (t / 1_000_000).saturating_sub(window);
