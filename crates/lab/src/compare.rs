@@ -16,66 +16,15 @@ use crate::numbers::StepConsumer;
 use crate::stats::{compare, compare_within, Basis, Comparison, MIN_REPEATS};
 use crate::windows::Window;
 
-/// What a compared metric is: the lab's metric, or CPU per request of a sampled process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Measure {
-    Throughput,
-    P50,
-    P99,
-    Success,
-    /// µs of CPU per successful request, of the target's process tree, and of loadlab.
-    TargetCpu,
-    GeneratorCpu,
-}
-
-pub const MEASURES: [Measure; 6] =
-    [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success, Measure::TargetCpu, Measure::GeneratorCpu];
-
-impl Measure {
-    pub fn name(self) -> &'static str {
-        match self {
-            Measure::Throughput => "throughput",
-            Measure::P50 => "p50",
-            Measure::P99 => "p99",
-            Measure::Success => "success",
-            Measure::TargetCpu => "target_cpu",
-            Measure::GeneratorCpu => "generator_cpu",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Measure> {
-        MEASURES.into_iter().find(|m| m.name() == s)
-    }
-
-    fn metric(self) -> Option<Metric> {
-        match self {
-            Measure::Throughput => Some(Metric::Throughput),
-            Measure::P50 => Some(Metric::P50),
-            Measure::P99 => Some(Metric::P99),
-            Measure::Success => Some(Metric::Success),
-            Measure::TargetCpu | Measure::GeneratorCpu => None,
-        }
-    }
-
-    /// A higher value is better.
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Measure::Throughput | Measure::Success)
-    }
-
-    pub fn show(self, v: f64) -> String {
-        match self.metric() {
-            Some(m) => m.show(v),
-            None => format!("{v:.1}µs/req"),
-        }
-    }
-}
+/// The metrics compared, in the order of the table.
+pub const COMPARED: [Metric; 6] =
+    [Metric::Throughput, Metric::P50, Metric::P99, Metric::Success, Metric::TargetCpu, Metric::GeneratorCpu];
 
 /// One step of a side, as compared.
 #[derive(Clone, Debug)]
 pub struct StepData {
     pub id: String,
-    pub values: BTreeMap<Measure, f64>,
+    pub values: BTreeMap<Metric, f64>,
     pub windows: Vec<Window>,
     /// The results files (a sharded run has several): the charts are drawn from them.
     pub files: Vec<PathBuf>,
@@ -173,16 +122,12 @@ pub fn side_of(lab: &crate::experiment::Lab, dir: &Path) -> Result<Side, Compare
             continue;
         }
         let n = &s.numbers;
-        let per_request = |pct: Option<f64>| pct.filter(|_| n.throughput > 0.0).map(|p| p / 100.0 / n.throughput * 1e6);
-        let mut values = BTreeMap::new();
-        for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
-            values.insert(m, m.metric().map_or(f64::NAN, |x| x.of(n)));
-        }
-        if let Some(v) = per_request(s.target_cpu_pct) {
-            values.insert(Measure::TargetCpu, v);
-        }
-        if let Some(v) = per_request(s.generator_cpu_pct) {
-            values.insert(Measure::GeneratorCpu, v);
+        let mut values: BTreeMap<Metric, f64> =
+            COMPARED.iter().filter(|m| !m.is_sampled()).map(|m| (*m, m.of(n))).collect();
+        for (m, pct) in [(Metric::TargetCpu, s.target_cpu_pct), (Metric::GeneratorCpu, s.generator_cpu_pct)] {
+            if let Some(v) = Metric::cpu_per_request(pct, n) {
+                values.insert(m, v);
+            }
         }
         let file = Some(&s.file).filter(|f| !f.is_empty()).map(|f| dir.join(f));
         let windows = match &file {
@@ -221,10 +166,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
         )));
     }
     let n = c.numbers();
-    let mut values = BTreeMap::new();
-    for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
-        values.insert(m, m.metric().map_or(f64::NAN, |x| x.of(&n)));
-    }
+    let values = COMPARED.iter().filter(|m| !m.is_sampled()).map(|m| (*m, m.of(&n))).collect();
     let mut cell = CellData { target: "run".into(), label: "all".into(), ..Default::default() };
     let id = path.display().to_string();
     // The lab's rule, with no SLO to break.
@@ -261,7 +203,8 @@ impl Verdict {
 pub struct Row {
     pub target: String,
     pub load: String,
-    pub measure: Measure,
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     pub old: f64,
     pub new: f64,
     /// (new / old - 1) in %, with its 95% interval.
@@ -278,7 +221,8 @@ pub struct Row {
 /// A `--fail-on` clause: `p99>+5%` fails on a significant p99 rise beyond 5%.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Gate {
-    pub measure: Measure,
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     /// Fails when the change is above `limit_pct` (`>`), or below it (`<`).
     pub above: bool,
     pub limit_pct: f64,
@@ -293,8 +237,8 @@ impl Gate {
     pub fn parse(c: &str) -> Result<Gate, String> {
         let at = c.find(['<', '>']).ok_or_else(|| format!("{c:?}: expected METRIC>+N% or METRIC<-N%"))?;
         let name = c[..at].trim();
-        let measure = Measure::parse(name).ok_or_else(|| {
-            let names: Vec<&str> = MEASURES.iter().map(|m| m.name()).collect();
+        let metric = Metric::parse(name).ok().filter(|m| COMPARED.contains(m)).ok_or_else(|| {
+            let names: Vec<&str> = COMPARED.iter().map(|m| m.name()).collect();
             format!("{c:?}: unknown metric {name:?} ({})", names.join(", "))
         })?;
         let limit = c[at + 1..].trim();
@@ -303,16 +247,16 @@ impl Gate {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|v| v.is_finite())
             .ok_or_else(|| format!("{c:?}: {limit:?} is not a change like +5% or -3%"))?;
-        Ok(Gate { measure, above: c.as_bytes()[at] == b'>', limit_pct })
+        Ok(Gate { metric, above: c.as_bytes()[at] == b'>', limit_pct })
     }
 
     pub fn text(&self) -> String {
-        format!("{}{}{:+}%", self.measure.name(), if self.above { ">" } else { "<" }, self.limit_pct)
+        format!("{}{}{:+}%", self.metric.name(), if self.above { ">" } else { "<" }, self.limit_pct)
     }
 
     /// The row breaks the gate: a significant change (beyond the threshold) past the limit.
     pub fn broken_by(&self, r: &Row) -> bool {
-        r.measure == self.measure
+        r.metric == self.metric
             && r.verdict != Verdict::Same
             && if self.above { r.change_pct > self.limit_pct } else { r.change_pct < self.limit_pct }
     }
@@ -327,7 +271,7 @@ pub struct Outcome {
     pub threshold_pct: f64,
     pub rows: Vec<Row>,
     /// Per metric, the geometric mean of new / old over the cells, as a change in %.
-    pub geomean_pct: Vec<(Measure, f64)>,
+    pub geomean_pct: Vec<(Metric, f64)>,
     /// Cells on one side only, and steps left out, one line each.
     pub only_old: Vec<String>,
     pub only_new: Vec<String>,
@@ -367,29 +311,31 @@ pub fn with_profiles(mut o: Outcome, old: &Side, new: &Side, out: &Path) -> Outc
     o
 }
 
-fn row(measure: Measure, old: &CellData, new: &CellData, threshold_pct: f64) -> Option<Row> {
+fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Option<Row> {
     let vals = |c: &CellData| -> Vec<f64> {
-        c.steps.iter().filter_map(|s| s.values.get(&measure).copied()).filter(|v| v.is_finite()).collect()
+        c.steps.iter().filter_map(|s| s.values.get(&metric).copied()).filter(|v| v.is_finite()).collect()
     };
     let (a, b) = (vals(new), vals(old));
     if a.is_empty() || b.is_empty() {
         return None;
     }
     let windows = |c: &CellData| -> Vec<Window> { c.steps.iter().flat_map(|s| s.windows.iter().cloned()).collect() };
-    let c: Comparison = match measure.metric() {
-        Some(m) if a.len() < MIN_REPEATS || b.len() < MIN_REPEATS => compare_within(m, &windows(new), &windows(old)),
+    let c: Comparison = match metric {
+        m if !m.is_sampled() && (a.len() < MIN_REPEATS || b.len() < MIN_REPEATS) => {
+            compare_within(m, &windows(new), &windows(old))
+        }
         _ => compare(&a, &b),
     };
     let change_pct = (c.ratio - 1.0) * 100.0;
     let within = change_pct.abs() <= threshold_pct;
-    let verdict = match (c.significant && !within, (c.ratio > 1.0) == measure.higher_is_better()) {
+    let verdict = match (c.significant && !within, (c.ratio > 1.0) == metric.higher_is_better()) {
         (false, _) => Verdict::Same,
         (true, true) => Verdict::Better,
         (true, false) => Verdict::Worse,
     };
     let note = if c.significant && within {
         Some(format!("within the {threshold_pct}% threshold"))
-    } else if verdict == Verdict::Same && measure.metric().is_none() && (a.len() < 2 || b.len() < 2) {
+    } else if verdict == Verdict::Same && metric.is_sampled() && (a.len() < 2 || b.len() < 2) {
         Some("CPU is sampled once a second: set repeats >= 3 to compare it".into())
     } else {
         c.note.clone()
@@ -397,7 +343,7 @@ fn row(measure: Measure, old: &CellData, new: &CellData, threshold_pct: f64) -> 
     Some(Row {
         target: new.target.clone(),
         load: new.label.clone(),
-        measure,
+        metric,
         old: crate::stats::median(&b),
         new: crate::stats::median(&a),
         change_pct,
@@ -418,18 +364,18 @@ pub fn outcome(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> 
         for (side, c) in [("old", o), ("new", n)] {
             excluded.extend(c.excluded.iter().map(|e| format!("{side} {e}")));
         }
-        rows.extend(MEASURES.iter().filter_map(|m| row(*m, o, n, threshold_pct)));
+        rows.extend(COMPARED.iter().filter_map(|m| row(*m, o, n, threshold_pct)));
     }
     let describe = |c: &CellData| format!("{} at {}", c.target, c.label);
     let only_old = old.cells.iter().filter(|(k, _)| !new.cells.contains_key(*k)).map(|(_, c)| describe(c)).collect();
     let only_new = new.cells.iter().filter(|(k, _)| !old.cells.contains_key(*k)).map(|(_, c)| describe(c)).collect();
-    let geomean_pct = MEASURES
+    let geomean_pct = COMPARED
         .iter()
         .filter_map(|m| {
             // Over the rows' own ratios (those their intervals are about).
             let logs: Vec<f64> = rows
                 .iter()
-                .filter(|r| r.measure == *m && r.change_pct > -100.0 && r.change_pct.is_finite())
+                .filter(|r| r.metric == *m && r.change_pct > -100.0 && r.change_pct.is_finite())
                 .map(|r| (1.0 + r.change_pct / 100.0).ln())
                 .collect();
             (!logs.is_empty()).then(|| (*m, ((logs.iter().sum::<f64>() / logs.len() as f64).exp() - 1.0) * 100.0))
@@ -469,8 +415,8 @@ mod tests {
         let windows = run(10, 100, median_ms, seed);
         let all: Vec<&Window> = windows.iter().collect();
         let mut values = BTreeMap::new();
-        for m in [Measure::Throughput, Measure::P50, Measure::P99, Measure::Success] {
-            values.insert(m, crate::stats::window_metric(m.metric().unwrap(), &all).unwrap());
+        for m in [Metric::Throughput, Metric::P50, Metric::P99, Metric::Success] {
+            values.insert(m, crate::stats::window_metric(m, &all).unwrap());
         }
         let cell = CellData {
             target: "svc".into(),
@@ -485,17 +431,17 @@ mod tests {
     fn a_slower_run_is_worse_on_latency_and_a_gate_catches_it() {
         let gates = Gate::parse_list("p50>+10%, throughput<-3%").unwrap();
         let o = outcome(&side(10.0, 1), &side(13.0, 2), 2.0, gates);
-        let p50 = o.rows.iter().find(|r| r.measure == Measure::P50).unwrap();
+        let p50 = o.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
         assert_eq!(p50.verdict, Verdict::Worse, "{p50:?}");
         assert!((p50.change_pct - 30.0).abs() < 4.0, "{p50:?}");
         let (lo, hi) = p50.ci_pct.unwrap();
         assert!(lo > 0.0 && hi > lo, "{p50:?}");
         assert_eq!(p50.basis, Basis::WithinRun);
-        let tp = o.rows.iter().find(|r| r.measure == Measure::Throughput).unwrap();
+        let tp = o.rows.iter().find(|r| r.metric == Metric::Throughput).unwrap();
         assert_eq!(tp.verdict, Verdict::Same, "{tp:?}");
         assert_eq!(o.failed.len(), 1, "{:?}", o.failed);
         assert!(o.failed[0].starts_with("p50>+10%: svc at 100 req/s, http1: +"), "{:?}", o.failed);
-        assert!(o.geomean_pct.iter().any(|(m, g)| *m == Measure::P50 && (*g - 30.0).abs() < 4.0));
+        assert!(o.geomean_pct.iter().any(|(m, g)| *m == Metric::P50 && (*g - 30.0).abs() < 4.0));
         // The same run against itself: nothing changed, nothing fails.
         let same = outcome(&side(10.0, 1), &side(10.0, 1), 2.0, Gate::parse_list("p50>+10%").unwrap());
         assert!(same.rows.iter().all(|r| r.verdict == Verdict::Same), "{:?}", same.rows);
@@ -504,9 +450,11 @@ mod tests {
 
     #[test]
     fn gates_parse_and_refuse() {
-        assert_eq!(Gate::parse("p99>+5%").unwrap(), Gate { measure: Measure::P99, above: true, limit_pct: 5.0 });
+        assert_eq!(Gate::parse("p99>+5%").unwrap(), Gate { metric: Metric::P99, above: true, limit_pct: 5.0 });
         assert_eq!(Gate::parse("throughput<-3%").unwrap().text(), "throughput<-3%");
-        for bad in ["p99", "p42>+5%", "p99>5", "p99>fast%"] {
+        assert_eq!(Gate::parse("target_cpu>+10%").unwrap().metric, Metric::TargetCpu);
+        // p90 is a metric, but not one compared: a gate on it could never break.
+        for bad in ["p99", "p42>+5%", "p99>5", "p99>fast%", "p90>+5%"] {
             assert!(Gate::parse(bad).is_err(), "{bad}");
         }
     }

@@ -24,6 +24,13 @@ pub enum Metric {
     Rps,
     /// Successful responses per second.
     Throughput,
+    /// µs of CPU per successful request of the target's process tree, and of loadlab: sampled
+    /// beside a step (once a second), not in its numbers, so compared (`lab compare`) but not a
+    /// clause or a hypothesis.
+    #[serde(rename = "target_cpu")]
+    TargetCpu,
+    #[serde(rename = "generator_cpu")]
+    GeneratorCpu,
 }
 
 impl Metric {
@@ -40,9 +47,12 @@ impl Metric {
             "errors" => Metric::Errors,
             "rps" | "rate" => Metric::Rps,
             "throughput" => Metric::Throughput,
+            "target_cpu" => Metric::TargetCpu,
+            "generator_cpu" => Metric::GeneratorCpu,
             _ => {
                 return Err(format!(
-                    "unknown metric {s:?} (p50, p90, p95, p99, p999, max, mean, success, errors, rps, throughput)"
+                    "unknown metric {s:?} (p50, p90, p95, p99, p999, max, mean, success, errors, rps, throughput, \
+                     target_cpu, generator_cpu)"
                 ))
             }
         })
@@ -61,7 +71,31 @@ impl Metric {
             Metric::Errors => "errors",
             Metric::Rps => "rps",
             Metric::Throughput => "throughput",
+            Metric::TargetCpu => "target_cpu",
+            Metric::GeneratorCpu => "generator_cpu",
         }
+    }
+
+    /// A metric of a step's numbers, which a clause or a hypothesis may name: refused, with why,
+    /// for the CPU sampled beside the step.
+    pub fn parse_of_step(s: &str) -> Result<Metric, String> {
+        let m = Metric::parse(s)?;
+        if m.is_sampled() {
+            return Err(format!(
+                "{s} (CPU per request) is sampled beside a step, not in its numbers: `lab compare` compares it"
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Sampled beside a step (once a second), not in its [`Numbers`].
+    pub fn is_sampled(self) -> bool {
+        matches!(self, Metric::TargetCpu | Metric::GeneratorCpu)
+    }
+
+    /// A higher value is better.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Success | Metric::Rps | Metric::Throughput)
     }
 
     pub fn is_latency(self) -> bool {
@@ -71,7 +105,8 @@ impl Metric {
         )
     }
 
-    /// The metric's value in a step: latencies in ms (of all requests), shares 0..1, rates /s.
+    /// The metric's value in a step: latencies in ms (of all requests), shares 0..1, rates /s;
+    /// NaN for what is sampled beside it ([`Metric::cpu_per_request`]).
     pub fn of(self, n: &Numbers) -> f64 {
         let l = &n.latency;
         match self {
@@ -86,7 +121,13 @@ impl Metric {
             Metric::Errors => 1.0 - n.success,
             Metric::Rps => n.rate,
             Metric::Throughput => n.throughput,
+            Metric::TargetCpu | Metric::GeneratorCpu => f64::NAN,
         }
+    }
+
+    /// µs of CPU per successful request from a process's CPU (% of one core) over a step.
+    pub fn cpu_per_request(cpu_pct: Option<f64>, n: &Numbers) -> Option<f64> {
+        cpu_pct.filter(|_| n.throughput > 0.0).map(|p| p / 100.0 / n.throughput * 1e6)
     }
 
     /// A value of this metric as people write it (`250.0ms`, `99.90%`, `1200.0/s`).
@@ -94,6 +135,7 @@ impl Metric {
         match self {
             _ if self.is_latency() => show_ms(v),
             Metric::Success | Metric::Errors => format!("{:.2}%", v * 100.0),
+            Metric::TargetCpu | Metric::GeneratorCpu => format!("{v:.1}µs/req"),
             _ => format!("{v:.1}/s"),
         }
     }

@@ -107,7 +107,7 @@ pub fn summarize(values: &[f64]) -> Summary {
 }
 
 /// A metric of a set of windows, as [`Metric::of`] gives it of a step: latencies in ms, shares
-/// 0..1, rates per second of window. `None` for what windows cannot tell (max) or an empty set.
+/// 0..1, rates per second of window. `None` for what windows cannot tell (max, CPU) or an empty set.
 pub fn window_metric(m: Metric, windows: &[&Window]) -> Option<f64> {
     let requests: u64 = windows.iter().map(|w| w.requests).sum();
     let successes: u64 = windows.iter().map(|w| w.successes).sum();
@@ -150,7 +150,7 @@ pub fn window_metric(m: Metric, windows: &[&Window]) -> Option<f64> {
         Metric::Errors => 1.0 - successes as f64 / requests as f64,
         Metric::Rps => requests as f64 / windows.iter().map(|w| w.secs).sum::<f64>(),
         Metric::Throughput => successes as f64 / windows.iter().map(|w| w.secs).sum::<f64>(),
-        Metric::Max => return None,
+        Metric::Max | Metric::TargetCpu | Metric::GeneratorCpu => return None,
     })
 }
 

@@ -82,7 +82,7 @@ pub struct Clause {
 impl Clause {
     /// `key` is the metric, `text` the condition: `"< 1s"`, `">= 99.9%"`, `"> 1000"`.
     pub fn parse(key: &str, text: &str) -> Result<Clause, String> {
-        let metric = Metric::parse(key)?;
+        let metric = Metric::parse_of_step(key)?;
         let t = text.trim();
         let (op, rest) = [("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)]
             .iter()

@@ -108,6 +108,11 @@ fn rejections_name_file_line_and_field() {
         ),
         ("[targets.a]\nurl = \"http://127.0.0.1:99999/\"\n[load]\nrate = 1\n", 2, "targets.a.url: bad URL"),
         ("[targets.a]\nport = 3\n", 1, "targets.a: unknown field `port`"),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 1\n[slo]\ntarget_cpu = \"< 50\"\n",
+            6,
+            "slo.target_cpu: target_cpu (CPU per request) is sampled beside a step",
+        ),
         ("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nspeed = 2\n", 4, "load.speed: speeds a replay"),
         (
             "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 5\nreplay = \"x.log\"\n",
