@@ -11,6 +11,7 @@
 pub mod capacity;
 pub mod compare;
 pub mod demo;
+pub mod ending;
 pub mod events;
 pub mod experiment;
 pub mod matrix;

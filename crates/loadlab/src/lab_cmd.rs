@@ -1,9 +1,10 @@
 //! `loadlab lab`: runs a plan (or a capacity search built from flags) and writes its reports.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
+use lab::ending::Ending;
 use lab::experiment::{Event, Lab, RunOptions};
 use lab::plan::Plan;
 
@@ -51,7 +52,7 @@ pub fn gate(o: &lab::compare::Outcome) -> anyhow::Result<()> {
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
     let plan = lab::plan::load(&a.plan).map_err(|e| bad(e.to_string()))?;
     let stem = a.plan.file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
-    let out = out_dir(a.out.as_deref(), &stem, a.guard.force)?;
+    let out = lab::ending::out_dir(a.out.as_deref(), &stem, a.guard.force).map_err(bad)?;
     execute(&plan, &out, a.quick, &a.guard, &a.live)
 }
 
@@ -81,84 +82,29 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
         lab::plan::CapacitySpec::new(a.start, a.max, a.precision, a.probe)
             .map_err(|e| bad(format!("--start/--max/--precision/--probe: {e}")))?,
     );
-    let out = out_dir(a.out.as_deref(), "capacity", a.guard.force)?;
+    let out = lab::ending::out_dir(a.out.as_deref(), "capacity", a.guard.force).map_err(bad)?;
     execute(&plan, &out, false, &a.guard, &a.live)
 }
 
-/// Where a lab writes: `--out`, which must not hold a previous lab unless `--force`; else a new
-/// folder named after the plan and the time, so no run replaces another.
-fn out_dir(out: Option<&Path>, stem: &str, force: bool) -> anyhow::Result<PathBuf> {
-    match out {
-        Some(dir) if dir.join("lab.json").exists() && !force => Err(bad(format!(
-            "--out {}: holds a previous lab (lab.json); give another --out, or --force to replace it",
-            dir.display()
-        ))),
-        Some(dir) => {
-            // A previous run's files would mix with this one's.
-            for sub in ["steps", "samples", "charts"] {
-                let _ = std::fs::remove_dir_all(dir.join(sub));
-            }
-            Ok(dir.to_path_buf())
-        }
-        None => {
-            let base = format!("lab-{stem}-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"));
-            let mut dir = PathBuf::from(&base);
-            let mut n = 1;
-            while dir.exists() {
-                n += 1;
-                dir = PathBuf::from(format!("{base}-{n}"));
-            }
-            Ok(dir)
-        }
-    }
-}
-
-/// `1h02m`, `45s`.
-fn span(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{:.1}s", d.as_secs_f64()),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-    }
-}
-
-/// The plan before it runs: its steps and how long it should take; refused over `max_time`.
-fn preview(plan: &Plan, quick: bool, guard: &LabGuardArgs, out: &Path) -> anyhow::Result<()> {
-    let shown = if quick { plan.quick() } else { plan.clone() };
-    let steps = lab::matrix::count(&shown);
-    let estimate = lab::matrix::estimate(&shown);
-    let l = &shown.load;
-    let mut what = format!("{steps} step{}", if steps == 1 { "" } else { "s" });
-    if steps > 0 {
-        what += &format!(
-            " ({} target{} x {} load point{} x {} repeat{}, {} each after {} of warm-up)",
-            plan.targets.len(),
-            if plan.targets.len() == 1 { "" } else { "s" },
-            steps / plan.targets.len() as u128 / u128::from(l.repeats),
-            if steps / plan.targets.len() as u128 / u128::from(l.repeats) == 1 { "" } else { "s" },
-            l.repeats,
-            if l.repeats == 1 { "" } else { "s" },
-            span(l.duration),
-            span(l.warmup)
-        );
-    }
-    if plan.capacity.is_some() {
-        what += " and a capacity search per target";
-    }
-    if estimate > guard.max_time {
+/// The plan before it runs: its steps and how long it should take; refused over `--max-time`.
+fn preview(plan: &Plan, guard: &LabGuardArgs, out: &Path) -> anyhow::Result<()> {
+    let p = lab::ending::preview(plan);
+    let span = lab::ending::span;
+    if p.estimate > guard.max_time {
         return Err(bad(format!(
-            "the plan would run about {} ({what}), more than --max-time {}: raise --max-time to run it",
-            span(estimate),
+            "the plan would run about {} ({}), more than --max-time {}: raise --max-time to run it",
+            span(p.estimate),
+            p.what,
             span(guard.max_time)
         )));
     }
-    eprintln!("loadlab: {what}, about {}; writing to {}", span(estimate), out.display());
+    eprintln!("loadlab: {}, about {}; writing to {}", p.what, span(p.estimate), out.display());
     Ok(())
 }
 
 fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &LiveArgs) -> anyhow::Result<()> {
-    preview(plan, quick, guard, out)?;
+    let quick_plan = quick.then(|| plan.quick());
+    preview(quick_plan.as_ref().unwrap_or(plan), guard, out)?;
     let shutdown = Shutdown::watch("stopping after the current step's requests in flight", Second::Abandon)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let lab = runtime.block_on(async {
@@ -213,37 +159,19 @@ fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::compa
 
 /// The lab's last lines and its exit: interrupted (130/143), failed (3), inconclusive (4), held.
 fn verdict(lab: &Lab, signalled: Option<u8>) -> anyhow::Result<()> {
-    for c in &lab.capacity {
-        eprintln!("loadlab: {}", lab::render::markdown::capacity_sentence(c));
+    let (lines, ending) = lab.ending();
+    for line in lines {
+        eprintln!("loadlab: {line}");
     }
-    let inconclusive = lab.inconclusive();
-    for why in &inconclusive {
-        eprintln!("loadlab: inconclusive: {why}");
-    }
-    if lab.interrupted {
-        let code = signalled.unwrap_or(130);
-        let ran = lab.matrix.steps.len() - lab.not_run.len();
-        return Err(anyhow::Error::new(Interrupted(code))
-            .context(format!("interrupted after {ran} of {} steps; the reports cover those", lab.matrix.steps.len())));
-    }
-    if lab.findings.slo_failed {
-        let failed: Vec<String> = lab
-            .findings
-            .cells
-            .iter()
-            .filter(|c| c.slo.failed())
-            .map(|c| {
-                format!("{} at {}", lab.targets[c.target].name, lab.matrix.points[c.point].label(&lab.matrix.axes))
-            })
-            .collect();
-        return Err(anyhow::Error::new(VerdictFailed(format!("SLO failed: {}", failed.join(", ")))));
-    }
-    if !inconclusive.is_empty() {
-        return Err(anyhow::Error::new(Inconclusive(format!(
+    match ending {
+        Ending::Interrupted { ran, of } => Err(anyhow::Error::new(Interrupted(signalled.unwrap_or(130)))
+            .context(format!("interrupted after {ran} of {of} steps; the reports cover those"))),
+        Ending::SloFailed(cells) => Err(anyhow::Error::new(VerdictFailed(format!("SLO failed: {}", cells.join(", "))))),
+        Ending::Inconclusive(why) => Err(anyhow::Error::new(Inconclusive(format!(
             "inconclusive: {} verdict{} could not be reached (see above)",
-            inconclusive.len(),
-            if inconclusive.len() == 1 { "" } else { "s" }
-        ))));
+            why.len(),
+            if why.len() == 1 { "" } else { "s" }
+        )))),
+        Ending::Held => Ok(()),
     }
-    Ok(())
 }

@@ -1,0 +1,147 @@
+//! A lab's two ends as a command shows them: before it runs, what it will do and for how long
+//! ([`preview`]); after, its last lines and how it ended ([`Lab::ending`]), which the command
+//! turns into its exit status. Also where a lab writes when not told ([`out_dir`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::experiment::Lab;
+use crate::plan::Plan;
+
+/// What a plan will run, before it does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preview {
+    /// `6 steps (2 targets x 1 load point x 3 repeats, 2.0s each after 0.5s of warm-up) and a
+    /// capacity search per target`.
+    pub what: String,
+    pub estimate: Duration,
+}
+
+/// What `plan` (as it will run: after `--quick`) will do, and about how long it takes.
+pub fn preview(plan: &Plan) -> Preview {
+    let steps = crate::matrix::count(plan);
+    let l = &plan.load;
+    let plural = |n: u128| if n == 1 { "" } else { "s" };
+    let mut what = format!("{steps} step{}", plural(steps));
+    if steps > 0 {
+        let targets = plan.targets.len() as u128;
+        let points = steps / targets / u128::from(l.repeats);
+        what += &format!(
+            " ({targets} target{} x {points} load point{} x {} repeat{}, {} each after {} of warm-up)",
+            plural(targets),
+            plural(points),
+            l.repeats,
+            plural(u128::from(l.repeats)),
+            span(l.duration),
+            span(l.warmup)
+        );
+    }
+    if plan.capacity.is_some() {
+        what += " and a capacity search per target";
+    }
+    Preview { what, estimate: crate::matrix::estimate(plan) }
+}
+
+/// `1h02m`, `4m05s`, `45.0s`.
+pub fn span(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{:.1}s", d.as_secs_f64()),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// How a lab ended, in the order a command checks: stopped early, an SLO broken, a verdict not
+/// reached, or every verdict standing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ending {
+    /// Stopped by a signal after `ran` of `of` steps.
+    Interrupted {
+        ran: usize,
+        of: usize,
+    },
+    /// The cells whose SLO failed: `web at 400 req/s`.
+    SloFailed(Vec<String>),
+    /// Verdicts that could not be reached, one line each.
+    Inconclusive(Vec<String>),
+    Held,
+}
+
+impl Lab {
+    /// The lines a lab ends with (each capacity found, each verdict not reached), and how it
+    /// ended.
+    pub fn ending(&self) -> (Vec<String>, Ending) {
+        let mut lines: Vec<String> = self.capacity.iter().map(crate::render::markdown::capacity_sentence).collect();
+        let inconclusive = self.inconclusive();
+        lines.extend(inconclusive.iter().map(|why| format!("inconclusive: {why}")));
+        let ending = if self.interrupted {
+            Ending::Interrupted { ran: self.matrix.steps.len() - self.not_run.len(), of: self.matrix.steps.len() }
+        } else if self.findings.slo_failed {
+            Ending::SloFailed(
+                self.findings
+                    .cells
+                    .iter()
+                    .filter(|c| c.slo.failed())
+                    .map(|c| {
+                        let point = self.matrix.points[c.point].label(&self.matrix.axes);
+                        format!("{} at {point}", self.targets[c.target].name)
+                    })
+                    .collect(),
+            )
+        } else if !inconclusive.is_empty() {
+            Ending::Inconclusive(inconclusive)
+        } else {
+            Ending::Held
+        };
+        (lines, ending)
+    }
+}
+
+/// Where a lab writes: `out`, which must not hold a previous lab unless `force` (a previous run's
+/// step, sample and chart folders are cleared); else a new folder named after the plan and the
+/// time, so no run replaces another.
+pub fn out_dir(out: Option<&Path>, stem: &str, force: bool) -> Result<PathBuf, String> {
+    match out {
+        Some(dir) if dir.join("lab.json").exists() && !force => Err(format!(
+            "--out {}: holds a previous lab (lab.json); give another --out, or --force to replace it",
+            dir.display()
+        )),
+        Some(dir) => {
+            for sub in ["steps", "samples", "charts", "profiles"] {
+                let _ = std::fs::remove_dir_all(dir.join(sub));
+            }
+            Ok(dir.to_path_buf())
+        }
+        None => {
+            let base = format!("lab-{stem}-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"));
+            let mut dir = PathBuf::from(&base);
+            let mut n = 1;
+            while dir.exists() {
+                n += 1;
+                dir = PathBuf::from(format!("{base}-{n}"));
+            }
+            Ok(dir)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_preview_counts_steps_and_time() {
+        let text = "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[targets.b]\nurl = \"http://127.0.0.1:2/\"\n\
+                    [load]\nrate = [10, 20]\nduration = \"10s\"\nwarmup = \"1s\"\nrepeats = 3\n";
+        let plan = crate::plan::parse(text, "plan.toml", Path::new(".")).unwrap();
+        let p = preview(&plan);
+        assert_eq!(p.what, "12 steps (2 targets x 2 load points x 3 repeats, 10.0s each after 1.0s of warm-up)");
+        assert!(p.estimate >= Duration::from_secs(12 * 11), "{:?}", p.estimate);
+        assert_eq!(
+            preview(&plan.quick()).what,
+            "12 steps (2 targets x 2 load points x 3 repeats, 2.0s each after 0.5s of warm-up)"
+        );
+        assert_eq!((span(Duration::from_secs(3725)), span(Duration::from_secs(245))), ("1h02m".into(), "4m05s".into()));
+    }
+}
