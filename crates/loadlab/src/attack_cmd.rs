@@ -205,7 +205,7 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         let serving = crate::live_cmd::start(&a.live, &title).await?;
         let mut gathering = None;
         if let Some(addr) = &a.shard.barrier {
-            let start = crate::barrier::meet(addr, config.shard, a.shard.barrier_timeout).await?;
+            let start = fleet::barrier::meet(addr, config.shard, a.shard.barrier_timeout).await?;
             config.start_at = Some(start.at);
             config.run = Some(start.run.clone());
             if a.shard.collect {
@@ -259,13 +259,13 @@ fn tell_replay(r: &attack::ReplayStats) {
 /// `--collect`: worker 0 receives the others' results files while it runs; the others send theirs
 /// when done.
 enum Gathering {
-    Receiving(crate::barrier::gather::Receiving),
+    Receiving(fleet::gather::Receiving),
     Sending { run: String, file: std::path::PathBuf },
 }
 
 impl Gathering {
     fn start(
-        start: crate::barrier::Start,
+        start: fleet::barrier::Start,
         shard: attack::Shard,
         output: &str,
         serving: Option<&crate::live_cmd::Serving>,
@@ -274,7 +274,7 @@ impl Gathering {
         let Some(listener) = start.listener else { return Gathering::Sending { run: start.run, file } };
         let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| ".".into(), |d| d.to_path_buf());
         let own = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let on_file: crate::barrier::gather::OnFile = match serving {
+        let on_file: fleet::gather::OnFile = match serving {
             Some(s) => {
                 s.live.shelf.expect(usize::try_from(shard.count).unwrap_or(usize::MAX));
                 let live = Arc::clone(&s.live);
@@ -282,7 +282,7 @@ impl Gathering {
             }
             None => Arc::new(|_, _| {}),
         };
-        Gathering::Receiving(crate::barrier::gather::receive(listener, shard, start.run, dir, own, on_file))
+        Gathering::Receiving(fleet::gather::receive(listener, shard, start.run, dir, own, on_file))
     }
 
     /// After this worker's run: worker 0 waits for the others' files (offering its own), the
@@ -301,7 +301,7 @@ impl Gathering {
                 Err(anyhow::Error::new(crate::Inconclusive("--collect: the gathered set is incomplete".into())))
             }
             Gathering::Sending { run, file } => {
-                crate::barrier::gather::send(addr, shard, &run, &file).await?;
+                fleet::gather::send(addr, shard, &run, &file).await?;
                 eprintln!("loadlab: --collect: results sent to worker 0 at {addr}");
                 Ok(())
             }

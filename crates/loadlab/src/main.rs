@@ -4,7 +4,6 @@
 //! No logic of its own.
 
 mod attack_cmd;
-mod barrier;
 mod cli;
 mod demo_cmd;
 mod encode_cmd;
@@ -146,11 +145,13 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("loadlab: {e:#}");
-            if e.downcast_ref::<BadInput>().is_some() {
+            if e.downcast_ref::<BadInput>().is_some() || e.downcast_ref::<fleet::BadInput>().is_some() {
                 ExitCode::from(2)
             } else if e.downcast_ref::<VerdictFailed>().is_some() {
                 ExitCode::from(3)
-            } else if e.downcast_ref::<Inconclusive>().is_some() {
+            } else if e.downcast_ref::<Inconclusive>().is_some()
+                || e.downcast_ref::<fleet::collect::Incomplete>().is_some()
+            {
                 ExitCode::from(4)
             } else if let Some(Interrupted(code)) = e.downcast_ref::<Interrupted>() {
                 ExitCode::from(*code)

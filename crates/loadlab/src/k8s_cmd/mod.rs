@@ -2,14 +2,31 @@
 //! `collect` copies the results gathered on its pod 0 out of the cluster.
 
 mod attack_args;
-mod collect;
-mod job;
 
 use crate::cli::K8sCommand;
 
 pub fn run(cmd: K8sCommand) -> anyhow::Result<()> {
     match cmd {
-        K8sCommand::Job(a) => job::run(&a),
-        K8sCommand::Collect(a) => collect::run(&a),
+        K8sCommand::Job(a) => {
+            let spec = fleet::job::JobSpec {
+                attack: attack_args::check(&a.attack)?,
+                name: a.name,
+                namespace: a.namespace,
+                shards: a.shards,
+                image: a.image,
+                cpu: a.cpu,
+                memory: a.memory,
+                files: a.files,
+                config_claim: a.config_claim,
+                results_size: a.results_size,
+                results_claim: a.results_claim,
+                collect_within: a.collect_within,
+            };
+            print!("{}", fleet::job::yaml(&spec)?);
+            Ok(())
+        }
+        K8sCommand::Collect(a) => {
+            fleet::collect::run(&fleet::collect::Collect { url: a.url, out: a.out, wait: a.wait, force: a.force })
+        }
     }
 }

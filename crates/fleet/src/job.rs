@@ -1,4 +1,4 @@
-//! `loadlab k8s job`: the manifests of an attack run by N pods of a Kubernetes Indexed Job. Pod
+//! The manifests (`loadlab k8s job`) of an attack run by N pods of a Kubernetes Indexed Job. Pod
 //! I runs `loadlab attack ... --shards N` (its index comes as JOB_COMPLETION_INDEX), meets the
 //! others at a barrier on pod 0 (found through a headless Service) and serves its live view on
 //! port 9100 for the cluster's Prometheus. Results: by default each pod writes its file to an
@@ -8,11 +8,32 @@
 //! that claim instead. Printed as JSON documents, which are YAML.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::bad;
-use crate::cli::K8sJobArgs;
+
+/// What the Job runs, and where (the command's flags, named after them).
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub name: String,
+    pub namespace: String,
+    pub shards: u64,
+    pub image: String,
+    /// Requested and limited, per pod.
+    pub cpu: String,
+    pub memory: String,
+    /// Files the attack reads, put in a ConfigMap mounted at /config.
+    pub files: Vec<PathBuf>,
+    pub config_claim: Option<String>,
+    pub results_size: String,
+    pub results_claim: Option<String>,
+    pub collect_within: Duration,
+    /// The attack's own arguments, already checked.
+    pub attack: Vec<String>,
+}
 
 const BARRIER_PORT: u16 = 7777;
 const LIVE_PORT: u16 = 9100;
@@ -40,14 +61,16 @@ fn config_key(s: &str) -> bool {
         && s != ".."
 }
 
-pub fn run(a: &K8sJobArgs) -> anyhow::Result<()> {
+/// The manifests as YAML documents (JSON is YAML).
+pub fn yaml(a: &JobSpec) -> anyhow::Result<String> {
+    let mut out = String::new();
     for doc in manifests(a)? {
-        println!("---\n{}", serde_json::to_string_pretty(&doc)?);
+        out += &format!("---\n{}\n", serde_json::to_string_pretty(&doc)?);
     }
-    Ok(())
+    Ok(out)
 }
 
-pub fn manifests(a: &K8sJobArgs) -> anyhow::Result<Vec<Value>> {
+pub fn manifests(a: &JobSpec) -> anyhow::Result<Vec<Value>> {
     if !dns_1035(&a.name) {
         return Err(bad(format!(
             "--name {:?}: a lower-case letter, then up to 51 lower-case letters, digits and dashes, not ending in one \
@@ -66,14 +89,13 @@ pub fn manifests(a: &K8sJobArgs) -> anyhow::Result<Vec<Value>> {
             a.namespace
         )));
     }
-    let attack_args = super::attack_args::check(&a.attack)?;
     let name = &a.name;
     let labels = json!({"app.kubernetes.io/name": "loadlab", "app.kubernetes.io/instance": name});
     let meta = |n: &str| json!({"name": n, "namespace": a.namespace, "labels": labels});
     let (files, binary) = config_files(a)?;
     let collect = a.results_claim.is_none();
     let mut args: Vec<String> = vec!["attack".into()];
-    args.extend(attack_args);
+    args.extend(a.attack.iter().cloned());
     let linger = if collect { report::duration::go_string(a.collect_within.as_nanos() as u64) } else { "60s".into() };
     args.extend([
         "--shards".to_owned(),
@@ -192,7 +214,7 @@ pub fn manifests(a: &K8sJobArgs) -> anyhow::Result<Vec<Value>> {
 }
 
 /// The ConfigMap's files by name: text as `data`, anything else (base64) as `binaryData`.
-fn config_files(a: &K8sJobArgs) -> anyhow::Result<(BTreeMap<String, String>, BTreeMap<String, String>)> {
+fn config_files(a: &JobSpec) -> anyhow::Result<(BTreeMap<String, String>, BTreeMap<String, String>)> {
     use base64::Engine;
     let (mut text, mut binary) = (BTreeMap::new(), BTreeMap::new());
     let mut size = 0;

@@ -1,4 +1,4 @@
-//! `loadlab k8s collect URL --out DIR`: copies the results a `--collect` run gathered on its
+//! Copies (`loadlab k8s collect URL --out DIR`) the results a `--collect` run gathered on its
 //! worker 0 (served by its live view at `/results/`), typically through `kubectl port-forward`.
 //! Waits until every worker's file is there, writes each under a temporary name and renames it
 //! once its size matches, and never overwrites a file without `--force`.
@@ -13,9 +13,25 @@ use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWriteExt;
 
 use crate::bad;
-use crate::cli::K8sCollectArgs;
 
-pub fn run(a: &K8sCollectArgs) -> anyhow::Result<()> {
+/// A gathered set that lacks some workers' files: what was there was copied.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Incomplete(pub String);
+
+/// Where to collect from and to.
+#[derive(Clone, Debug)]
+pub struct Collect {
+    /// Worker 0's live view.
+    pub url: String,
+    pub out: std::path::PathBuf,
+    /// How long to wait for every worker's file.
+    pub wait: Duration,
+    /// Replace files already in `out`.
+    pub force: bool,
+}
+
+pub fn run(a: &Collect) -> anyhow::Result<()> {
     let base = a.url.trim_end_matches('/').to_owned();
     if !base.starts_with("http://") {
         return Err(bad(format!("{}: give the live view's http:// address (e.g. after kubectl port-forward)", a.url)));
@@ -48,7 +64,7 @@ pub fn run(a: &K8sCollectArgs) -> anyhow::Result<()> {
             a.out.display()
         );
         if index["complete"] != true {
-            return Err(anyhow::Error::new(crate::Inconclusive(format!(
+            return Err(anyhow::Error::new(Incomplete(format!(
                 "{} of {} workers' results were there after {:?}: the set is incomplete",
                 names.len(),
                 index["expected"],

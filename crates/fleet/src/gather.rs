@@ -17,7 +17,7 @@ use attack::Shard;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::{bounded_line, MAX_LINE, MAX_PENDING};
+use crate::barrier::{bounded_line, MAX_LINE, MAX_PENDING};
 
 /// How long a sender may go without sending a byte.
 const IDLE: Duration = Duration::from_secs(10);

@@ -12,8 +12,6 @@
 //! With `--collect`, worker 0 keeps listening after the start and the others send it their
 //! results files when they are done (see `gather`), for clusters with no volume shared by pods.
 
-pub mod gather;
-
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -27,9 +25,9 @@ const LEAD: Duration = Duration::from_secs(1);
 /// How long a connection has to say `READY I/N`.
 const LINE_TIMEOUT: Duration = Duration::from_secs(2);
 /// The longest line read (`READY 1234/5678` is 16 bytes; a `RESULTS` line names a file).
-const MAX_LINE: u64 = 256;
+pub(crate) const MAX_LINE: u64 = 256;
 /// Handshakes in progress at once; connections beyond are closed at once.
-const MAX_PENDING: usize = 64;
+pub(crate) const MAX_PENDING: usize = 64;
 
 /// Where the workers meet, and what they agree on.
 pub struct Start {
@@ -56,7 +54,7 @@ pub async fn meet(addr: &str, shard: Shard, timeout: Duration) -> anyhow::Result
 
 /// Reads one line of at most `MAX_LINE` bytes within `LINE_TIMEOUT`.
 /// Reading through `r`'s buffer, so what follows the line stays there.
-async fn bounded_line<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> Option<String> {
+pub(crate) async fn bounded_line<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> Option<String> {
     let mut line = String::new();
     let mut limited = r.take(MAX_LINE);
     match tokio::time::timeout(LINE_TIMEOUT, limited.read_line(&mut line)).await {
