@@ -70,15 +70,16 @@ pub fn yaml(a: &JobSpec) -> anyhow::Result<String> {
     Ok(out)
 }
 
-pub fn manifests(a: &JobSpec) -> anyhow::Result<Vec<Value>> {
-    if !dns_1035(&a.name) {
+/// The Job's name and namespace as the API server would check them.
+pub fn check_names(name: &str, namespace: &str) -> anyhow::Result<()> {
+    if !dns_1035(name) {
         return Err(bad(format!(
             "--name {:?}: a lower-case letter, then up to 51 lower-case letters, digits and dashes, not ending in one \
              (a Service name, DNS-1035)",
-            a.name
+            name
         )));
     }
-    let ns = &a.namespace;
+    let ns = namespace;
     let namespace_ok = (1..=63).contains(&ns.len())
         && ns.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !ns.starts_with('-')
@@ -86,9 +87,14 @@ pub fn manifests(a: &JobSpec) -> anyhow::Result<Vec<Value>> {
     if !namespace_ok {
         return Err(bad(format!(
             "--namespace {:?}: not a namespace name (lower-case letters, digits, dashes)",
-            a.namespace
+            namespace
         )));
     }
+    Ok(())
+}
+
+pub fn manifests(a: &JobSpec) -> anyhow::Result<Vec<Value>> {
+    check_names(&a.name, &a.namespace)?;
     let name = &a.name;
     let labels = json!({"app.kubernetes.io/name": "loadlab", "app.kubernetes.io/instance": name});
     let meta = |n: &str| json!({"name": n, "namespace": a.namespace, "labels": labels});

@@ -8,6 +8,8 @@ use crate::cli::K8sCommand;
 pub fn run(cmd: K8sCommand) -> anyhow::Result<()> {
     match cmd {
         K8sCommand::Job(a) => {
+            // Said in this order: the Job's names, then the attack's arguments.
+            fleet::job::check_names(&a.name, &a.namespace)?;
             let spec = fleet::job::JobSpec {
                 attack: attack_args::check(&a.attack)?,
                 name: a.name,

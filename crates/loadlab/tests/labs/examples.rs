@@ -100,7 +100,7 @@ fn every_example_plan_runs_quick_with_its_verdict() {
     assert!(top.contains("deflate"), "{top}");
     assert!(std::fs::read_to_string(out.join("report.md")).unwrap().contains("deflate: "));
 
-    // 005: Monday's log replayed at 1x and 4x holds; the search finds the speed it breaks at.
+    // 005: Monday's log replayed at 1x and 3x holds; the search finds the speed it breaks at.
     let (code, lab, _) = run("005-replay-monday");
     assert_eq!(code, 0, "{}", lab["findings"]);
     let c = &lab["capacity"][0];
