@@ -41,5 +41,7 @@ pub use replay::{ReplaySpec, ReplayStats};
 pub use run::run;
 pub use schedule::{Rate, RateSpec, Schedule, MAX_RATE};
 pub use shard::{Shard, MAX_SHARDS};
-pub use targets::{parse_header, parse_targets, parse_url, Target, TargetDefaults, TargetError, TargetFormat};
+pub use targets::{
+    parse_header, parse_targets, parse_url, target_from_url, Target, TargetDefaults, TargetError, TargetFormat,
+};
 pub use tls::TlsOptions;

@@ -158,27 +158,29 @@ pub fn parse_targets(
         return Err(err(0, "no targets".to_owned()));
     }
     let mut files = Files::new(&defaults.template_dir);
-    for Parsed { line, target: t, url_text } in &mut targets {
-        for (name, value) in &defaults.headers {
-            if !t.headers.iter().any(|(n, _)| n == name) {
-                t.headers.push((name.clone(), value.clone()));
-            }
-        }
-        if t.body.is_empty() {
-            if let Some(body) = &defaults.body {
-                t.body = body.clone();
-            }
-        }
-        if let Some(tpl) =
-            TargetTemplate::compile(url_text, &t.headers, &t.body, &mut files).map_err(|e| err(*line, e))?
-        {
-            // The fields hold the first request's rendering (its URL decides the origin).
-            t.template = Some(Arc::new(tpl));
-            let first = t.render(0, 0).map_err(|e| err(*line, e))?;
-            *t = Target { template: t.template.take(), ..first };
-        }
+    for p in &mut targets {
+        p.finish(defaults, &mut files, &err)?;
     }
     Ok(targets.into_iter().map(|p| p.target).collect())
+}
+
+/// The one target of `METHOD URL` (a command line's, a plan's), as a one-line targets file would
+/// give it: `defaults` applied, templates compiled. `source_name` names it in errors.
+pub fn target_from_url(
+    method: &str,
+    url: &str,
+    source_name: &str,
+    defaults: &TargetDefaults,
+) -> Result<Target, TargetError> {
+    let err = |line: usize, reason: String| TargetError {
+        source_name: source_name.to_owned(),
+        line,
+        reason: reason.replace('\n', "\\n").replace('\r', "\\r"),
+    };
+    let method = parse_method(method).map_err(|e| err(1, e))?;
+    let mut p = Parsed::new(1, method, url).map_err(|e| err(1, e))?;
+    p.finish(defaults, &mut Files::new(&defaults.template_dir), &err)?;
+    Ok(p.target)
 }
 
 /// A target as read, with its line and its URL as written.
@@ -191,6 +193,33 @@ struct Parsed {
 impl Parsed {
     fn new(line: usize, method: Method, url: &str) -> Result<Parsed, String> {
         Ok(Parsed { line, target: Target::new(method, parse_url(&untemplated(url))?), url_text: url.to_owned() })
+    }
+
+    /// The defaults added (headers it lacks, a body where it has none) and its templates
+    /// compiled: the fields then hold the first request's rendering (its URL decides the origin).
+    fn finish(
+        &mut self,
+        defaults: &TargetDefaults,
+        files: &mut Files,
+        err: &dyn Fn(usize, String) -> TargetError,
+    ) -> Result<(), TargetError> {
+        let Parsed { line, target: t, url_text } = self;
+        for (name, value) in &defaults.headers {
+            if !t.headers.iter().any(|(n, _)| n == name) {
+                t.headers.push((name.clone(), value.clone()));
+            }
+        }
+        if t.body.is_empty() {
+            if let Some(body) = &defaults.body {
+                t.body = body.clone();
+            }
+        }
+        if let Some(tpl) = TargetTemplate::compile(url_text, &t.headers, &t.body, files).map_err(|e| err(*line, e))? {
+            t.template = Some(Arc::new(tpl));
+            let first = t.render(0, 0).map_err(|e| err(*line, e))?;
+            *t = Target { template: t.template.take(), ..first };
+        }
+        Ok(())
     }
 }
 
@@ -400,6 +429,22 @@ mod tests {
         let t = parse(text, TargetFormat::Json).unwrap();
         assert_eq!(&t[0].body[..], b"{\"fib\":10}");
         assert_eq!(t[0].headers[0].0, "content-type");
+    }
+
+    #[test]
+    fn a_url_is_the_target_its_one_line_file_gives() {
+        let mut defaults = TargetDefaults { body: Some(Bytes::from_static(b"b {{seq}}")), ..Default::default() };
+        defaults.headers.push(parse_header("X-A: 1").unwrap());
+        for (method, url) in [("GET", "http://127.0.0.1:1/x"), ("POST", "http://127.0.0.1:1/u/{{seq}}?q=1")] {
+            let file = parse_targets(&format!("{method} {url}\n"), TargetFormat::Http, "t", &defaults).unwrap();
+            let one = target_from_url(method, url, "t", &defaults).unwrap();
+            assert_eq!((one.label(), one.render(7, 1)), (file[0].label(), file[0].render(7, 1)));
+            assert_eq!((one.headers.clone(), one.body.clone()), (file[0].headers.clone(), file[0].body.clone()));
+        }
+        let e = target_from_url("get", "http://127.0.0.1/", "URL", &defaults).unwrap_err();
+        assert_eq!(e.to_string(), "URL:1: bad method \"get\"");
+        let e = target_from_url("GET", "ftp://127.0.0.1/", "URL", &defaults).unwrap_err();
+        assert_eq!(e.to_string(), "URL:1: bad URL \"ftp://127.0.0.1/\": scheme must be http or https");
     }
 
     #[test]

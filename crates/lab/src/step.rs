@@ -4,7 +4,7 @@
 use std::io::BufWriter;
 use std::path::Path;
 
-use attack::{AttackConfig, ClientOptions, Model, Schedule, Target, TargetDefaults, TargetFormat};
+use attack::{AttackConfig, ClientOptions, Model, Schedule, Target, TargetDefaults};
 use report::chart::{ChartBuilder, RunSeries};
 use results::LlrWriter;
 use tokio_util::sync::CancellationToken;
@@ -61,8 +61,7 @@ pub fn config(
     }
     defaults.body = variant.and_then(|v| v.body.clone()).or_else(|| load.body.clone()).map(bytes::Bytes::from);
     let method = variant.and_then(|v| v.method.clone()).unwrap_or_else(|| load.method.clone());
-    let targets: Vec<Target> = attack::parse_targets(&format!("{method} {url}\n"), TargetFormat::Http, name, &defaults)
-        .map_err(|e| e.to_string())?;
+    let targets: Vec<Target> = vec![attack::target_from_url(&method, url, name, &defaults).map_err(|e| e.to_string())?];
     let model = match (point.rate, point.connections) {
         // A replay step lasts as long as any step: the log from its start, again and again if
         // it is shorter than the step at that speed.

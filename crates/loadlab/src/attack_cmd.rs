@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use attack::{AttackConfig, ClientOptions, Model, Protocol, RateSpec, TargetDefaults};
+use attack::{AttackConfig, ClientOptions, Model, RateSpec, TargetDefaults};
 use bytes::Bytes;
 use results::LlrWriter;
 use serde_json::json;
@@ -66,8 +66,8 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
         return Ok(vec![t]);
     }
     if let Some(url) = &a.url {
-        let line = format!("{} {url}\n", a.method);
-        return attack::parse_targets(&line, attack::TargetFormat::Http, "argument", &defaults)
+        return attack::target_from_url(&a.method, url, "argument", &defaults)
+            .map(|t| vec![t])
             .map_err(|e| bad(e.to_string()));
     }
     let format = a.format;
@@ -89,15 +89,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     let mut config = AttackConfig::new(targets(a)?, model(a)?);
     config.name = a.name.clone();
     config.client = ClientOptions {
-        protocol: if a.h2c {
-            Protocol::H2c
-        } else if a.http3 {
-            Protocol::Http3
-        } else if a.http2 {
-            Protocol::Http2
-        } else {
-            Protocol::Http1
-        },
+        protocol: a.protocol.protocol(),
         timeout: a.timeout,
         max_body: u64::try_from(a.max_body).ok(),
         redirects: u32::try_from(a.redirects).ok(),

@@ -422,15 +422,8 @@ pub struct AttackArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub requests_per_conn: Option<u64>,
 
-    /// HTTP/2 over TLS when the server offers it by ALPN (`--http2=false` as vegeta takes it).
-    #[arg(long, conflicts_with = "h2c", action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
-    pub http2: bool,
-    /// HTTP/2 without TLS, with prior knowledge.
-    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
-    pub h2c: bool,
-    /// HTTP/3 over QUIC (https URLs; TLS options as for TCP; no 0-RTT).
-    #[arg(long, conflicts_with_all = ["h2c", "http2"], action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
-    pub http3: bool,
+    #[command(flatten)]
+    pub protocol: ProtocolArgs,
     /// Request timeout, connect to last body byte.
     #[arg(long, default_value = "30s", value_parser = positive_duration)]
     pub timeout: Duration,
@@ -531,3 +524,29 @@ pub use replay::*;
 
 #[cfg(test)]
 mod tests;
+
+/// Which HTTP to speak: one group of flags for every command that sends (`attack`, `lab
+/// capacity`), so each maps them to a protocol the same way.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct ProtocolArgs {
+    /// HTTP/2 over TLS when the server offers it by ALPN (`--http2=false` as vegeta takes it).
+    #[arg(long, conflicts_with = "h2c", action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
+    pub http2: bool,
+    /// HTTP/2 without TLS, with prior knowledge.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
+    pub h2c: bool,
+    /// HTTP/3 over QUIC (https URLs; TLS options as for TCP; no 0-RTT).
+    #[arg(long, conflicts_with_all = ["h2c", "http2"], action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
+    pub http3: bool,
+}
+
+impl ProtocolArgs {
+    pub fn protocol(self) -> attack::Protocol {
+        match (self.http2, self.h2c, self.http3) {
+            (_, true, _) => attack::Protocol::H2c,
+            (_, _, true) => attack::Protocol::Http3,
+            (true, _, _) => attack::Protocol::Http2,
+            _ => attack::Protocol::Http1,
+        }
+    }
+}

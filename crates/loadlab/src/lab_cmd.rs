@@ -68,13 +68,8 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     if slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
-    attack::parse_targets(&format!("GET {}\n", a.url), attack::TargetFormat::Http, "URL", &Default::default())
-        .map_err(|e| bad(e.to_string()))?;
-    let protocol = match (a.http2, a.h2c) {
-        (true, _) => attack::Protocol::Http2,
-        (_, true) => attack::Protocol::H2c,
-        _ => attack::Protocol::Http1,
-    };
+    attack::target_from_url("GET", &a.url, "URL", &Default::default()).map_err(|e| bad(e.to_string()))?;
+    let protocol = a.protocol.protocol();
     let load = lab::plan::LoadSpec { protocol: vec![protocol], ..Default::default() };
     let target = lab::plan::TargetSpec::running("target", &a.url);
     let mut plan = lab::plan::Plan::new(&format!("capacity of {}", a.url), vec![target], load, slo);

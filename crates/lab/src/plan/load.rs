@@ -56,12 +56,10 @@ impl Doc<'_> {
         // Templates in the headers and body are compiled now (their files read), so that a
         // mistake stops the plan before it starts anything.
         defaults.body = body.clone().map(bytes::Bytes::from);
-        attack::parse_targets("GET http://127.0.0.1/\n", attack::TargetFormat::Http, "load", &defaults).map_err(
-            |e| {
-                let field = if e.reason.starts_with("body:") { "load.body" } else { "load.headers" };
-                self.err(field, e.reason)
-            },
-        )?;
+        attack::target_from_url("GET", "http://127.0.0.1/", "load", &defaults).map_err(|e| {
+            let field = if e.reason.starts_with("body:") { "load.body" } else { "load.headers" };
+            self.err(field, e.reason)
+        })?;
         let duration = self.duration("load.duration", l.duration.as_ref(), DEFAULT_DURATION)?;
         if duration.is_zero() {
             return Err(self.err("load.duration", "must be longer than 0"));

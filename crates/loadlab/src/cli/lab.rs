@@ -103,12 +103,9 @@ pub struct LabCapacityArgs {
     /// Length of each probe.
     #[arg(long, default_value = "10s", value_parser = positive_duration)]
     pub probe: Duration,
-    /// Probe over HTTP/2 (TLS), as `attack --http2`.
-    #[arg(long, conflicts_with = "h2c")]
-    pub http2: bool,
-    /// Probe over HTTP/2 without TLS, as `attack --h2c`.
-    #[arg(long)]
-    pub h2c: bool,
+    /// The protocol of the probes, as for `attack`.
+    #[command(flatten)]
+    pub protocol: super::ProtocolArgs,
     /// Output directory (default: a new one per run, lab-capacity-YYYYMMDD-HHMMSS).
     #[arg(long)]
     pub out: Option<PathBuf>,

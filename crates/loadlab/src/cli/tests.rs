@@ -63,7 +63,7 @@ fn vegeta_single_dash_flags_parse_as_double_dash_ones() {
     };
     assert_eq!(parsed(single.clone()), parsed(double));
     let Command::Attack(a) = Cli::try_parse_from(vegeta_style(single).unwrap()).unwrap().command else { panic!() };
-    assert!(!a.http2 && !a.keepalive && a.insecure && a.max_body == 0);
+    assert!(!a.protocol.http2 && !a.keepalive && a.insecure && a.max_body == 0);
     assert_eq!(a.rate, Some(RateSpec::Constant(100.0)));
     let Command::Attack(a) =
         Cli::try_parse_from(vegeta_style(args(&["attack", "-http2", "-rate=1", "-duration=1s"])).unwrap())
@@ -72,7 +72,7 @@ fn vegeta_single_dash_flags_parse_as_double_dash_ones() {
     else {
         panic!()
     };
-    assert!(a.http2);
+    assert!(a.protocol.http2);
     let Command::Report(r) =
         Cli::try_parse_from(vegeta_style(args(&["report", "-type", "json", "x.llr"])).unwrap()).unwrap().command
     else {
@@ -115,5 +115,31 @@ fn refusals_name_the_flag() {
         &["plot", "-o", "x.svg", "--chart", "pie"],
     ] {
         assert!(parse(args).is_err(), "{args:?}");
+    }
+}
+
+#[test]
+fn attack_and_lab_capacity_map_the_protocol_flags_alike() {
+    use attack::Protocol;
+    let protocol = |extra: &[&str]| {
+        let mut attack = vec!["loadlab", "attack", "https://127.0.0.1:1/", "--rate", "1", "--duration", "1s"];
+        attack.extend(extra);
+        let mut capacity = vec!["loadlab", "lab", "capacity", "https://127.0.0.1:1/", "--slo", "p99<1s"];
+        capacity.extend(extra);
+        let Command::Attack(a) = Cli::try_parse_from(attack).unwrap().command else { panic!() };
+        let Command::Lab(super::lab::LabCommand::Capacity(c)) = Cli::try_parse_from(capacity).unwrap().command else {
+            panic!()
+        };
+        assert_eq!(a.protocol.protocol(), c.protocol.protocol(), "{extra:?}");
+        a.protocol.protocol()
+    };
+    assert_eq!(protocol(&[]), Protocol::Http1);
+    assert_eq!(protocol(&["--http2"]), Protocol::Http2);
+    assert_eq!(protocol(&["--h2c"]), Protocol::H2c);
+    assert_eq!(protocol(&["--http3"]), Protocol::Http3);
+    for both in [["--http3", "--h2c"], ["--http2", "--h2c"]] {
+        let mut args = vec!["loadlab", "lab", "capacity", "https://127.0.0.1:1/", "--slo", "p99<1s"];
+        args.extend(both);
+        assert!(Cli::try_parse_from(args).is_err(), "{both:?}");
     }
 }
