@@ -1,14 +1,14 @@
 //! What an attack is asked to do, and what it leaves.
 
-use std::sync::atomic::AtomicU64;
+use results::Gauges;
 use std::sync::Arc;
 use std::time::Duration;
 
 use results::Metrics;
 
-use crate::client::{ClientOptions, Protocol};
 use crate::schedule::Schedule;
 use crate::targets::Target;
+use client::{ClientOptions, Protocol};
 
 /// vegeta's initial worker count.
 pub const DEFAULT_WORKERS: usize = 10;
@@ -78,26 +78,6 @@ pub struct AttackConfig {
     pub start_at: Option<std::time::SystemTime>,
 }
 
-/// Counters an attack keeps up to date while it runs, for whoever displays it.
-#[derive(Debug, Default)]
-pub struct Gauges {
-    /// Requests sent and not yet answered.
-    pub in_flight: AtomicU64,
-    /// Requests sent so far.
-    pub sent: AtomicU64,
-    /// Most requests in flight at once.
-    pub peak_in_flight: AtomicU64,
-    /// Scheduled requests dropped because they could not be sent by the schedule's end.
-    pub not_sent: AtomicU64,
-    /// Response bodies' decoded size (`--compressed`).
-    pub decoded_bytes_in: AtomicU64,
-    /// Open model: hits that found no idle worker while the thread's workers were at its share
-    /// of the cap, all busy with the target ...
-    pub waits_for_target: AtomicU64,
-    /// ... or while the event-loop thread itself was saturated: the generator is the limit.
-    pub waits_for_generator: AtomicU64,
-}
-
 impl AttackConfig {
     pub fn new(targets: Vec<Target>, model: Model) -> AttackConfig {
         AttackConfig {
@@ -129,7 +109,7 @@ impl AttackConfig {
     /// they are the connections the workers share. One rule for the binary and the lab (the lab
     /// once opened 12 connections where `attack` opened 4 for the same settings).
     pub fn open_connections(&mut self, connections: Option<usize>) {
-        if self.client.protocol == crate::client::Protocol::Http1 {
+        if self.client.protocol == Protocol::Http1 {
             if let Some(c) = connections {
                 self.max_workers = Some(self.max_workers.map_or(c, |m| m.min(c)));
             }

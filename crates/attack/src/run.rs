@@ -17,14 +17,14 @@ use tokio_util::sync::CancellationToken;
 
 use results::{Consumer, RunEnd, RunHeader};
 
-use crate::client::{Connector, Protocol};
 use crate::config::{AttackConfig, AttackError, Model, Summary, DEFAULT_MAX_WORKERS, SEND_GRACE};
 use crate::pool::pace;
-use crate::request::Prepared;
 use crate::runtimes::Runtimes;
 use crate::sink::Sink;
 use crate::targets::Target;
 use crate::worker::{Job, Shared, Worker};
+use client::Prepared;
+use client::{Connector, Protocol};
 
 /// Runs `config` to the end of its schedule or count (or until `stop`), handing every record to
 /// `consumer` (any [`Consumer`]: the results file, charts, a display, or a tuple or `Vec` of
@@ -58,7 +58,11 @@ pub async fn run<C: Consumer + Send + 'static>(
     let shared = Arc::new(Shared {
         lean: config.client.protocol == Protocol::Http1,
         connector,
-        prepared: config.targets.iter().map(|t| Prepared::new(&asking_gzip(t, config.client.compressed))).collect(),
+        prepared: config
+            .targets
+            .iter()
+            .map(|t| Prepared::new(asking_gzip(t, config.client.compressed).parts()))
+            .collect(),
         templated: config
             .targets
             .iter()

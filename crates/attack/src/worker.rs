@@ -10,13 +10,13 @@ use tokio::time::Instant;
 
 use results::Record;
 
-use crate::client::{send_once, Conn, Connector, Protocol};
-use crate::config::Gauges;
-use crate::exchange::{Exchange, Failure, FailureKind};
-use crate::lean::LeanConn;
-use crate::request::{redirected, resolve_location, Origin, Prepared};
 use crate::sink::{Outcome, SinkQueue};
 use crate::targets::Target;
+use client::LeanConn;
+use client::{redirected, resolve_location, Origin, Prepared};
+use client::{send_once, Conn, Connector, Protocol};
+use client::{Exchange, Failure, FailureKind};
+use results::Gauges;
 
 /// How often a request the server refused unprocessed is sent (on a new connection each time).
 const MAX_REFUSED_ATTEMPTS: u32 = 3;
@@ -241,9 +241,9 @@ impl Worker {
                         Ok(r) => {
                             let opts = shared.connector.options();
                             rendered = if shared.lean && r.url.scheme_str() != Some("https") {
-                                Prepared::for_lean(&r, opts.keepalive)
+                                Prepared::for_lean(r.parts(), opts.keepalive)
                             } else {
-                                Prepared::new(&r)
+                                Prepared::new(r.parts())
                             };
                             (t, &rendered, None)
                         }

@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use attack::Gauges;
 use hdrhistogram::Histogram;
 use report::chart::ChartBuilder;
+use results::Gauges;
 use results::{Consumer, Entry, RunEnd, RunHeader};
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -183,14 +183,14 @@ async fn fetch_origin(recipe: &Recipe, url: &str, path: &str, budget: u64) -> Re
     if recipe.gzip() {
         headers.push(("accept-encoding".into(), "gzip".into()));
     }
-    let opts = attack::ClientOptions { max_body: Some(budget), ..Default::default() };
+    let opts = client::ClientOptions { max_body: Some(budget), ..Default::default() };
     let over = || {
         RecipeError(format!(
             "{path}.origin: the body from {url} is over the {} of payload left under the limit (origin --max-payload raises it)",
             size_text(budget)
         ))
     };
-    let fetched = attack::fetch(url, &headers, opts).await.map_err(|e| {
+    let fetched = client::fetch(url, &headers, opts).await.map_err(|e| {
         if e.starts_with("body over") {
             over()
         } else {

@@ -211,7 +211,7 @@ fn parse_recipe(v: Value, path: &str) -> Result<Recipe, RecipeError> {
     let body = string(obj, "body", path)?;
     let random = string(obj, "random_content", path)?;
     let source = if let Some(o) = origin {
-        attack::parse_url(o).map_err(|e| err(&format!("{path}.origin"), e))?;
+        client::parse_url(o).map_err(|e| err(&format!("{path}.origin"), e))?;
         Source::Origin(o.to_owned())
     } else if let Some(b) = body {
         for tag in size_tags(b) {

@@ -3,13 +3,15 @@
 //!
 //! Layout: `record` (the Result and the run header), `codec` (the file format, see its docs),
 //! `consumer` (what takes records: the one interface of writers, metrics, charts and displays),
-//! `metrics` (HDR histograms and counters that merge exactly), `interop` (vegeta's JSON and CSV).
+//! `metrics` (HDR histograms and counters that merge exactly), `interop` (vegeta's JSON and CSV),
+//! `gauges` (what a run in progress shows beside its records).
 
 mod codec;
 mod consumer;
 pub mod duration;
 mod error;
 mod follow;
+mod gauges;
 pub mod interop;
 mod limit;
 mod metrics;
@@ -23,6 +25,7 @@ pub use codec::{Item, Reader, Writer, BLOCK_RECORDS, MAGIC};
 pub use consumer::{feed, Consumer, Entry, LlrWriter};
 pub use error::{Error, ErrorKind};
 pub use follow::{EndFlag, Follow, FOLLOW_IDLE};
+pub use gauges::Gauges;
 pub use limit::{Limit, GENERATOR_LAG_P99_US};
 pub use metrics::{Metrics, SecondStats, LATE_SEND_US, LATE_SHARE_LIMIT};
 pub use rate_steps::{ByRateStep, RateStep};

@@ -11,9 +11,9 @@ use tokio_util::sync::CancellationToken;
 use super::log::LogRequest;
 use super::source::Format;
 use super::{ReplaySpec, SharedStats, Skipped};
-use crate::request::Prepared;
 use crate::shard::Shard;
 use crate::targets::Target;
+use client::Prepared;
 
 /// Skipped lines quoted in the report.
 const QUOTED: usize = 5;
@@ -224,7 +224,7 @@ impl Reader<'_> {
             }
             None => Arc::from(format!("{} (other paths)", req.method).as_str()),
         };
-        let hit = Hit { seq: self.seq, due, request: Arc::new(Prepared::new(&target)), label };
+        let hit = Hit { seq: self.seq, due, request: Arc::new(Prepared::new(target.parts())), label };
         self.seq += 1;
         self.sent += 1;
         self.batch.push(hit);

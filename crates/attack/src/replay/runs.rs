@@ -16,7 +16,7 @@ use super::source::{excerpt, read_line, Item, Source};
 
 /// How long a request may come after ones scheduled later than it, in microseconds: the
 /// default timeout (no request completes later than it) and a second.
-pub const REORDER_US: i64 = (crate::client::DEFAULT_TIMEOUT.as_micros() + 1_000_000) as i64;
+pub const REORDER_US: i64 = (client::DEFAULT_TIMEOUT.as_micros() + 1_000_000) as i64;
 
 /// `METHOD URL` (or `METHOD /path`, a replay's label) as a request at `time_us`.
 fn request(label: &str, time_us: i64) -> Result<LogRequest, Skip> {

@@ -226,7 +226,7 @@ fn close_of(s: &str) -> Option<usize> {
 }
 
 fn cut(s: &str) -> String {
-    crate::text::quoted(s)
+    client::quoted(s)
 }
 
 fn piece(inner: &str, place: Place, files: &mut Files) -> Result<Piece, String> {

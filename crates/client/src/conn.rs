@@ -24,8 +24,7 @@ use tokio::time::Instant;
 use tokio_rustls::TlsConnector;
 
 use crate::exchange::{io_text, Exchange, Failure, FailureKind};
-use crate::request::{redirected, resolve_location, Origin, Prepared};
-use crate::targets::Target;
+use crate::request::{redirected, resolve_location, Origin, Parts, Prepared};
 use crate::tls::{client_config, TlsOptions};
 
 /// Which HTTP the client speaks; plans and lab.json name it as [`Protocol::name`] does.
@@ -216,7 +215,8 @@ impl Connector {
         &self.opts
     }
 
-    pub(crate) async fn tcp(&self, origin: &Origin) -> Result<TcpStream, Failure> {
+    /// A plain TCP connection to `origin` (or `connect_to`), Nagle off: the lean client's.
+    pub async fn tcp(&self, origin: &Origin) -> Result<TcpStream, Failure> {
         let stream = match &self.opts.connect_to {
             Some(addr) => TcpStream::connect(addr.as_str()).await,
             None => match origin.host.parse::<std::net::IpAddr>() {
@@ -396,16 +396,15 @@ pub struct Fetched {
 /// redirects): for fetching payloads once, with the same client the attack uses. A body longer
 /// than `opts.max_body` fails the fetch, having read no more than that.
 pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions) -> Result<Fetched, String> {
-    let mut target = Target::new(Method::GET, crate::targets::parse_url(url)?);
-    for (k, v) in headers {
-        target.headers.push(crate::targets::parse_header(&format!("{k}: {v}"))?);
-    }
+    let url = crate::url::parse_url(url)?;
+    let headers =
+        headers.iter().map(|(k, v)| crate::url::parse_header(&format!("{k}: {v}"))).collect::<Result<Vec<_>, _>>()?;
     let timeout = opts.timeout;
     let max_hops = opts.redirects.unwrap_or(0);
     let limit = opts.max_body.unwrap_or(u64::MAX);
     let too_long = || format!("body over {limit} bytes");
     let connector = Connector::new(opts)?;
-    let mut prepared = Prepared::new(&target);
+    let mut prepared = Prepared::new(Parts { method: &Method::GET, url: &url, headers: &headers, body: &Bytes::new() });
     let work = async {
         for _ in 0..=max_hops {
             let conn = connector.connect(&prepared.origin).await.map_err(|f| f.text)?;
