@@ -1,5 +1,5 @@
 //! Coalesced pacing (`--pace-window`): exact while the thread has time to spare, coalesced when
-//! it is nearly saturated. Not the default: see docs/ARCHITECTURE.md for the ceiling runs. Each wake-up of a pacer costs system calls (arming the timer, the
+//! it is nearly saturated. Not the default: see docs/DECISIONS.md for the ceiling runs. Each wake-up of a pacer costs system calls (arming the timer, the
 //! event loop's wait) whatever it sends; at 30,000/s, with hits 33 µs apart, a pacer that wakes
 //! for each one spent 95% of its core (against nginx on another core), half of it on waking.
 //! So once the thread is busy, wake-ups are kept at least a window apart: a hit due sooner than

@@ -2,7 +2,7 @@
 //! HTTP/1.1 client is. A request's HEADERS frame is encoded once per prepared request, and a
 //! response is read frame by frame from quinn's chunks. Through the h3 crate (the stack oha
 //! uses), its per-request header encoding and stream machinery cost about a fifth of the
-//! client's CPU (docs/ARCHITECTURE.md, HTTP/3). Each connection has its own UDP socket and
+//! client's CPU (docs/DECISIONS.md, HTTP/3). Each connection has its own UDP socket and
 //! endpoint, driven on the event loop of the worker that opened it, as a TCP connection is;
 //! requests are streams on it, shared by workers as HTTP/2's are. 0-RTT is never used (a
 //! replayed request would be sent twice).
