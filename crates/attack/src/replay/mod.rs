@@ -5,6 +5,7 @@
 //! due time to the pacer through a bounded queue; the pacer sends it at that time like any hit
 //! of the open model, so latency is counted from the schedule.
 
+mod formats;
 mod har;
 pub mod log;
 pub(crate) mod pace;
@@ -19,9 +20,10 @@ use std::time::Duration;
 
 use http::Uri;
 
+pub use formats::{sniff, Format};
 pub use har::MAX_HAR;
 pub use runs::REORDER_US;
-pub use source::{sniff, Format, MAX_LINE};
+pub use source::MAX_LINE;
 
 /// What to replay and how.
 #[derive(Clone, Debug)]

@@ -8,8 +8,8 @@ use http::{HeaderName, HeaderValue, Method, Uri};
 use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
 
+use super::formats::Format;
 use super::log::LogRequest;
-use super::source::Format;
 use super::{ReplaySpec, SharedStats, Skipped};
 use crate::shard::Shard;
 use crate::targets::Target;
@@ -43,7 +43,7 @@ pub(crate) fn read(
     stats: &SharedStats,
     stop: &CancellationToken,
 ) {
-    let format = match super::source::sniff(&spec.path) {
+    let format = match super::formats::sniff(&spec.path) {
         Ok(f) => f,
         Err(e) => {
             stats.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(e);
@@ -126,7 +126,7 @@ struct Reader<'a> {
 impl Reader<'_> {
     /// One pass over the file: Some(span of log time replayed), or None when told to stop.
     fn pass(&mut self) -> Result<Option<f64>, String> {
-        let mut source = super::source::open(&self.spec.path, self.format)?;
+        let mut source = super::formats::open(&self.spec.path, self.format)?;
         let (mut first, mut last) = (None::<i64>, 0i64);
         // Lines of one whole second wait here to be spread over it, in file order.
         let mut second: Vec<LogRequest> = Vec::new();
