@@ -46,8 +46,12 @@ pub struct AttackConfig {
     /// owns at most one HTTP/1.1 connection); `None` is [`DEFAULT_MAX_WORKERS`].
     pub workers: usize,
     pub max_workers: Option<usize>,
-    /// Open model over HTTP/2: connections the workers share.
-    pub h2_connections: usize,
+    /// Open model (`--connections` with a rate): over HTTP/1.1, where a connection carries one
+    /// request at a time, a bound on the requests in flight beside `max_workers`; over HTTP/2,
+    /// h2c and HTTP/3, the connections the workers share. Read with the protocol when the attack
+    /// runs ([`AttackConfig::in_flight_cap`], [`AttackConfig::shared_connections`]), so fields
+    /// may be set in any order.
+    pub connections: Option<usize>,
     /// Open model: send the hits due within each tick of this length together, at its end
     /// (`--pace-tick`); zero sends each hit at its own time. Fewer wake-ups per request, for up
     /// to one tick of lag, which latencies (counted from the schedule) include.
@@ -87,7 +91,7 @@ impl AttackConfig {
             client: ClientOptions::default(),
             workers: DEFAULT_WORKERS,
             max_workers: None,
-            h2_connections: 1,
+            connections: None,
             pace_tick: Duration::ZERO,
             pace_window: Duration::ZERO,
             seed: 0,
@@ -104,17 +108,23 @@ impl AttackConfig {
         }
     }
 
-    /// `--connections` in the open model (set the protocol first): over HTTP/1.1 a connection
-    /// carries one request at a time, so connections bound the requests in flight; over HTTP/2
-    /// they are the connections the workers share. One rule for the binary and the lab (the lab
-    /// once opened 12 connections where `attack` opened 4 for the same settings).
-    pub fn open_connections(&mut self, connections: Option<usize>) {
-        if self.client.protocol == Protocol::Http1 {
-            if let Some(c) = connections {
-                self.max_workers = Some(self.max_workers.map_or(c, |m| m.min(c)));
-            }
-        } else {
-            self.h2_connections = connections.unwrap_or(1);
+    /// The open model's (and a replay's) cap on requests in flight: over HTTP/1.1 with
+    /// `connections`, those (and no more than `max_workers` if given); else `max_workers`, or
+    /// [`DEFAULT_MAX_WORKERS`]. One rule for the binary and the lab (the lab once opened 12
+    /// connections where `attack` opened 4 for the same settings).
+    pub fn in_flight_cap(&self) -> usize {
+        match self.connections {
+            Some(c) if self.client.protocol == Protocol::Http1 => self.max_workers.map_or(c, |m| m.min(c)),
+            _ => self.max_workers.unwrap_or(DEFAULT_MAX_WORKERS),
+        }
+    }
+
+    /// The connections the open model's workers share over a multiplexed protocol (1 unless
+    /// `connections` says more); over HTTP/1.1 each worker has its own.
+    pub fn shared_connections(&self) -> usize {
+        match self.client.protocol {
+            Protocol::Http1 => 1,
+            _ => self.connections.unwrap_or(1).max(1),
         }
     }
 
@@ -189,4 +199,28 @@ pub enum AttackError {
     Config(String),
     #[error("writing results: {0}")]
     Io(#[from] std::io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_mean_what_the_protocol_makes_of_them() {
+        let open = Model::Open { schedule: Schedule::constant(10.0, Duration::from_secs(1)) };
+        let mut c =
+            AttackConfig::new(vec![Target::new(Default::default(), "http://127.0.0.1:1/".parse().unwrap())], open);
+        assert_eq!((c.in_flight_cap(), c.shared_connections()), (DEFAULT_MAX_WORKERS, 1));
+        // HTTP/1.1: one request per connection, so connections bound what is in flight, past
+        // the default cap too, and below a cap that was given.
+        c.connections = Some(5000);
+        assert_eq!((c.in_flight_cap(), c.shared_connections()), (5000, 1));
+        c.max_workers = Some(300);
+        assert_eq!(c.in_flight_cap(), 300);
+        // Multiplexed: the workers share the connections; the cap is the workers'.
+        for p in [Protocol::Http2, Protocol::H2c, Protocol::Http3] {
+            c.client.protocol = p;
+            assert_eq!((c.in_flight_cap(), c.shared_connections()), (300, 5000), "{p:?}");
+        }
+    }
 }

@@ -39,7 +39,7 @@ const DRAIN_WITHIN: Duration = Duration::from_millis(1);
 /// its share of the schedule's peak rate decides it (none under a `--pace-tick`, which already
 /// spaces the wake-ups).
 pub(crate) fn pacers(config: &AttackConfig, schedule: &Schedule, threads: usize) -> (usize, Duration) {
-    let max_workers = config.max_workers.unwrap_or(crate::config::DEFAULT_MAX_WORKERS);
+    let max_workers = config.in_flight_cap();
     let n = threads.min(max_workers).max(1);
     let share = schedule.peak_rate() / (config.shard.count as f64 * n as f64);
     let window = if config.pace_tick.is_zero() { window_for(share, config.pace_window) } else { Duration::ZERO };
@@ -59,7 +59,7 @@ pub(crate) async fn pace(
     stop: &CancellationToken,
 ) -> bool {
     let (shard, workers, tick) = (config.shard, config.workers, config.pace_tick);
-    let max_workers = config.max_workers.unwrap_or(crate::config::DEFAULT_MAX_WORKERS);
+    let max_workers = config.in_flight_cap();
     let (n, window) = pacers(config, schedule, runtimes.handles.len());
     let mut pacers = Vec::new();
     for k in 0..n {

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use results::{Consumer, RunEnd, RunHeader};
 
-use crate::config::{AttackConfig, AttackError, Model, Summary, DEFAULT_MAX_WORKERS, SEND_GRACE};
+use crate::config::{AttackConfig, AttackError, Model, Summary, SEND_GRACE};
 use crate::pool::pace;
 use crate::runtimes::Runtimes;
 use crate::sink::Sink;
@@ -53,7 +53,7 @@ pub async fn run<C: Consumer + Send + 'static>(
     let (sink, tx) = Sink::start(consumer, header, config.flush_every, stop.clone())?;
     let slot_count = match &config.model {
         Model::Closed { connections, .. } => *connections,
-        Model::Open { .. } | Model::Replay(_) => config.h2_connections.max(1),
+        Model::Open { .. } | Model::Replay(_) => config.shared_connections(),
     };
     let shared = Arc::new(Shared {
         lean: config.client.protocol == Protocol::Http1,
@@ -152,7 +152,7 @@ pub async fn run<C: Consumer + Send + 'static>(
         waits_for_generator: g.waits_for_generator.load(Ordering::Relaxed),
         decoded_bytes_in: config.client.compressed.then(|| g.decoded_bytes_in.load(Ordering::Relaxed)),
         in_flight_cap: match &config.model {
-            Model::Open { .. } | Model::Replay(_) => Some(config.max_workers.unwrap_or(DEFAULT_MAX_WORKERS) as u64),
+            Model::Open { .. } | Model::Replay(_) => Some(config.in_flight_cap() as u64),
             Model::Closed { connections, streams, .. } => Some((connections * streams) as u64),
         },
         interrupted,

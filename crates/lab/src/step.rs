@@ -86,7 +86,7 @@ pub fn config(
     c.max_workers = load.max_workers;
     c.requests_per_conn = point.requests_per_conn;
     if point.rate.is_some() {
-        c.open_connections(point.connections);
+        c.connections = point.connections;
         c.pace_tick = load.pace_tick;
     }
     let mut settings = serde_json::Map::new();
@@ -183,10 +183,10 @@ mod tests {
         let c =
             config("s", "http://127.0.0.1:1/", &four, &plan.load, None, Duration::from_secs(1), &Default::default())
                 .unwrap();
-        assert_eq!((c.max_workers, c.h2_connections), (Some(4), 1));
+        assert_eq!((c.in_flight_cap(), c.shared_connections()), (4, 1));
         let h2c = Point { protocol: attack::Protocol::H2c, ..four };
         let c = config("s", "http://127.0.0.1:1/", &h2c, &plan.load, None, Duration::from_secs(1), &Default::default())
             .unwrap();
-        assert_eq!((c.max_workers, c.h2_connections), (None, 4));
+        assert_eq!((c.in_flight_cap(), c.shared_connections()), (attack::DEFAULT_MAX_WORKERS, 4));
     }
 }

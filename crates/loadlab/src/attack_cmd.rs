@@ -109,7 +109,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     config.pace_window = a.pace_window;
     config.seed = a.seed;
     if a.rate.is_some() || a.rate_steps.is_some() {
-        config.open_connections(a.connections);
+        config.connections = a.connections;
     }
     config.requests_per_conn = a.requests_per_conn;
     let text = |d: Option<Duration>| d.map(|d| report::duration::go_string(d.as_nanos() as u64));
@@ -186,9 +186,7 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
                 Model::Closed { requests, .. } => Extent::Requests(requests.unwrap_or(0)),
             };
             let cap = match &config.model {
-                Model::Open { .. } | Model::Replay(_) => {
-                    Some(config.max_workers.unwrap_or(attack::DEFAULT_MAX_WORKERS) as u64)
-                }
+                Model::Open { .. } | Model::Replay(_) => Some(config.in_flight_cap() as u64),
                 Model::Closed { .. } => None,
             };
             Progress::new(extent, Arc::clone(&config.gauges), cap)
@@ -317,7 +315,7 @@ mod tests {
     fn shape(mut c: AttackConfig) -> String {
         c.name.clear();
         c.settings.clear();
-        format!("{c:?}")
+        format!("{c:?}, in flight at most {}, sharing {} connections", c.in_flight_cap(), c.shared_connections())
     }
 
     fn from_attack(flags: &str) -> AttackConfig {
@@ -335,23 +333,12 @@ mod tests {
         let replay = point.speed.map(|_| std::path::PathBuf::from("monday.log"));
         let load = LoadSpec {
             replay,
-            speed: Vec::new(),
-            rate: Vec::new(),
-            connections: Vec::new(),
-            protocol: Vec::new(),
-            requests_per_conn: Vec::new(),
-            streams: Vec::new(),
             duration: Duration::from_secs(2),
             warmup: Duration::ZERO,
-            repeats: 1,
             pause: Duration::ZERO,
-            method: "GET".into(),
-            headers: Vec::new(),
-            body: None,
-            template_dir: std::path::PathBuf::new(),
             timeout: Duration::from_secs(5),
-            max_workers: None,
             pace_tick,
+            ..LoadSpec::default()
         };
         lab::step::config(
             "step",

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::reader::{read, Hit};
 use super::{ReplaySpec, SharedStats};
 use crate::coalesce::Coalesced;
-use crate::config::{AttackConfig, DEFAULT_MAX_WORKERS};
+use crate::config::AttackConfig;
 use crate::pacer::{PaceClock, TimerFdClock, TokioClock};
 use crate::pool::Pool;
 use crate::runtimes::Runtimes;
@@ -39,7 +39,7 @@ pub(crate) async fn replay(
         stats.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(format!("cannot start the reader: {e}"));
         return true;
     }
-    let max = config.max_workers.unwrap_or(DEFAULT_MAX_WORKERS);
+    let max = config.in_flight_cap();
     let (shared, stop2, window) = (Arc::clone(shared), stop.clone(), config.pace_window);
     let pacing = runtimes.handle(0).spawn(async move {
         let mut pool = Pool::start(shared, 0, 1, config_workers(max), max, stop2.clone());
