@@ -267,6 +267,11 @@ impl TestServer {
         self.captured.lock().unwrap().clone()
     }
 
+    /// How many requests were received so far.
+    pub fn received(&self) -> usize {
+        self.captured.lock().unwrap().len()
+    }
+
     /// Forgets the requests received so far.
     pub fn clear_captured(&self) {
         self.captured.lock().unwrap().clear();
