@@ -16,6 +16,7 @@ mod progress;
 mod report_cmd;
 mod shutdown;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -144,7 +145,8 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("loadlab: {e:#}");
+            // Not eprintln!: a closed stderr must not turn the exit status into a panic's.
+            let _ = writeln!(std::io::stderr(), "loadlab: {e:#}");
             if e.downcast_ref::<BadInput>().is_some() || e.downcast_ref::<fleet::BadInput>().is_some() {
                 ExitCode::from(2)
             } else if e.downcast_ref::<VerdictFailed>().is_some() {

@@ -64,13 +64,13 @@ impl Shutdown {
                     };
                     let _ = code.compare_exchange(0, received, Ordering::Relaxed, Ordering::Relaxed);
                     if !stop.is_cancelled() {
-                        eprintln!("\nloadlab: {first} (again to stop at once)");
+                        say(format_args!("\nloadlab: {first} (again to stop at once)"));
                         stop.cancel();
                         continue;
                     }
                     match second {
                         Second::Abandon => {
-                            eprintln!("\nloadlab: stopping now");
+                            say(format_args!("\nloadlab: stopping now"));
                             now.cancel();
                         }
                         Second::Exit => std::process::exit(i32::from(code.load(Ordering::Relaxed))),
@@ -110,4 +110,11 @@ impl Shutdown {
             Err(e) => Err(anyhow::Error::new(Interrupted(code)).context(format!("{e:#}"))),
         }
     }
+}
+
+/// A line on stderr, or nothing when stderr cannot be written (a closed pipe): `eprintln!` would
+/// panic, and the signal would stop nothing.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

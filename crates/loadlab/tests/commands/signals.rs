@@ -136,3 +136,31 @@ fn a_second_signal_stops_at_once() {
         assert!(sent.elapsed() < Duration::from_secs(20), "{what}: took {:?}", sent.elapsed());
     }
 }
+
+#[test]
+fn a_closed_stderr_does_not_keep_a_signal_from_stopping_the_command() {
+    // Whoever started the origin read its address and closed the pipe: what it says on the
+    // signal goes nowhere, and it must stop all the same.
+    use std::io::{BufRead, BufReader};
+    let mut child = loadlab()
+        .args(["origin", "--listen", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.contains("serving on"), "{line}");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), SIGINT).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running 20 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+}

@@ -1,6 +1,6 @@
 //! `loadlab lab` as a user runs it: real processes started and stopped by the plan, exit codes.
 
-use crate::support::{chromium, free_port, loadlab, stderr, tempdir};
+use crate::support::{chromium, free_port, loadlab, origin_served, stderr, tempdir};
 use std::path::{Path, PathBuf};
 
 /// Whether any process still runs `loadlab origin --listen 127.0.0.1:PORT`.
@@ -213,7 +213,12 @@ fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() 
     let out = d.join("out");
     let child = spawn_lab(&d.join("plan.toml"), &out);
     wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Killed once it has answered some of the first step's requests.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while origin_served(&format!("http://127.0.0.1:{port}")) < 5 {
+        assert!(std::time::Instant::now() < deadline, "the started origin never answered");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let target = pid_of(&["origin", &format!("127.0.0.1:{port}")]).expect("the started origin");
     signal(target, nix::sys::signal::Signal::SIGKILL);
     let o = child.wait_with_output().unwrap();
