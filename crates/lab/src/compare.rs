@@ -178,22 +178,22 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
     Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]) })
 }
 
-/// What a change was called.
+/// What a compared metric did, old to new (a row's `verdict` in compare.json).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum Change {
     Better,
     Worse,
     /// Not significant, or within the noise threshold.
     Same,
 }
 
-impl Verdict {
+impl Change {
     pub fn label(self) -> &'static str {
         match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::Same => "~",
+            Change::Better => "better",
+            Change::Worse => "worse",
+            Change::Same => "~",
         }
     }
 }
@@ -211,7 +211,7 @@ pub struct Row {
     pub change_pct: f64,
     pub ci_pct: Option<(f64, f64)>,
     pub p: Option<f64>,
-    pub verdict: Verdict,
+    pub verdict: Change,
     pub basis: Basis,
     /// Why `~` where that is not plain: within the threshold, run-to-run variation not measured.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,14 +257,14 @@ impl Gate {
     /// The row breaks the gate: a significant change (beyond the threshold) past the limit.
     pub fn broken_by(&self, r: &Row) -> bool {
         r.metric == self.metric
-            && r.verdict != Verdict::Same
+            && r.verdict != Change::Same
             && if self.above { r.change_pct > self.limit_pct } else { r.change_pct < self.limit_pct }
     }
 }
 
 /// The comparison of two sides.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Outcome {
+pub struct Changes {
     pub old: String,
     pub new: String,
     /// Changes within this (%) are `~` however significant.
@@ -287,7 +287,7 @@ pub struct Outcome {
 
 /// `o` with the differentials of every cell profiled on both sides (each side's first profiled
 /// step), their flame graphs written into `out/profiles`.
-pub fn with_profiles(mut o: Outcome, old: &Side, new: &Side, out: &Path) -> Outcome {
+pub fn with_profiles(mut o: Changes, old: &Side, new: &Side, out: &Path) -> Changes {
     let first = |c: &CellData| {
         c.steps.iter().find_map(|s| s.profile.as_ref().map(|(p, d)| (s.id.clone(), p.clone(), d.clone())))
     };
@@ -329,13 +329,13 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Op
     let change_pct = (c.ratio - 1.0) * 100.0;
     let within = change_pct.abs() <= threshold_pct;
     let verdict = match (c.significant && !within, (c.ratio > 1.0) == metric.higher_is_better()) {
-        (false, _) => Verdict::Same,
-        (true, true) => Verdict::Better,
-        (true, false) => Verdict::Worse,
+        (false, _) => Change::Same,
+        (true, true) => Change::Better,
+        (true, false) => Change::Worse,
     };
     let note = if c.significant && within {
         Some(format!("within the {threshold_pct}% threshold"))
-    } else if verdict == Verdict::Same && metric.is_sampled() && (a.len() < 2 || b.len() < 2) {
+    } else if verdict == Change::Same && metric.is_sampled() && (a.len() < 2 || b.len() < 2) {
         Some("CPU is sampled once a second: set repeats >= 3 to compare it".into())
     } else {
         c.note.clone()
@@ -356,7 +356,7 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Op
 }
 
 /// Compares `new` with `old`.
-pub fn outcome(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> Outcome {
+pub fn changes(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> Changes {
     let mut rows = Vec::new();
     let mut excluded = Vec::new();
     for (key, n) in &new.cells {
@@ -390,7 +390,7 @@ pub fn outcome(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> 
                 .collect::<Vec<_>>()
         })
         .collect();
-    Outcome {
+    Changes {
         old: old.name.clone(),
         new: new.name.clone(),
         threshold_pct,
@@ -430,21 +430,21 @@ mod tests {
     #[test]
     fn a_slower_run_is_worse_on_latency_and_a_gate_catches_it() {
         let gates = Gate::parse_list("p50>+10%, throughput<-3%").unwrap();
-        let o = outcome(&side(10.0, 1), &side(13.0, 2), 2.0, gates);
+        let o = changes(&side(10.0, 1), &side(13.0, 2), 2.0, gates);
         let p50 = o.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
-        assert_eq!(p50.verdict, Verdict::Worse, "{p50:?}");
+        assert_eq!(p50.verdict, Change::Worse, "{p50:?}");
         assert!((p50.change_pct - 30.0).abs() < 4.0, "{p50:?}");
         let (lo, hi) = p50.ci_pct.unwrap();
         assert!(lo > 0.0 && hi > lo, "{p50:?}");
         assert_eq!(p50.basis, Basis::WithinRun);
         let tp = o.rows.iter().find(|r| r.metric == Metric::Throughput).unwrap();
-        assert_eq!(tp.verdict, Verdict::Same, "{tp:?}");
+        assert_eq!(tp.verdict, Change::Same, "{tp:?}");
         assert_eq!(o.failed.len(), 1, "{:?}", o.failed);
         assert!(o.failed[0].starts_with("p50>+10%: svc at 100 req/s, http1: +"), "{:?}", o.failed);
         assert!(o.geomean_pct.iter().any(|(m, g)| *m == Metric::P50 && (*g - 30.0).abs() < 4.0));
         // The same run against itself: nothing changed, nothing fails.
-        let same = outcome(&side(10.0, 1), &side(10.0, 1), 2.0, Gate::parse_list("p50>+10%").unwrap());
-        assert!(same.rows.iter().all(|r| r.verdict == Verdict::Same), "{:?}", same.rows);
+        let same = changes(&side(10.0, 1), &side(10.0, 1), 2.0, Gate::parse_list("p50>+10%").unwrap());
+        assert!(same.rows.iter().all(|r| r.verdict == Change::Same), "{:?}", same.rows);
         assert!(same.failed.is_empty());
     }
 

@@ -10,7 +10,7 @@ use crate::matrix::{Matrix, Point};
 use crate::numbers::Numbers;
 use crate::plan::{Hypothesis, Plan};
 use crate::stats::{
-    compare, compare_within, summarize, summarize_share, summarize_within, Comparison, Summary, MIN_REPEATS,
+    compare, compare_within, summarize, summarize_share, summarize_within, Comparison, Estimate, MIN_REPEATS,
 };
 use crate::verdict::{Finding, Metric, SloVerdict};
 
@@ -74,10 +74,10 @@ pub struct Cell {
     pub point: usize,
     /// Steps (indices into the lab's steps), one per repeat.
     pub steps: Vec<usize>,
-    pub metrics: BTreeMap<Metric, Summary>,
+    pub metrics: BTreeMap<Metric, Estimate>,
     /// p50 and p99 of successful requests only, over repeats.
-    pub ok_p50: Summary,
-    pub ok_p99: Summary,
+    pub ok_p50: Estimate,
+    pub ok_p99: Estimate,
     pub slo: SloVerdict,
     /// Repeats that did not count (the generator could not send, or a busy machine), by why.
     pub uncounted: Vec<String>,

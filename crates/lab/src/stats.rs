@@ -46,7 +46,7 @@ pub const CONFIDENCE: f64 = 0.95;
 
 /// One step's values over its repeats.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Summary {
+pub struct Estimate {
     pub n: usize,
     #[serde(deserialize_with = "crate::record::nan_is_null")]
     pub median: f64,
@@ -88,7 +88,7 @@ fn t_critical(df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0))
 }
 
-pub fn summarize(values: &[f64]) -> Summary {
+pub fn summarize(values: &[f64]) -> Estimate {
     let n = values.len();
     let m = if n == 0 { f64::NAN } else { mean(values) };
     let ci = (n >= 2).then(|| {
@@ -103,7 +103,7 @@ pub fn summarize(values: &[f64]) -> Summary {
             ((m - half).max(0.0), (m + half).max(0.0))
         }
     });
-    Summary { n, median: median(values), mean: m, ci, basis: Basis::Repeats }
+    Estimate { n, median: median(values), mean: m, ci, basis: Basis::Repeats }
 }
 
 /// A metric of a set of windows, as [`Metric::of`] gives it of a step: latencies in ms, shares
@@ -167,15 +167,15 @@ pub fn window_interval(m: Metric, windows: &[Window]) -> Option<(f64, f64)> {
 
 /// The median of `values` (one per repeat) with the interval of `metric` within the runs'
 /// pooled windows: for fewer than [`MIN_REPEATS`] repeats.
-pub fn summarize_within(metric: Metric, values: &[f64], windows: &[Window]) -> Summary {
+pub fn summarize_within(metric: Metric, values: &[f64], windows: &[Window]) -> Estimate {
     let n = values.len();
     let ci = window_interval(metric, windows).map(|(lo, hi)| (lo.max(0.0), hi.max(0.0)));
     let mean = if n == 0 { f64::NAN } else { mean(values) };
-    Summary { n, median: median(values), mean, ci, basis: Basis::WithinRun }
+    Estimate { n, median: median(values), mean, ci, basis: Basis::WithinRun }
 }
 
 /// [`summarize`] for a share (0..1): the interval is cut at 1 as well.
-pub fn summarize_share(values: &[f64]) -> Summary {
+pub fn summarize_share(values: &[f64]) -> Estimate {
     let mut s = summarize(values);
     s.ci = s.ci.map(|(lo, hi)| (lo.min(1.0), hi.min(1.0)));
     s

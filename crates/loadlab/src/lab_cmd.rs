@@ -32,7 +32,7 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
             a.new.parent().map_or(".".into(), Path::to_path_buf)
         }
     });
-    let outcome = lab::compare::outcome(&old, &new, a.gate.threshold, gates);
+    let outcome = lab::compare::changes(&old, &new, a.gate.threshold, gates);
     let outcome = lab::compare::with_profiles(outcome, &old, &new, &out);
     print!("{}", lab::render::compare::text(&outcome));
     for f in lab::render::compare::write(&outcome, &old, &new, &out)? {
@@ -42,7 +42,7 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
 }
 
 /// Exit 3 when a `--fail-on` gate broke.
-pub fn gate(o: &lab::compare::Outcome) -> anyhow::Result<()> {
+pub fn gate(o: &lab::compare::Changes) -> anyhow::Result<()> {
     if o.failed.is_empty() {
         return Ok(());
     }
@@ -139,11 +139,11 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
 }
 
 /// `[baseline]`: this lab compared with the one named, written beside its reports.
-fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::compare::Outcome>> {
+fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::compare::Changes>> {
     let Some(b) = &plan.baseline else { return Ok(None) };
     let old = lab::compare::load_lab(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
     let new = lab::compare::load_lab(out)?;
-    let outcome = lab::compare::outcome(&old, &new, b.threshold_pct, b.fail_on.clone());
+    let outcome = lab::compare::changes(&old, &new, b.threshold_pct, b.fail_on.clone());
     let outcome = lab::compare::with_profiles(outcome, &old, &new, out);
     eprint!("{}", lab::render::compare::text(&outcome));
     for f in lab::render::compare::write(&outcome, &old, &new, out)? {

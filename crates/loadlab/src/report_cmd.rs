@@ -190,7 +190,7 @@ fn compare(a: &ReportArgs) -> anyhow::Result<()> {
     let gates = lab::compare::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or(""))
         .map_err(|e| bad(format!("--fail-on: {e}")))?;
     let load = |f: &String| lab::compare::load_file(std::path::Path::new(f)).map_err(|e| bad(e.to_string()));
-    let outcome = lab::compare::outcome(&load(old)?, &load(new)?, a.gate.threshold, gates);
+    let outcome = lab::compare::changes(&load(old)?, &load(new)?, a.gate.threshold, gates);
     output(&a.output)?.write_all(lab::render::compare::text(&outcome).as_bytes())?;
     crate::lab_cmd::gate(&outcome)
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use report::chart::{render_png, render_svg, Chart, ChartBuilder, ChartData};
 
 use super::charts::Figure;
-use crate::compare::{Outcome, Row, Side, Verdict};
+use crate::compare::{Change, Changes, Row, Side};
 use crate::stats::{Basis, MIN_REPEATS, RUN_TO_RUN_FLOOR};
 
 fn change(r: &Row) -> String {
@@ -20,14 +20,14 @@ fn change(r: &Row) -> String {
 
 fn verdict(r: &Row) -> String {
     match &r.note {
-        Some(n) if r.verdict == Verdict::Same => format!("~ ({n})"),
+        Some(n) if r.verdict == Change::Same => format!("~ ({n})"),
         _ => r.verdict.label().to_owned(),
     }
 }
 
 /// The table for a terminal, benchstat-like: one block per cell, a geomean line, what was left
 /// out, and the gate.
-pub fn text(o: &Outcome) -> String {
+pub fn text(o: &Changes) -> String {
     let mut s = format!("old: {}\nnew: {}\n", o.old, o.new);
     let mut cell = String::new();
     for r in &o.rows {
@@ -72,7 +72,7 @@ pub fn text(o: &Outcome) -> String {
     s
 }
 
-fn basis_text(o: &Outcome) -> String {
+fn basis_text(o: &Changes) -> String {
     let within = o.rows.iter().any(|r| r.basis == Basis::WithinRun);
     let repeats = o.rows.iter().any(|r| r.basis == Basis::Repeats);
     let mut s = String::new();
@@ -99,7 +99,7 @@ fn basis_text(o: &Outcome) -> String {
 }
 
 /// `compare.md`; `charts` are (title, relative path) of the images written beside it.
-pub fn markdown(o: &Outcome, charts: &[(String, String)]) -> String {
+pub fn markdown(o: &Changes, charts: &[(String, String)]) -> String {
     let mut md = format!("# What changed\n\nOld: `{}`. New: `{}`.\n\n{}\n\n", o.old, o.new, basis_text(o));
     if !o.failed.is_empty() {
         let _ = writeln!(
@@ -195,7 +195,7 @@ fn figures(old: &Side, new: &Side) -> Vec<Figure> {
 
 /// Writes compare.md, compare.html (self-contained) and compare.json into `dir`, the charts as
 /// PNG in `dir/charts/`; returns the three files.
-pub fn write(o: &Outcome, old: &Side, new: &Side, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub fn write(o: &Changes, old: &Side, new: &Side, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     fn named(p: &Path) -> impl Fn(std::io::Error) -> std::io::Error + '_ {
         move |e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display()))
     }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::experiment::Lab;
 use crate::matrix::protocol_text;
 use crate::outcome::Cell;
-use crate::stats::Summary;
+use crate::stats::Estimate;
 use crate::verdict::{show_ms, Metric, SloVerdict};
 
 /// Renders the report; `charts` are the chart images written beside it (title, relative path).
@@ -278,7 +278,7 @@ fn med(c: &Cell, metric: Metric) -> f64 {
 }
 
 /// `107.3ms [105.1, 109.6]`: the median and the 95% interval of the mean.
-fn cell_text(metric: Metric, s: &Summary) -> String {
+fn cell_text(metric: Metric, s: &Estimate) -> String {
     match s.ci {
         Some((lo, hi)) => {
             format!("{} [{}, {}]", metric.show(s.median), trim(metric.show(lo)), trim(metric.show(hi)))

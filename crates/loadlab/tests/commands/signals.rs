@@ -142,11 +142,8 @@ fn a_closed_stderr_does_not_keep_a_signal_from_stopping_the_command() {
     // Whoever started the origin read its address and closed the pipe: what it says on the
     // signal goes nowhere, and it must stop all the same.
     use std::io::{BufRead, BufReader};
-    let mut child = loadlab()
-        .args(["origin", "--listen", "127.0.0.1:0"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        loadlab().args(["origin", "--listen", "127.0.0.1:0"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
     assert!(line.contains("serving on"), "{line}");
