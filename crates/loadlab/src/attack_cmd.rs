@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use attack::{AttackConfig, ClientOptions, Model, RateSpec, TargetDefaults};
+use attack::{AttackConfig, Model, RateSpec, TargetDefaults};
 use bytes::Bytes;
 use results::LlrWriter;
 use serde_json::json;
@@ -88,21 +88,7 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
 fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     let mut config = AttackConfig::new(targets(a)?, model(a)?);
     config.name = a.name.clone();
-    config.client = ClientOptions {
-        protocol: a.protocol.protocol(),
-        timeout: a.timeout,
-        max_body: u64::try_from(a.max_body).ok(),
-        redirects: u32::try_from(a.redirects).ok(),
-        keepalive: a.keepalive,
-        connect_to: a.connect_to.clone(),
-        tls: attack::TlsOptions {
-            insecure: a.insecure,
-            root_certs: a.root_certs.clone(),
-            cert: a.cert.clone(),
-            key: a.key.clone(),
-        },
-        compressed: a.compressed,
-    };
+    config.client = a.client.options();
     config.workers = a.workers;
     config.max_workers = a.max_workers;
     config.pace_tick = a.pace_tick;
@@ -118,8 +104,8 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
         "rate_steps": a.rate_steps.as_ref().map(RateSpec::to_string), "duration": text(a.duration),
         "connections": a.connections, "streams": a.streams, "requests": a.requests,
         "requests_per_conn": a.requests_per_conn, "max_workers": a.max_workers,
-        "protocol": config.client.protocol.to_string(), "timeout": text(Some(a.timeout)),
-        "max_body": a.max_body, "keepalive": a.keepalive, "compressed": a.compressed, "headers": a.headers,
+        "protocol": config.client.protocol.to_string(), "timeout": text(Some(a.client.timeout)),
+        "max_body": a.client.max_body, "keepalive": a.client.keepalive, "compressed": a.client.compressed, "headers": a.headers,
     });
     if let serde_json::Value::Object(map) = settings {
         config.settings = map.into_iter().filter(|(_, v)| !v.is_null()).collect();

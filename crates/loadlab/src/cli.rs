@@ -423,38 +423,7 @@ pub struct AttackArgs {
     pub requests_per_conn: Option<u64>,
 
     #[command(flatten)]
-    pub protocol: ProtocolArgs,
-    /// Request timeout, connect to last body byte.
-    #[arg(long, default_value = "30s", value_parser = positive_duration)]
-    pub timeout: Duration,
-    /// Body bytes read and counted per response (-1 = all, 0 = headers only).
-    #[arg(long, default_value_t = -1, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..))]
-    pub max_body: i64,
-    /// Redirects to follow (-1 = record the redirect, follow none).
-    #[arg(long, default_value_t = attack::DEFAULT_REDIRECTS as i64, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..=1000))]
-    pub redirects: i64,
-    /// Reuse connections (`--keepalive=false` for a connection per request).
-    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true")]
-    pub keepalive: bool,
-    /// Ask for gzip (`Accept-Encoding: gzip`, unless a target sets its own) and count bodies'
-    /// decoded size beside the bytes received, as vegeta's Go client does by default.
-    #[arg(long)]
-    pub compressed: bool,
-    /// Connect to HOST:PORT instead of the URL's host (Host and SNI unchanged).
-    #[arg(long)]
-    pub connect_to: Option<String>,
-    /// Accept any TLS certificate.
-    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
-    pub insecure: bool,
-    /// Extra trusted root certificates (PEM; repeatable).
-    #[arg(long)]
-    pub root_certs: Vec<PathBuf>,
-    /// Client certificate chain (PEM).
-    #[arg(long, requires = "key")]
-    pub cert: Option<PathBuf>,
-    /// Client private key (PEM).
-    #[arg(long, requires = "cert")]
-    pub key: Option<PathBuf>,
+    pub client: ClientArgs,
 }
 
 #[derive(Args, Debug)]
@@ -547,6 +516,65 @@ impl ProtocolArgs {
             (_, _, true) => attack::Protocol::Http3,
             (true, _, _) => attack::Protocol::Http2,
             _ => attack::Protocol::Http1,
+        }
+    }
+}
+
+/// How requests are sent, whatever the load: the client's flags as one group, and the one
+/// mapping from them to [`attack::ClientOptions`].
+#[derive(Args, Debug, Clone)]
+pub struct ClientArgs {
+    #[command(flatten)]
+    pub protocol: ProtocolArgs,
+    /// Request timeout, connect to last body byte.
+    #[arg(long, default_value = "30s", value_parser = positive_duration)]
+    pub timeout: Duration,
+    /// Body bytes read and counted per response (-1 = all, 0 = headers only).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..))]
+    pub max_body: i64,
+    /// Redirects to follow (-1 = record the redirect, follow none).
+    #[arg(long, default_value_t = attack::DEFAULT_REDIRECTS as i64, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..=1000))]
+    pub redirects: i64,
+    /// Reuse connections (`--keepalive=false` for a connection per request).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true")]
+    pub keepalive: bool,
+    /// Ask for gzip (`Accept-Encoding: gzip`, unless a target sets its own) and count bodies'
+    /// decoded size beside the bytes received, as vegeta's Go client does by default.
+    #[arg(long)]
+    pub compressed: bool,
+    /// Connect to HOST:PORT instead of the URL's host (Host and SNI unchanged).
+    #[arg(long)]
+    pub connect_to: Option<String>,
+    /// Accept any TLS certificate.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
+    pub insecure: bool,
+    /// Extra trusted root certificates (PEM; repeatable).
+    #[arg(long)]
+    pub root_certs: Vec<PathBuf>,
+    /// Client certificate chain (PEM).
+    #[arg(long, requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// Client private key (PEM).
+    #[arg(long, requires = "cert")]
+    pub key: Option<PathBuf>,
+}
+
+impl ClientArgs {
+    pub fn options(&self) -> attack::ClientOptions {
+        attack::ClientOptions {
+            protocol: self.protocol.protocol(),
+            timeout: self.timeout,
+            max_body: u64::try_from(self.max_body).ok(),
+            redirects: u32::try_from(self.redirects).ok(),
+            keepalive: self.keepalive,
+            connect_to: self.connect_to.clone(),
+            tls: attack::TlsOptions {
+                insecure: self.insecure,
+                root_certs: self.root_certs.clone(),
+                cert: self.cert.clone(),
+                key: self.key.clone(),
+            },
+            compressed: self.compressed,
         }
     }
 }

@@ -19,7 +19,7 @@ fn typed_values() {
     };
     assert_eq!(a.rate, Some(RateSpec::Constant(50.0)));
     assert_eq!(a.duration, Some(Duration::from_secs(90)));
-    assert_eq!(a.timeout, Duration::from_secs(30));
+    assert_eq!(a.client.timeout, Duration::from_secs(30));
     let Command::Attack(a) = parse(&["attack", "--rate-steps", "1,2@1s"]).unwrap().command else { panic!() };
     assert_eq!(a.rate_steps, Some(RateSpec::Steps(vec![1.0, 2.0], Duration::from_secs(1))));
     let Command::Encode(e) = parse(&["encode", "--to", "vegeta-json"]).unwrap().command else { panic!() };
@@ -63,7 +63,7 @@ fn vegeta_single_dash_flags_parse_as_double_dash_ones() {
     };
     assert_eq!(parsed(single.clone()), parsed(double));
     let Command::Attack(a) = Cli::try_parse_from(vegeta_style(single).unwrap()).unwrap().command else { panic!() };
-    assert!(!a.protocol.http2 && !a.keepalive && a.insecure && a.max_body == 0);
+    assert!(!a.client.protocol.http2 && !a.client.keepalive && a.client.insecure && a.client.max_body == 0);
     assert_eq!(a.rate, Some(RateSpec::Constant(100.0)));
     let Command::Attack(a) =
         Cli::try_parse_from(vegeta_style(args(&["attack", "-http2", "-rate=1", "-duration=1s"])).unwrap())
@@ -72,7 +72,7 @@ fn vegeta_single_dash_flags_parse_as_double_dash_ones() {
     else {
         panic!()
     };
-    assert!(a.protocol.http2);
+    assert!(a.client.protocol.http2);
     let Command::Report(r) =
         Cli::try_parse_from(vegeta_style(args(&["report", "-type", "json", "x.llr"])).unwrap()).unwrap().command
     else {
@@ -130,8 +130,8 @@ fn attack_and_lab_capacity_map_the_protocol_flags_alike() {
         let Command::Lab(super::lab::LabCommand::Capacity(c)) = Cli::try_parse_from(capacity).unwrap().command else {
             panic!()
         };
-        assert_eq!(a.protocol.protocol(), c.protocol.protocol(), "{extra:?}");
-        a.protocol.protocol()
+        assert_eq!(a.client.protocol.protocol(), c.protocol.protocol(), "{extra:?}");
+        a.client.protocol.protocol()
     };
     assert_eq!(protocol(&[]), Protocol::Http1);
     assert_eq!(protocol(&["--http2"]), Protocol::Http2);
