@@ -291,7 +291,14 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
     };
     let mut points = Vec::new();
     let mut function_points = Vec::new();
-    let profiled = |t: usize, p: usize| counted(t, p).find_map(|s| s.profile.as_ref());
+    // A counted step's profile, else any whose target was up: how the target's CPU splits by
+    // function per request does not depend on whether the generator kept pace (only the
+    // first repeat is profiled by default, and a busy machine may leave it uncounted).
+    let profiled = |t: usize, p: usize| {
+        counted(t, p).find_map(|s| s.profile.as_ref()).or_else(|| {
+            steps.iter().filter(|s| s.target == t && s.point == p && s.down.is_none()).find_map(|s| s.profile.as_ref())
+        })
+    };
     let mut add = |label: String, (ta, pa): (usize, usize), (tb, pb): (usize, usize)| {
         if let (Some(f), Some(a), Some(b)) = (&h.function, profiled(ta, pa), profiled(tb, pb)) {
             function_points.extend(crate::profile::judge::point(label.clone(), f, a, b, h.lower));

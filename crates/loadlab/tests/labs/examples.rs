@@ -94,7 +94,13 @@ fn every_example_plan_runs_quick_with_its_verdict() {
     let (code, lab, out) = run("006-why-slower");
     assert_eq!(code, 0, "{}", lab["findings"]);
     let f = &lab["findings"]["hypotheses"][0]["function"];
-    assert_eq!(f["finding"], "supported", "{f}");
+    let why: Vec<_> = lab["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (&s["id"], &s["uncounted"], &s["profile_missing"], s["profile"].is_object()))
+        .collect();
+    assert_eq!(f["finding"], "supported", "{f} {why:?}");
     let per_request = lab["steps"].as_array().unwrap().iter().find(|s| s["id"] == "per-request--r50-http1--1").unwrap();
     let top = per_request["profile"]["top"][0]["name"].as_str().unwrap();
     assert!(top.contains("deflate"), "{top}");
