@@ -11,14 +11,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::metric::Metric;
-use crate::numbers::StepConsumer;
-use crate::stats::{compare, compare_within, Basis, Comparison, MIN_REPEATS};
-use crate::windows::Window;
+use crate::measure::metric::Metric;
+use crate::measure::numbers::StepConsumer;
+use crate::measure::stats::{compare, compare_within, Basis, Comparison, MIN_REPEATS};
+use crate::measure::windows::Window;
 
-/// The metrics compared, in the order of the table.
-pub const COMPARED: [Metric; 6] =
-    [Metric::Throughput, Metric::P50, Metric::P99, Metric::Success, Metric::TargetCpu, Metric::GeneratorCpu];
+pub use crate::measure::metric::COMPARED;
+pub use crate::plan::gate::Gate;
 
 /// One step of a side, as compared.
 #[derive(Clone, Debug)]
@@ -98,7 +97,7 @@ pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
 
 /// A lab's cells as compared: its steps by target and full load point, those that do not count
 /// left out by the lab's own rule (the step's `down` and `uncounted`).
-pub fn side_of(lab: &crate::experiment::Lab, dir: &Path) -> Result<Side, CompareError> {
+pub fn side_of(lab: &crate::record::Lab, dir: &Path) -> Result<Side, CompareError> {
     let bad = |what: String| CompareError(format!("{}: lab.json: {what}", dir.display()));
     let name = if lab.name.is_empty() { dir.display().to_string() } else { lab.name.clone() };
     let mut side = Side { name, cells: BTreeMap::new() };
@@ -109,7 +108,7 @@ pub fn side_of(lab: &crate::experiment::Lab, dir: &Path) -> Result<Side, Compare
         let key = format!("{} @ {}", target.name, serde_json::to_string(point).unwrap_or_default());
         let cell = side.cells.entry(key).or_insert_with(|| CellData {
             target: target.name.clone(),
-            label: point.label(&crate::matrix::Axes::set_in(point)),
+            label: point.label(&crate::plan::matrix::Axes::set_in(point)),
             ..Default::default()
         });
         let why = match (&s.down, &s.uncounted) {
@@ -170,7 +169,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
     let mut cell = CellData { target: "run".into(), label: "all".into(), ..Default::default() };
     let id = path.display().to_string();
     // The lab's rule, with no SLO to break.
-    if let Some(why) = crate::verdict::uncounted(&[], &n) {
+    if let Some(why) = crate::measure::verdict::uncounted(&[], &n) {
         cell.excluded.push(format!("{id}: {why}"));
     } else {
         cell.steps.push(StepData { id, values, windows: c.windows.windows(), files, profile: None });
@@ -218,42 +217,7 @@ pub struct Row {
     pub note: Option<String>,
 }
 
-/// A `--fail-on` clause: `p99>+5%` fails on a significant p99 rise beyond 5%.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Gate {
-    #[serde(rename = "measure")]
-    pub metric: Metric,
-    /// Fails when the change is above `limit_pct` (`>`), or below it (`<`).
-    pub above: bool,
-    pub limit_pct: f64,
-}
-
 impl Gate {
-    /// `p99>+5%,throughput<-3%`.
-    pub fn parse_list(s: &str) -> Result<Vec<Gate>, String> {
-        s.split(',').filter(|c| !c.trim().is_empty()).map(|c| Gate::parse(c.trim())).collect()
-    }
-
-    pub fn parse(c: &str) -> Result<Gate, String> {
-        let at = c.find(['<', '>']).ok_or_else(|| format!("{c:?}: expected METRIC>+N% or METRIC<-N%"))?;
-        let name = c[..at].trim();
-        let metric = Metric::parse(name).ok().filter(|m| COMPARED.contains(m)).ok_or_else(|| {
-            let names: Vec<&str> = COMPARED.iter().map(|m| m.name()).collect();
-            format!("{c:?}: unknown metric {name:?} ({})", names.join(", "))
-        })?;
-        let limit = c[at + 1..].trim();
-        let limit_pct = limit
-            .strip_suffix('%')
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| format!("{c:?}: {limit:?} is not a change like +5% or -3%"))?;
-        Ok(Gate { metric, above: c.as_bytes()[at] == b'>', limit_pct })
-    }
-
-    pub fn text(&self) -> String {
-        format!("{}{}{:+}%", self.metric.name(), if self.above { ">" } else { "<" }, self.limit_pct)
-    }
-
     /// The row breaks the gate: a significant change (beyond the threshold) past the limit.
     pub fn broken_by(&self, r: &Row) -> bool {
         r.metric == self.metric
@@ -344,8 +308,8 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Op
         target: new.target.clone(),
         load: new.label.clone(),
         metric,
-        old: crate::stats::median(&b),
-        new: crate::stats::median(&a),
+        old: crate::measure::stats::median(&b),
+        new: crate::measure::stats::median(&a),
         change_pct,
         ci_pct: c.ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
         p: c.p,
@@ -409,14 +373,14 @@ pub fn changes(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::windows::tests::run;
+    use crate::measure::windows::tests::run;
 
     fn side(median_ms: f64, seed: u64) -> Side {
         let windows = run(10, 100, median_ms, seed);
         let all: Vec<&Window> = windows.iter().collect();
         let mut values = BTreeMap::new();
         for m in [Metric::Throughput, Metric::P50, Metric::P99, Metric::Success] {
-            values.insert(m, crate::stats::window_metric(m, &all).unwrap());
+            values.insert(m, crate::measure::stats::window_metric(m, &all).unwrap());
         }
         let cell = CellData {
             target: "svc".into(),

@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::experiment::{Event, Lab, LabError, RunOptions};
+use crate::experiment::{Event, LabError, RunOptions};
+use crate::measure::verdict::Clause;
 use crate::plan::{LoadSpec, Plan, TargetSpec};
-use crate::verdict::Clause;
+use crate::record::Lab;
 
 /// The recipe of example 002.
 pub const RECIPE: &str = r#"{

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::experiment::Lab;
 use crate::plan::Plan;
+use crate::record::Lab;
 
 /// What a plan will run, before it does.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,7 +19,7 @@ pub struct Preview {
 
 /// What `plan` (as it will run: after `--quick`) will do, and about how long it takes.
 pub fn preview(plan: &Plan) -> Preview {
-    let steps = crate::matrix::count(plan);
+    let steps = crate::plan::matrix::count(plan);
     let l = &plan.load;
     let plural = |n: u128| if n == 1 { "" } else { "s" };
     let mut what = format!("{steps} step{}", plural(steps));
@@ -39,7 +39,7 @@ pub fn preview(plan: &Plan) -> Preview {
     if plan.capacity.is_some() {
         what += " and a capacity search per target";
     }
-    Preview { what, estimate: crate::matrix::estimate(plan) }
+    Preview { what, estimate: crate::plan::matrix::estimate(plan) }
 }
 
 /// `1h02m`, `4m05s`, `45.0s`.

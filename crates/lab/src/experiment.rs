@@ -6,95 +6,22 @@ use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use report::chart::RunSeries;
-use serde::{Deserialize, Serialize};
 
-use crate::capacity::{self, CapacityResult};
-pub use crate::events::{Event, LabError, Watcher};
-use crate::matrix::{self, Matrix};
-pub use crate::options::RunOptions;
-use crate::outcome::{self, Findings, StepResult};
+use crate::outcome::{self, StepResult};
+use crate::plan::matrix::{self, Matrix};
 pub use crate::plan::QUICK_STEP;
 use crate::plan::{Plan, TargetKind};
 use crate::profile::session::Session;
 use crate::profile::Profiler;
-use crate::sample::{self, Sampler, Samples, Source};
-use crate::step;
-pub use crate::systems::TargetRun;
-use crate::systems::{self, Embedded, StartError, Started};
+pub use crate::record::{Lab, TargetDeath};
+use crate::run::capacity;
+pub use crate::run::events::{Event, LabError, Watcher};
+pub use crate::run::options::RunOptions;
+use crate::run::sample::{self, Sampler, Source};
+use crate::run::step;
+pub use crate::run::systems::TargetRun;
+use crate::run::systems::{self, Embedded, StartError, Started};
 use tokio_util::sync::CancellationToken;
-
-/// A started target that exited while the lab ran.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TargetDeath {
-    pub target: String,
-    /// The step it was found dead after (it died during it or in the pause after), if any ran.
-    pub during: Option<String>,
-    /// Seconds since the lab started, when it was found dead.
-    pub at_s: f64,
-    /// `exit status: 1`, `signal: 9 (SIGKILL)`.
-    pub status: String,
-    pub log_tail: String,
-}
-
-impl TargetDeath {
-    pub fn text(&self) -> String {
-        let when = self.during.as_ref().map_or("before the first step".to_owned(), |s| format!("during step {s}"));
-        format!("target {} exited ({}) {when}, {:.1} s into the lab", self.target, self.status, self.at_s)
-    }
-}
-
-/// Everything a lab did and found: what `lab.json` holds, written and read back by these types
-/// (`crate::record`).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Lab {
-    /// The layout of lab.json ([`crate::record::FORMAT`]): a reader refuses another.
-    pub format: u32,
-    pub name: String,
-    pub question: String,
-    pub started_unix_s: u64,
-    pub wall_s: f64,
-    pub quick: bool,
-    /// The load as run (of the plan after `--quick`).
-    pub duration_s: f64,
-    pub warmup_s: f64,
-    pub repeats: u32,
-    pub targets: Vec<TargetRun>,
-    pub matrix: Matrix,
-    pub steps: Vec<StepResult>,
-    pub findings: Findings,
-    pub capacity: Vec<CapacityResult>,
-    /// Started targets that exited before the lab ended.
-    pub deaths: Vec<TargetDeath>,
-    /// Stopped by a signal: the steps in `not_run` never ran (the last one that ran may be
-    /// short).
-    pub interrupted: bool,
-    pub not_run: Vec<String>,
-    #[serde(skip)]
-    pub samples: Samples,
-    /// Chart series of each step's first repeat, by step index.
-    #[serde(skip)]
-    pub series: Vec<(usize, RunSeries)>,
-    #[serde(skip)]
-    pub plan: Plan,
-}
-
-impl Lab {
-    /// What kept verdicts from being reached, one line each (empty when every verdict stands):
-    /// cells the generator could not send or whose target was down, capacity searches that
-    /// ended at the generator's limit before anything broke.
-    pub fn inconclusive(&self) -> Vec<String> {
-        let mut out = self.findings.inconclusive.clone();
-        for c in &self.capacity {
-            if let (Some(g), None) = (c.generator_limited_at, c.breaks_at) {
-                out.push(format!(
-                    "capacity of {}: the generator could not send {g:.0} req/s before the SLO broke",
-                    c.target
-                ));
-            }
-        }
-        out
-    }
-}
 
 pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<Lab, LabError> {
     let io = |path: &Path| {
@@ -143,7 +70,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
         if let Some(rows) = samples.get("generator") {
             s.generator_cpu_pct = sample::window(rows, s.started_s, s.ended_s).0;
         }
-        s.uncounted = crate::verdict::uncounted(&plan.slo, &s.numbers);
+        s.uncounted = crate::measure::verdict::uncounted(&plan.slo, &s.numbers);
     }
     let findings = outcome::find(plan, &matrix, &steps);
     let not_run = matrix.steps.iter().filter(|s| !steps.iter().any(|r| r.id == s.id)).map(|s| s.id.clone()).collect();
@@ -254,7 +181,7 @@ async fn run_steps(
             _ = opts.abort.cancelled() => break,
         };
         let to = started.elapsed().as_secs_f64();
-        let line = crate::verdict::step_line(&plan.slo, &ran.numbers);
+        let line = crate::measure::verdict::step_line(&plan.slo, &ran.numbers);
         watch.event(&Event::Finished {
             index: i,
             of: matrix.steps.len(),
@@ -265,11 +192,11 @@ async fn run_steps(
         let (profile, profile_missing) = match profiling {
             None => (None, None),
             Some(p) => {
-                let title = format!("{} at {}", target.name, point.label(&crate::matrix::Axes::set_in(point)));
+                let title = format!("{} at {}", target.name, point.label(&crate::plan::matrix::Axes::set_in(point)));
                 let patterns: Vec<String> = plan.hypotheses.iter().filter_map(|h| h.function.clone()).collect();
                 let ended = p.end(ran.numbers.requests, &plan.profile, &patterns, &opts.out, &stem, &title).await;
                 let line = match &ended {
-                    Ok(p) => crate::render::profiles::step_line(p),
+                    Ok(p) => p.line(),
                     Err(e) => e.clone(),
                 };
                 watch.event(&Event::Profile { id: &s.id, line: &line });
@@ -377,7 +304,7 @@ impl Up {
                     let url = format!("http://{}{}", e.addr, t.path);
                     if let Some(pem) = &e.h3_cert_pem {
                         // Its HTTP/3 steps trust the certificate it made, and only that.
-                        let cert = samples.join(format!("{}-origin-cert.pem", crate::matrix::slug(&t.name)));
+                        let cert = samples.join(format!("{}-origin-cert.pem", crate::plan::matrix::slug(&t.name)));
                         std::fs::write(&cert, pem).map_err(|e| StartError(format!("{}: {e}", cert.display())))?;
                         tls.root_certs.push(cert);
                     }

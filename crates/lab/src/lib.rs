@@ -1,31 +1,33 @@
 //! Experiments from a plan, driven in-process through the `attack`, `origin` and `report`
 //! libraries.
 //!
-//! `plan` (parse, check), `matrix` (axes to steps), `events` (progress and failures), `step`
-//! (one attack and its numbers: `numbers`), `systems` (embedded simulators, started commands), `sample` (/proc, Prometheus),
-//! `experiment` (the whole run), `stats` (pure: medians, intervals, Welch's test), `verdict` (SLO
-//! clauses, hypothesis findings), `outcome` (cells, ceilings, hypotheses from the steps),
-//! `capacity` (the search for a ceiling), `render` (report.md, report.html, charts, lab.json), and `demo`, a rate
-//! ladder against an embedded origin simulator.
+//! Layers, each importing only from those above it in this list:
+//! - `files` (whole-or-nothing writes) and `measure`: what a step measured and the pure rules
+//!   that read it (windows, numbers, metrics, statistics, SLO verdicts);
+//! - `profile`: CPU profiles of a target under load, and their differentials;
+//! - `plan`: the plan file, checked, and its `matrix` of steps;
+//! - `run`: systems up and down, samples, steps, the capacity search;
+//! - `outcome`: cells, ceilings and hypotheses judged from the steps;
+//! - `record`: the [`Lab`], what lab.json holds, and reading it back;
+//! - `experiment`: a plan run end to end into a [`Lab`];
+//! - `compare`: two labs (or results files) side by side;
+//! - `render`: report.md, report.html, charts, lab.json;
+//! - `ending` (the lab's preview, exit and folder) and `demo` (a rate ladder against an
+//!   embedded origin).
 
-pub mod capacity;
 pub mod compare;
 pub mod demo;
 pub mod ending;
-pub mod events;
 pub mod experiment;
-pub mod matrix;
-pub mod metric;
-pub mod numbers;
-pub mod options;
+pub mod files;
+pub mod measure;
 pub mod outcome;
 pub mod plan;
 pub mod profile;
 pub mod record;
 pub mod render;
-pub mod sample;
-pub mod stats;
-pub mod step;
-pub mod systems;
-pub mod verdict;
-pub mod windows;
+pub mod run;
+
+pub use experiment::{run, Event, LabError, RunOptions, Watcher};
+pub use plan::Plan;
+pub use record::Lab;

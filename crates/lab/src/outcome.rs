@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::matrix::{Matrix, Point};
-use crate::numbers::Numbers;
-use crate::plan::{Hypothesis, Plan};
-use crate::stats::{
+use crate::measure::numbers::Numbers;
+use crate::measure::stats::{
     compare, compare_within, summarize, summarize_share, summarize_within, Comparison, Estimate, MIN_REPEATS,
 };
-use crate::verdict::{Finding, Metric, SloVerdict};
+use crate::measure::verdict::{Finding, Metric, SloVerdict};
+use crate::plan::matrix::{Matrix, Point};
+use crate::plan::{Hypothesis, Plan};
 
 /// One step as it ran.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -26,9 +26,9 @@ pub struct StepResult {
     pub numbers: Numbers,
     pub warmup_requests: u64,
     /// Seconds since the lab started.
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub started_s: f64,
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub ended_s: f64,
     /// The target's process tree, and the generator, during the step.
     pub target_cpu_pct: Option<f64>,
@@ -37,7 +37,7 @@ pub struct StepResult {
     /// The target was down during this step (it had exited: when and how): not a measurement.
     pub down: Option<String>,
     /// Why the step says nothing of its target though it ran (the generator could not send, a
-    /// busy machine broke the SLO), by the lab's one rule ([`crate::verdict::uncounted`]),
+    /// busy machine broke the SLO), by the lab's one rule ([`crate::measure::verdict::uncounted`]),
     /// written for readers of lab.json such as `lab compare`.
     #[serde(default)]
     pub uncounted: Option<String>,
@@ -52,7 +52,7 @@ pub struct StepResult {
     pub text: String,
     /// The counted requests by second, for intervals within the run.
     #[serde(skip)]
-    pub windows: Vec<crate::windows::Window>,
+    pub windows: Vec<crate::measure::windows::Window>,
 }
 
 /// The metrics summarised over repeats in every cell.
@@ -102,9 +102,9 @@ pub struct Ceiling {
 pub struct HypothesisPoint {
     pub point: String,
     /// Medians of the subject and of the other.
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub subject: f64,
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub other: f64,
     pub comparison: Comparison,
     pub finding: Finding,
@@ -148,16 +148,19 @@ pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
             }
             let numbers: Vec<&Numbers> = idx.iter().map(|&i| &steps[i].numbers).collect();
             let uncounted: Vec<String> =
-                numbers.iter().filter_map(|n| crate::verdict::uncounted(&plan.slo, n)).collect();
+                numbers.iter().filter_map(|n| crate::measure::verdict::uncounted(&plan.slo, n)).collect();
             // The cell's numbers are those of the repeats that count: a step the generator
             // could not send has no numbers of the target.
-            let counted: Vec<&Numbers> =
-                numbers.iter().copied().filter(|n| crate::verdict::uncounted(&plan.slo, n).is_none()).collect();
+            let counted: Vec<&Numbers> = numbers
+                .iter()
+                .copied()
+                .filter(|n| crate::measure::verdict::uncounted(&plan.slo, n).is_none())
+                .collect();
             let values = |m: Metric| counted.iter().map(|n| m.of(n)).collect::<Vec<_>>();
             // Fewer than 3 repeats: the spread comes from within the runs' windows.
-            let pooled: Vec<crate::windows::Window> = idx
+            let pooled: Vec<crate::measure::windows::Window> = idx
                 .iter()
-                .filter(|&&i| crate::verdict::uncounted(&plan.slo, &steps[i].numbers).is_none())
+                .filter(|&&i| crate::measure::verdict::uncounted(&plan.slo, &steps[i].numbers).is_none())
                 .flat_map(|&i| steps[i].windows.iter().cloned())
                 .collect();
             let summary = |m: Metric, v: &[f64]| {
@@ -232,7 +235,8 @@ fn ceilings(plan: &Plan, matrix: &Matrix, cells: &[Cell]) -> Vec<Ceiling> {
         let mut groups: BTreeMap<String, Vec<&Cell>> = BTreeMap::new();
         for c in cells.iter().filter(|c| c.target == t) {
             let p = &matrix.points[c.point];
-            let key = Point { rate: None, ..p.clone() }.label(&crate::matrix::Axes { rate: false, ..matrix.axes });
+            let key =
+                Point { rate: None, ..p.clone() }.label(&crate::plan::matrix::Axes { rate: false, ..matrix.axes });
             groups.entry(key).or_default().push(c);
         }
         for (key, mut group) in groups {
@@ -283,10 +287,10 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         steps
             .iter()
             .filter(move |s| s.target == t && s.point == p && s.down.is_none())
-            .filter(|s| crate::verdict::uncounted(&plan.slo, &s.numbers).is_none())
+            .filter(|s| crate::measure::verdict::uncounted(&plan.slo, &s.numbers).is_none())
     };
     let values = |t: usize, p: usize| -> Vec<f64> { counted(t, p).map(|s| h.metric.of(&s.numbers)).collect() };
-    let windows = |t: usize, p: usize| -> Vec<crate::windows::Window> {
+    let windows = |t: usize, p: usize| -> Vec<crate::measure::windows::Window> {
         counted(t, p).flat_map(|s| s.windows.iter().cloned()).collect()
     };
     let mut points = Vec::new();
@@ -316,8 +320,8 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         let finding = Finding::of(&comparison, h.lower);
         points.push(HypothesisPoint {
             point: label,
-            subject: crate::stats::median(&a),
-            other: crate::stats::median(&b),
+            subject: crate::measure::stats::median(&a),
+            other: crate::measure::stats::median(&b),
             comparison,
             finding,
         });
@@ -340,7 +344,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
                             && Point { variant: None, ..b.clone() } == Point { variant: None, ..a.clone() }
                     });
                     if let Some(pb) = twin {
-                        let axes = crate::matrix::Axes { variant: false, ..matrix.axes };
+                        let axes = crate::plan::matrix::Axes { variant: false, ..matrix.axes };
                         let label = format!("{}, {}", target.name, a.label(&axes));
                         add(label, (t, pa), (t, pb));
                     }
@@ -369,7 +373,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::numbers::Latencies;
+    use crate::measure::numbers::Latencies;
     use std::path::Path;
 
     fn plan(extra: &str) -> Plan {
@@ -421,7 +425,7 @@ mod tests {
     #[test]
     fn cells_ceilings_and_hypotheses() {
         let p = plan("[[hypotheses]]\nclaim = \"a is faster\"\nmetric = \"p99\"\nlower = \"a\"\nthan = \"b\"\n");
-        let m = crate::matrix::expand(&p);
+        let m = crate::plan::matrix::expand(&p);
         let f = find(&p, &m, &steps(&p, &m));
         assert_eq!(f.cells.len(), 6);
         assert!(f.cells.iter().all(|c| c.steps.len() == 3));
@@ -450,7 +454,7 @@ mod tests {
     #[test]
     fn a_rate_the_generator_could_not_send_is_neither_a_failure_nor_a_ceiling() {
         let p = plan("");
-        let m = crate::matrix::expand(&p);
+        let m = crate::plan::matrix::expand(&p);
         let mut s = steps(&p, &m);
         // Target a at 200/s: nothing sent (the generator's core was starved) in every repeat.
         for st in s.iter_mut().filter(|st| st.target == 0 && m.points[st.point].rate == Some(200.0)) {
@@ -476,7 +480,7 @@ mod tests {
     #[test]
     fn a_claim_the_other_way_is_rejected() {
         let p = plan("[[hypotheses]]\nclaim = \"b is faster\"\nmetric = \"p99\"\nlower = \"b\"\nthan = \"a\"\n");
-        let m = crate::matrix::expand(&p);
+        let m = crate::plan::matrix::expand(&p);
         let f = find(&p, &m, &steps(&p, &m));
         assert_eq!(f.hypotheses[0].finding, Finding::Rejected);
     }

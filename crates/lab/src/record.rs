@@ -5,13 +5,92 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
+use report::chart::RunSeries;
+use serde::{Deserialize, Serialize};
 
-use crate::experiment::Lab;
+use crate::outcome::{Findings, StepResult};
+use crate::plan::matrix::Matrix;
+use crate::plan::Plan;
+use crate::run::capacity::CapacityResult;
+use crate::run::sample::Samples;
+use crate::run::systems::TargetRun;
 
 /// The layout of lab.json this build writes and reads. Raise it when a field is renamed or
 /// removed or changes meaning; adding a field does not need it.
 pub const FORMAT: u32 = 1;
+
+/// A started target that exited while the lab ran.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TargetDeath {
+    pub target: String,
+    /// The step it was found dead after (it died during it or in the pause after), if any ran.
+    pub during: Option<String>,
+    /// Seconds since the lab started, when it was found dead.
+    pub at_s: f64,
+    /// `exit status: 1`, `signal: 9 (SIGKILL)`.
+    pub status: String,
+    pub log_tail: String,
+}
+
+impl TargetDeath {
+    pub fn text(&self) -> String {
+        let when = self.during.as_ref().map_or("before the first step".to_owned(), |s| format!("during step {s}"));
+        format!("target {} exited ({}) {when}, {:.1} s into the lab", self.target, self.status, self.at_s)
+    }
+}
+
+/// Everything a lab did and found: what `lab.json` holds, written and read back by these types
+/// (read back by [`read`]).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Lab {
+    /// The layout of lab.json ([`FORMAT`]): a reader refuses another.
+    pub format: u32,
+    pub name: String,
+    pub question: String,
+    pub started_unix_s: u64,
+    pub wall_s: f64,
+    pub quick: bool,
+    /// The load as run (of the plan after `--quick`).
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub repeats: u32,
+    pub targets: Vec<TargetRun>,
+    pub matrix: Matrix,
+    pub steps: Vec<StepResult>,
+    pub findings: Findings,
+    pub capacity: Vec<CapacityResult>,
+    /// Started targets that exited before the lab ended.
+    pub deaths: Vec<TargetDeath>,
+    /// Stopped by a signal: the steps in `not_run` never ran (the last one that ran may be
+    /// short).
+    pub interrupted: bool,
+    pub not_run: Vec<String>,
+    #[serde(skip)]
+    pub samples: Samples,
+    /// Chart series of each step's first repeat, by step index.
+    #[serde(skip)]
+    pub series: Vec<(usize, RunSeries)>,
+    #[serde(skip)]
+    pub plan: Plan,
+}
+
+impl Lab {
+    /// What kept verdicts from being reached, one line each (empty when every verdict stands):
+    /// cells the generator could not send or whose target was down, capacity searches that
+    /// ended at the generator's limit before anything broke.
+    pub fn inconclusive(&self) -> Vec<String> {
+        let mut out = self.findings.inconclusive.clone();
+        for c in &self.capacity {
+            if let (Some(g), None) = (c.generator_limited_at, c.breaks_at) {
+                out.push(format!(
+                    "capacity of {}: the generator could not send {g:.0} req/s before the SLO broke",
+                    c.target
+                ));
+            }
+        }
+        out
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -47,16 +126,4 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Lab, ReadError> {
         let path = e.path().to_string();
         ReadError(format!("{name}: lab.json field {path}: {}", e.into_inner()))
     })
-}
-
-/// An f64 that JSON wrote as `null` (serde_json writes NaN so: a median of no values) reads
-/// back as NaN.
-pub(crate) fn nan_is_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
-
-/// An interval whose ends JSON wrote as `null` reads back with NaN ends.
-pub(crate) fn nan_pair_is_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(f64, f64)>, D::Error> {
-    let pair = Option::<(Option<f64>, Option<f64>)>::deserialize(d)?;
-    Ok(pair.map(|(a, b)| (a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN))))
 }

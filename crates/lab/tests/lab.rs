@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use lab::experiment::{Event, RunOptions};
-use lab::verdict::Finding;
+use lab::measure::verdict::Finding;
 
 /// The labs here run one at a time, so one lab's load does not show in another's latencies.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -251,7 +251,7 @@ probe = "2s"
     let lab = run(&d.join("plan.toml"), &d.join("out")).await;
     assert!(lab.steps.is_empty(), "a search alone runs no fixed step");
     let c = &lab.capacity[0];
-    assert_eq!(c.of, lab::capacity::Searched::Speed);
+    assert_eq!(c.of, lab::run::capacity::Searched::Speed);
     let (h, b) = (c.holds_up_to.unwrap(), c.breaks_at.unwrap());
     assert!((2.0..=8.5).contains(&h) && (4.0..=16.5).contains(&b) && h < b, "{c:?}");
     let sentence = lab::render::markdown::capacity_sentence(c);

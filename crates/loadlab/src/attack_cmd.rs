@@ -291,7 +291,7 @@ mod tests {
 
     use attack::{AttackConfig, Protocol};
     use clap::Parser;
-    use lab::matrix::Point;
+    use lab::plan::matrix::Point;
     use lab::plan::LoadSpec;
 
     use crate::cli::{Cli, Command};
@@ -326,7 +326,7 @@ mod tests {
             pace_tick,
             ..LoadSpec::default()
         };
-        lab::step::config(
+        lab::run::step::config(
             "step",
             "http://127.0.0.1:1/x",
             &point,

@@ -63,7 +63,10 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
         let c = clause.trim();
         let at =
             c.find(['<', '>']).ok_or_else(|| bad(format!("--slo: {c:?}: expected METRIC<VALUE or METRIC>=VALUE")))?;
-        slo.push(lab::verdict::Clause::parse(c[..at].trim(), &c[at..]).map_err(|e| bad(format!("--slo: {c}: {e}")))?);
+        slo.push(
+            lab::measure::verdict::Clause::parse(c[..at].trim(), &c[at..])
+                .map_err(|e| bad(format!("--slo: {c}: {e}")))?,
+        );
     }
     if slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use attack::Protocol;
 
 use super::{CapacitySpec, LoadSpec, Plan, TargetKind, TargetSpec, DEFAULT_DURATION, DEFAULT_PAUSE};
-use crate::verdict::Clause;
+use crate::measure::verdict::Clause;
 
 impl Default for LoadSpec {
     /// What a plan's `[load]` gives for every field left out.

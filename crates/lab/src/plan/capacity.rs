@@ -2,7 +2,7 @@
 
 use super::raw::RawCapacity;
 use super::{CapacitySpec, Doc, PlanError, DEFAULT_DURATION};
-use crate::verdict::parse_percent;
+use crate::measure::verdict::parse_percent;
 
 impl Doc<'_> {
     /// A search of rates, or of a replay's speeds (`speed`): from 1x to 256x unless given.

@@ -57,7 +57,7 @@ fn a_started_target_may_leave_its_port_to_the_lab() {
                 metrics = \"http://127.0.0.1:{port}/m\"\n[load]\nrate = 1\n";
     let p = parse(text, "plan.toml", Path::new(".")).unwrap();
     assert!(p.targets[0].uses_port_placeholder());
-    assert_eq!(crate::systems::expand_argv(&["a{port}b".into()], Some(8123)), ["a8123b"]);
+    assert_eq!(crate::run::systems::expand_argv(&["a{port}b".into()], Some(8123)), ["a8123b"]);
     let fixed = parse(&text.replace("{port}", "7080"), "plan.toml", Path::new(".")).unwrap();
     assert!(!fixed.targets[0].uses_port_placeholder());
 }
@@ -184,7 +184,7 @@ fn quick_shortens_steps_repeats_and_probes_and_nothing_else() {
     let (full, quick) = (p.capacity.as_ref().unwrap(), q.capacity.as_ref().unwrap());
     assert_eq!((quick.probe, quick.precision, quick.start, quick.max), (QUICK_STEP, 0.10, full.start, full.max));
     assert_eq!((q.load.rate.clone(), q.targets.len(), q.variants.len()), (p.load.rate.clone(), 2, 1));
-    assert_eq!(crate::matrix::count(&q), crate::matrix::count(&p), "the same steps, shorter");
+    assert_eq!(crate::plan::matrix::count(&q), crate::plan::matrix::count(&p), "the same steps, shorter");
     // Already short: left as it is.
     assert_eq!(q.quick().load.duration, QUICK_STEP);
 }

@@ -52,7 +52,7 @@ pub fn compare(
     let svg = super::flame::differential_svg(&lines, title, subtitle).map_err(|e| e.to_string())?;
     let dir = out.join(rel);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    crate::render::put(&dir.join(format!("{stem}.svg")), &svg).map_err(|e| e.to_string())?;
+    crate::files::put(&dir.join(format!("{stem}.svg")), &svg).map_err(|e| e.to_string())?;
     Ok(Differential {
         title: title.to_owned(),
         old: old_name.to_owned(),

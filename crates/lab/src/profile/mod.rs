@@ -61,11 +61,11 @@ pub struct StepProfile {
     pub weight: u64,
     /// CPU seconds of the profiled processes over the window (what the samples stand for), and
     /// the requests the step counted in it.
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub cpu_s: f64,
     pub requests: u64,
     /// µs of CPU per request in all.
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub us_per_request: f64,
     /// The functions with most CPU of their own.
     pub top: Vec<FunctionCost>,
@@ -78,6 +78,29 @@ pub struct StepProfile {
 }
 
 impl StepProfile {
+    /// A step's profile in one line: `perf, 412 samples: 310µs of CPU per request; most in deflate_slow 38.1µs (41%), ...`.
+    pub fn line(&self) -> String {
+        let p = self;
+        let top: Vec<String> = p
+            .top
+            .iter()
+            .filter(|f| f.self_share > 0.0)
+            .take(3)
+            .map(|f| format!("{} {} ({:.0}%)", f.name, show_us(f.self_us), f.self_share * 100.0))
+            .collect();
+        let mut s = format!(
+            "profile ({}, {} samples): {} of CPU per request; most in {}",
+            p.source,
+            p.samples,
+            show_us(p.us_per_request),
+            if top.is_empty() { "nothing".into() } else { top.join(", ") }
+        );
+        for n in &p.notes {
+            s += &format!(" [{n}]");
+        }
+        s
+    }
+
     /// µs of CPU per request that one unit of weight stands for.
     pub fn us_per_weight(&self) -> f64 {
         if self.weight == 0 {
@@ -204,8 +227,8 @@ pub fn finish(
     let us_per_request = if requests == 0 { f64::NAN } else { raw.cpu_s * 1e6 / requests as f64 };
     let us_per_weight = if weight == 0 || requests == 0 { 0.0 } else { us_per_request / weight as f64 };
     std::fs::create_dir_all(dir).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-    crate::render::put(&dir.join(format!("{stem}.folded")), raw.folded.text().as_bytes())?;
-    crate::render::put(&dir.join(format!("{stem}.svg")), &flame::svg(&raw.folded, us_per_weight, title)?)?;
+    crate::files::put(&dir.join(format!("{stem}.folded")), raw.folded.text().as_bytes())?;
+    crate::files::put(&dir.join(format!("{stem}.svg")), &flame::svg(&raw.folded, us_per_weight, title)?)?;
     let mut notes = raw.notes;
     if raw.samples == 0 {
         notes.push("no samples: the process used no CPU in the window, or was not running".into());

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use report::chart::{render_svg, render_xy_svg, Chart, ChartData, Series, XyChart};
 
-use crate::experiment::Lab;
-use crate::matrix::{protocol_text, Axes, Point};
-use crate::metric::Metric;
+use crate::measure::metric::Metric;
+use crate::plan::matrix::{protocol_text, Axes, Point};
+use crate::record::Lab;
 
 /// A chart as SVG, with a file-name stem and a title.
 pub struct Figure {
@@ -196,7 +196,7 @@ fn resources(lab: &Lab) -> Vec<XyChart> {
     let mut rss = Vec::new();
     let mut scraped: BTreeMap<String, Vec<Series>> = BTreeMap::new();
     for (name, rows) in &lab.samples {
-        let pts = |f: &dyn Fn(&crate::sample::Row) -> Option<f64>| {
+        let pts = |f: &dyn Fn(&crate::run::sample::Row) -> Option<f64>| {
             rows.iter().filter_map(|r| f(r).map(|v| (r.t, v))).collect::<Vec<_>>()
         };
         let c = pts(&|r| r.cpu_pct);

@@ -9,7 +9,7 @@ use report::chart::{render_png, render_svg, Chart, ChartBuilder, ChartData};
 
 use super::charts::Figure;
 use crate::compare::{Change, Changes, Row, Side};
-use crate::stats::{Basis, MIN_REPEATS, RUN_TO_RUN_FLOOR};
+use crate::measure::stats::{Basis, MIN_REPEATS, RUN_TO_RUN_FLOOR};
 
 fn change(r: &Row) -> String {
     match r.ci_pct {
@@ -86,7 +86,7 @@ fn basis_text(o: &Changes) -> String {
              windows, where a change must also exceed {:.0}% ({:.0}% for p95 and beyond) since the run-to-run \
              variation is not measured. ",
             RUN_TO_RUN_FLOOR * 100.0,
-            crate::stats::TAIL_RUN_TO_RUN_FLOOR * 100.0
+            crate::measure::stats::TAIL_RUN_TO_RUN_FLOOR * 100.0
         );
     }
     let _ = write!(
@@ -207,17 +207,17 @@ pub fn write(o: &Changes, old: &Side, new: &Side, dir: &Path) -> std::io::Result
         std::fs::create_dir_all(&charts).map_err(named(&charts))?;
         for f in &figures {
             let png = render_png(&f.svg, 1.5).map_err(std::io::Error::other)?;
-            super::put(&charts.join(format!("{}.png", f.stem)), &png)?;
+            crate::files::put(&charts.join(format!("{}.png", f.stem)), &png)?;
             images.push((f.title.clone(), format!("charts/{}.png", f.stem)));
         }
     }
     let md_text = markdown(o, &images);
     let (md, page, json) = (dir.join("compare.md"), dir.join("compare.html"), dir.join("compare.json"));
-    super::put(&md, md_text.as_bytes())?;
-    super::put(
+    crate::files::put(&md, md_text.as_bytes())?;
+    crate::files::put(
         &page,
         super::html::render("What changed", &md_text, &figures, &super::html::flames(dir, &md_text), None).as_bytes(),
     )?;
-    super::put(&json, &serde_json::to_vec_pretty(o).map_err(std::io::Error::other)?)?;
+    crate::files::put(&json, &serde_json::to_vec_pretty(o).map_err(std::io::Error::other)?)?;
     Ok(vec![md, page, json])
 }

@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
-use crate::experiment::Lab;
-use crate::matrix::protocol_text;
+use crate::measure::stats::Estimate;
+use crate::measure::verdict::{show_ms, Metric, SloVerdict};
 use crate::outcome::Cell;
-use crate::stats::Estimate;
-use crate::verdict::{show_ms, Metric, SloVerdict};
+use crate::plan::matrix::protocol_text;
+use crate::record::Lab;
 
 /// Renders the report; `charts` are the chart images written beside it (title, relative path).
 pub fn render(lab: &Lab, charts: &[(String, String)]) -> String {
@@ -211,7 +211,7 @@ fn summary(md: &mut String, lab: &Lab) {
             })
             .unwrap_or_default();
         let why = match h.points.iter().find_map(|p| p.comparison.note.as_ref()) {
-            Some(note) if h.finding == crate::verdict::Finding::Inconclusive => format!(" ({note})"),
+            Some(note) if h.finding == crate::measure::verdict::Finding::Inconclusive => format!(" ({note})"),
             _ => String::new(),
         };
         lines.push(format!(
@@ -244,7 +244,7 @@ fn summary(md: &mut String, lab: &Lab) {
 }
 
 /// What a capacity search found, in one sentence (also the terminal's last line).
-pub fn capacity_sentence(c: &crate::capacity::CapacityResult) -> String {
+pub fn capacity_sentence(c: &crate::run::capacity::CapacityResult) -> String {
     let show = |v: f64| c.of.show(v);
     let mut s = match (c.holds_up_to, c.breaks_at) {
         _ if c.beyond_max => format!(
@@ -293,14 +293,14 @@ fn trim(s: String) -> String {
 
 fn tables(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Results\n");
-    let basis = if lab.repeats as usize >= crate::stats::MIN_REPEATS {
+    let basis = if lab.repeats as usize >= crate::measure::stats::MIN_REPEATS {
         format!("Medians over {} repeats, [95% interval across repeats].", lab.repeats)
     } else if lab.repeats > 1 {
         format!(
             "Medians over {} repeats, [95% interval within the runs: a block bootstrap over their 1 s windows; \
              with fewer than {} repeats the run-to-run variation is not measured].",
             lab.repeats,
-            crate::stats::MIN_REPEATS
+            crate::measure::stats::MIN_REPEATS
         )
     } else {
         "[95% interval within the run: a block bootstrap over its 1 s windows; one repeat measures no run-to-run \
@@ -387,7 +387,7 @@ fn ratio_text(r: f64, ci: Option<(f64, f64)>) -> String {
 
 fn hypotheses(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Hypotheses\n");
-    let _ = writeln!(md, "Each load point compares the subject with the other: with {} or more repeats a side, Welch's t-test on the repeats' logarithms (the ratio of geometric means with its 95% interval); with fewer, a block bootstrap over the runs' 1 s windows, where a change must also exceed {:.0}% ({:.0}% for p95 and beyond) since the run-to-run variation is not measured. An interval spanning 1 is no significant difference (~).\n", crate::stats::MIN_REPEATS, crate::stats::RUN_TO_RUN_FLOOR * 100.0, crate::stats::TAIL_RUN_TO_RUN_FLOOR * 100.0);
+    let _ = writeln!(md, "Each load point compares the subject with the other: with {} or more repeats a side, Welch's t-test on the repeats' logarithms (the ratio of geometric means with its 95% interval); with fewer, a block bootstrap over the runs' 1 s windows, where a change must also exceed {:.0}% ({:.0}% for p95 and beyond) since the run-to-run variation is not measured. An interval spanning 1 is no significant difference (~).\n", crate::measure::stats::MIN_REPEATS, crate::measure::stats::RUN_TO_RUN_FLOOR * 100.0, crate::measure::stats::TAIL_RUN_TO_RUN_FLOOR * 100.0);
     for h in &lab.findings.hypotheses {
         let dir = if h.lower { "lower" } else { "higher" };
         let _ = writeln!(
@@ -412,7 +412,7 @@ fn hypotheses(md: &mut String, lab: &Lab) {
             };
             let verdict = format!(
                 "{verdict}, {}",
-                if p.comparison.basis == crate::stats::Basis::Repeats { "repeats" } else { "within runs" }
+                if p.comparison.basis == crate::measure::stats::Basis::Repeats { "repeats" } else { "within runs" }
             );
             let _ = writeln!(
                 md,
@@ -476,7 +476,7 @@ fn steps(md: &mut String, lab: &Lab) {
     let _ =
         writeln!(md, "Each step's results file is kept (`loadlab report FILE`, `loadlab plot FILE -o chart.html`).\n");
     for s in &lab.steps {
-        let limited = match (&s.down, crate::verdict::uncounted(&lab.plan.slo, &s.numbers)) {
+        let limited = match (&s.down, crate::measure::verdict::uncounted(&lab.plan.slo, &s.numbers)) {
             (Some(why), _) => format!(" (target down: {why})"),
             (None, Some(why)) => format!(" (generator-limited: {why}; not counted)"),
             (None, None) => String::new(),

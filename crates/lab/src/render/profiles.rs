@@ -4,32 +4,10 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::experiment::Lab;
-use crate::matrix::{Axes, Point};
+use crate::plan::matrix::{Axes, Point};
 use crate::profile::diff::{self, Differential};
-use crate::profile::{show_us, StepProfile};
-
-/// A step's profile in one line: `perf, 412 samples: 310µs of CPU per request; most in deflate_slow 38.1µs (41%), ...`.
-pub fn step_line(p: &StepProfile) -> String {
-    let top: Vec<String> = p
-        .top
-        .iter()
-        .filter(|f| f.self_share > 0.0)
-        .take(3)
-        .map(|f| format!("{} {} ({:.0}%)", f.name, show_us(f.self_us), f.self_share * 100.0))
-        .collect();
-    let mut s = format!(
-        "profile ({}, {} samples): {} of CPU per request; most in {}",
-        p.source,
-        p.samples,
-        show_us(p.us_per_request),
-        if top.is_empty() { "nothing".into() } else { top.join(", ") }
-    );
-    for n in &p.notes {
-        s += &format!(" [{n}]");
-    }
-    s
-}
+use crate::profile::show_us;
+use crate::record::Lab;
 
 /// The lab's pairs of profiles, compared: each hypothesis's subject against the other at each
 /// point, and without hypotheses each variant against the first.

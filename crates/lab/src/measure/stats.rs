@@ -18,9 +18,9 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::metric::Metric;
-pub use crate::windows::Basis;
-use crate::windows::{self, Window};
+use crate::measure::metric::Metric;
+pub use crate::measure::windows::Basis;
+use crate::measure::windows::{self, Window};
 
 /// The repeats needed to measure run-to-run variation.
 pub const MIN_REPEATS: usize = 3;
@@ -48,13 +48,13 @@ pub const CONFIDENCE: f64 = 0.95;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Estimate {
     pub n: usize,
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub median: f64,
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub mean: f64,
     /// 95% interval: across repeats, of the geometric mean when every value is positive; within
     /// runs, of the metric over their pooled windows. Never below 0.
-    #[serde(deserialize_with = "crate::record::nan_pair_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_pair_is_null")]
     pub ci: Option<(f64, f64)>,
     pub basis: Basis,
 }
@@ -185,10 +185,10 @@ pub fn summarize_share(values: &[f64]) -> Estimate {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Comparison {
     /// A / B: the ratio of geometric means (of means when values are not all positive).
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub ratio: f64,
     /// 95% interval of the ratio; `None` when a side has a single repeat.
-    #[serde(deserialize_with = "crate::record::nan_pair_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_pair_is_null")]
     pub ci: Option<(f64, f64)>,
     /// Two-sided p-value of Welch's test; `None` when it cannot be computed.
     pub p: Option<f64>,
@@ -376,7 +376,7 @@ mod tests {
 #[cfg(test)]
 mod within_tests {
     use super::*;
-    use crate::windows::tests::run;
+    use crate::measure::windows::tests::run;
 
     #[test]
     fn runs_from_one_distribution_read_as_no_change_and_a_20_percent_shift_is_found() {
@@ -426,7 +426,7 @@ mod within_tests {
 #[cfg(test)]
 mod tie_tests {
     use super::*;
-    use crate::windows::tests::run;
+    use crate::measure::windows::tests::run;
 
     #[test]
     fn a_metric_equal_in_every_resample_has_p_1() {
@@ -439,11 +439,11 @@ mod tie_tests {
 #[cfg(test)]
 mod window_tests {
     use super::*;
-    use crate::windows::tests::run;
+    use crate::measure::windows::tests::run;
 
     #[test]
     fn windows_give_back_the_runs_numbers() {
-        let mut w = crate::windows::Windows::default();
+        let mut w = crate::measure::windows::Windows::default();
         for i in 0..1000u64 {
             // 1 ms .. 1000 ms, one of each, over 4 s; every tenth fails.
             w.add(i * 4000, (i + 1) * 1000, i % 10 != 0);

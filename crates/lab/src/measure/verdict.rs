@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::metric::{show_ms, Metric};
-use crate::numbers::Numbers;
-use crate::stats::Comparison;
+pub use crate::measure::metric::{show_ms, Metric};
+use crate::measure::numbers::Numbers;
+use crate::measure::stats::Comparison;
 
 /// A step's line for the console and the live view: its numbers, and what they say of the SLO.
 /// A step the generator could not send says only that: its numbers are not the target's.
@@ -151,7 +151,7 @@ impl SloVerdict {
         let mut broken = Vec::new();
         for c in clauses {
             let values: Vec<f64> = counted.iter().map(|n| c.metric.of(n)).collect();
-            let median = crate::stats::median(&values);
+            let median = crate::measure::stats::median(&values);
             if !c.op.holds(median, c.limit) {
                 let of =
                     if counted.len() > 1 { format!(", median of {} repeats", counted.len()) } else { String::new() };
@@ -240,7 +240,7 @@ pub fn parse_percent(s: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::numbers::Latencies;
+    use crate::measure::numbers::Latencies;
 
     fn numbers(p99_ms: f64, success: f64, limited: bool) -> Numbers {
         Numbers {
@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn findings() {
-        let basis = crate::stats::Basis::Repeats;
+        let basis = crate::measure::stats::Basis::Repeats;
         let faster =
             Comparison { ratio: 0.8, ci: Some((0.7, 0.9)), p: Some(0.01), significant: true, basis, note: None };
         let same =

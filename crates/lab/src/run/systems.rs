@@ -278,5 +278,5 @@ pub fn free_loopback_port() -> std::io::Result<u16> {
 
 /// Where a command's output goes: `samples/NAME.log`.
 pub fn log_path(samples: &Path, name: &str) -> PathBuf {
-    samples.join(format!("{}.log", crate::matrix::slug(name)))
+    samples.join(format!("{}.log", crate::plan::matrix::slug(name)))
 }

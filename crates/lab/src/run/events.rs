@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::numbers::Numbers;
-use crate::step;
-use crate::systems::StartError;
+use crate::measure::numbers::Numbers;
+use crate::run::step;
+use crate::run::systems::StartError;
 
 /// What the lab tells its watcher, in order.
 pub enum Event<'a> {

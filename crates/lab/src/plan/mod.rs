@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use attack::Protocol;
 
-use crate::metric::Metric;
-use crate::verdict::{parse_percent, Clause};
+use crate::measure::metric::Metric;
+use crate::measure::verdict::{parse_percent, Clause};
 
 /// A parsed, checked plan. Paths in it are resolved against the plan file's directory.
 #[derive(Clone, Debug)]
@@ -62,7 +62,7 @@ pub fn slug(s: &str) -> String {
 #[derive(Clone, Debug)]
 pub struct Baseline {
     pub path: PathBuf,
-    pub fail_on: Vec<crate::compare::Gate>,
+    pub fail_on: Vec<gate::Gate>,
     /// Changes within this (%) are `~`.
     pub threshold_pct: f64,
 }
@@ -187,7 +187,9 @@ impl std::fmt::Display for PlanError {
 
 mod build;
 mod capacity;
+pub mod gate;
 mod load;
+pub mod matrix;
 mod ports;
 mod profile;
 mod quick;
@@ -506,7 +508,7 @@ impl Doc<'_> {
                 if self.files_exist && !path.join("lab.json").exists() && !path.is_file() {
                     return Err(self.err("baseline.path", format!("{}: no lab.json there", b.path)));
                 }
-                let fail_on = crate::compare::Gate::parse_list(b.fail_on.as_deref().unwrap_or(""))
+                let fail_on = gate::Gate::parse_list(b.fail_on.as_deref().unwrap_or(""))
                     .map_err(|e| self.err("baseline.fail_on", e))?;
                 let threshold_pct = match b.threshold {
                     None => 2.0,

@@ -191,8 +191,9 @@ pub fn write_csv(samples: &Samples, dir: &Path) -> std::io::Result<()> {
     for (name, rows) in samples {
         let series: Vec<&String> =
             rows.iter().flat_map(|r| r.series.keys()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-        let mut f =
-            std::io::BufWriter::new(std::fs::File::create(dir.join(format!("{}.csv", crate::matrix::slug(name))))?);
+        let mut f = std::io::BufWriter::new(std::fs::File::create(
+            dir.join(format!("{}.csv", crate::plan::matrix::slug(name))),
+        )?);
         write!(f, "t_s,cpu_pct,rss_mb")?;
         for s in &series {
             write!(f, ",{s}")?;

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{Event, LabError, Watcher};
-use crate::numbers::{Numbers, StepConsumer};
+use crate::measure::numbers::{Numbers, StepConsumer};
+use crate::measure::verdict::{Clause, Metric};
 use crate::plan::{CapacitySpec, Plan};
-use crate::verdict::{Clause, Metric};
+use crate::run::events::{Event, LabError, Watcher};
 
 /// Bisection steps at most (each halves the interval): far beyond any useful precision.
 const MAX_BISECTIONS: usize = 20;
@@ -27,7 +27,7 @@ const CONFIRM_TRIES: usize = 3;
 pub struct Probe {
     /// `capacity--TARGET--NN`: its results file is `steps/ID.llr`.
     pub id: String,
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub rate: f64,
     pub holds: bool,
     /// The clauses it broke (with values), or why it says nothing.
@@ -35,9 +35,9 @@ pub struct Probe {
     /// Stopped before its end because it was clearly failing.
     pub stopped_early: bool,
     pub generator_limited: bool,
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub p99_ms: f64,
-    #[serde(deserialize_with = "crate::record::nan_is_null")]
+    #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub success: f64,
 }
 
@@ -191,11 +191,11 @@ where
 
 /// Searches a target with real probes (open model, the plan's load settings).
 pub async fn search_target(
-    target: &crate::systems::TargetRun,
+    target: &crate::run::systems::TargetRun,
     plan: &Plan,
     spec: &CapacitySpec,
     dir: &Path,
-    opts: &crate::options::RunOptions,
+    opts: &crate::run::options::RunOptions,
     watch: &dyn Watcher,
 ) -> Result<CapacityResult, LabError> {
     let (name, url) = (target.name.as_str(), target.url.as_str());
@@ -209,9 +209,9 @@ pub async fn search_target(
         |rate| {
             n += 1;
             // Two digits: a search takes fewer than 100 probes, and the files sort in order.
-            let id = format!("capacity--{}--{n:02}", crate::matrix::slug(name));
+            let id = format!("capacity--{}--{n:02}", crate::plan::matrix::slug(name));
             let file = dir.join(format!("{id}.llr"));
-            let point = crate::matrix::Point {
+            let point = crate::plan::matrix::Point {
                 variant: None,
                 rate: Some(rate).filter(|_| of == Searched::Rate),
                 speed: Some(rate).filter(|_| of == Searched::Speed),
@@ -220,7 +220,7 @@ pub async fn search_target(
                 requests_per_conn: plan.load.requests_per_conn[0],
                 streams: 1,
             };
-            let config = crate::step::config(&id, url, &point, &plan.load, None, spec.probe, &target.tls);
+            let config = crate::run::step::config(&id, url, &point, &plan.load, None, spec.probe, &target.tls);
             let stop = opts.stop.clone();
             async move {
                 if stop.is_cancelled() {
@@ -274,7 +274,7 @@ pub async fn search_target(
         }
     }
     if let Some(f) = failure {
-        return Err(LabError::Step(crate::step::StepError { step: format!("capacity {name}"), message: f }));
+        return Err(LabError::Step(crate::run::step::StepError { step: format!("capacity {name}"), message: f }));
     }
     result.of = of;
     Ok(result)
@@ -309,7 +309,7 @@ async fn run_probe(
         stop.cancelled().await;
         cancel.cancel();
     });
-    let ran = crate::step::run_watched(id, config, Duration::ZERO, file, false, records, watch, early).await;
+    let ran = crate::run::step::run_watched(id, config, Duration::ZERO, file, false, records, watch, early).await;
     relay.abort();
     let (step, watch) = ran.map_err(|e| format!("cannot run {id}: {}", e.message))?;
     let numbers = step.numbers;
@@ -318,7 +318,7 @@ async fn run_probe(
     let limited = if watch.stopped {
         numbers.starved().then(|| format!("the SLO broke while the machine was busy: {}", numbers.busy_text()))
     } else {
-        crate::verdict::uncounted(clauses, &numbers)
+        crate::measure::verdict::uncounted(clauses, &numbers)
     };
     let broke: Vec<String> = match &limited {
         Some(why) => vec![why.clone()],

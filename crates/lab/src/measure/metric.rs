@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::numbers::Numbers;
+use crate::measure::numbers::Numbers;
 
 /// What a clause or a hypothesis looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -32,6 +32,10 @@ pub enum Metric {
     #[serde(rename = "generator_cpu")]
     GeneratorCpu,
 }
+
+/// The metrics two labs are compared on (`lab compare`), in the order of its table.
+pub const COMPARED: [Metric; 6] =
+    [Metric::Throughput, Metric::P50, Metric::P99, Metric::Success, Metric::TargetCpu, Metric::GeneratorCpu];
 
 impl Metric {
     pub fn parse(s: &str) -> Result<Metric, String> {

@@ -9,8 +9,8 @@ use report::chart::{ChartBuilder, RunSeries};
 use results::LlrWriter;
 use tokio_util::sync::CancellationToken;
 
-use crate::matrix::Point;
-use crate::numbers::{Numbers, StepConsumer};
+use crate::measure::numbers::{Numbers, StepConsumer};
+use crate::plan::matrix::Point;
 use crate::plan::{LoadSpec, Variant};
 
 /// What a step left.
@@ -22,7 +22,7 @@ pub struct StepRun {
     /// vegeta's text report of the counted requests.
     pub text: String,
     /// The counted requests by second, for intervals within the run.
-    pub windows: Vec<crate::windows::Window>,
+    pub windows: Vec<crate::measure::windows::Window>,
     pub interrupted: bool,
 }
 
