@@ -1,16 +1,16 @@
 //! Load generation. `targets` parses what to request, `schedule` says when (the open model's pure
 //! pacing function and the rate grammar), the `client` crate prepares each target once, opens
-//! connections and performs one exchange, `worker` sends requests over them, `pacer`, `coalesce` and `pool` drive the open model on the
-//! event loops of `runtimes`, `run` is the whole attack, and `sink` hands every
-//! [`results::Record`] to the caller's [`results::Consumer`] on its own thread. `lab` calls
-//! [`run`] in-process.
+//! connections and performs one exchange, and `worker` sends requests over them. Three models
+//! drive the workers on the event loops of `runtimes`: `open` (paced hits, whatever the target
+//! does), `closed` (connections sending back to back) and `replay` (a log's requests at its
+//! times). `run` is the whole attack, and `sink` hands every [`results::Record`] to the
+//! caller's [`results::Consumer`] on its own thread. `lab` calls [`run`] in-process.
 
-mod coalesce;
+mod closed;
 mod config;
 pub mod cpu;
 mod mix;
-mod pacer;
-mod pool;
+mod open;
 pub mod replay;
 mod run;
 mod runtimes;
@@ -25,10 +25,10 @@ mod worker;
 #[cfg(feature = "testing")]
 pub use client::testing;
 pub use client::{fetch, ClientOptions, Fetched, Protocol, TlsOptions, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
-pub use coalesce::MAX_PACE_WINDOW;
 pub use config::{
     AttackConfig, AttackError, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, MAX_PACE_TICK, SEND_GRACE,
 };
+pub use open::MAX_PACE_WINDOW;
 pub use replay::{ReplaySpec, ReplayStats};
 pub use results::Gauges;
 pub use run::run;

@@ -7,22 +7,21 @@
 //! multi-thread runtime's work stealing woke idle threads on almost every request (futex calls
 //! in strace).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use results::{Consumer, RunEnd, RunHeader};
 
 use crate::config::{AttackConfig, AttackError, Model, Summary, SEND_GRACE};
-use crate::pool::pace;
+use crate::open::pace;
 use crate::runtimes::Runtimes;
 use crate::sink::Sink;
 use crate::targets::Target;
-use crate::worker::{Job, Shared, Worker};
+use crate::worker::Shared;
 use client::Prepared;
 use client::{Connector, Protocol};
 
@@ -85,7 +84,6 @@ pub async fn run<C: Consumer + Send + 'static>(
     let heartbeat = (config.client.timeout / 2).min(Duration::from_secs(1));
     let machine_at_start = crate::cpu::machine();
     let runtimes = Runtimes::start(threads, heartbeat)?;
-    let mut workers = JoinSet::new();
     let replay_stats = crate::replay::SharedStats::default();
     let interrupted = match &config.model {
         Model::Open { schedule } => pace(&shared, schedule, &config, &runtimes, &stop).await,
@@ -93,43 +91,10 @@ pub async fn run<C: Consumer + Send + 'static>(
             crate::replay::pace::replay(&shared, spec, &config, &runtimes, &replay_stats, &stop).await
         }
         Model::Closed { connections, streams, requests, duration } => {
-            let next = Arc::new(AtomicU64::new(0));
-            let deadline = duration.map(|d| start + d);
-            let requests = requests.map(|r| shard.share_of(r));
-            for c in 0..shard.share_of(*connections as u64) as usize {
-                for _ in 0..*streams {
-                    let mut w = Worker::new(Arc::clone(&shared), c);
-                    let (next, stop, limit) = (Arc::clone(&next), stop.clone(), requests);
-                    workers.spawn_on(
-                        async move {
-                            loop {
-                                let now = Instant::now();
-                                if stop.is_cancelled() || deadline.is_some_and(|d| now >= d) {
-                                    break;
-                                }
-                                let seq = next.fetch_add(1, Ordering::Relaxed);
-                                if limit.is_some_and(|l| seq >= l) {
-                                    break;
-                                }
-                                w.execute(Job { seq: shard.global_seq(seq), scheduled: now, request: None }).await;
-                            }
-                        },
-                        runtimes.handle(c),
-                    );
-                }
-            }
-            // Every worker ends by itself (at its count, its deadline or `stop`, each request
-            // bounded by its timeout): wait for them all. The drain below counts from the end of
-            // sending; from here it cut a run longer than the timeout short, silently.
-            while workers.join_next().await.is_some() {}
+            crate::closed::run(&shared, (*connections, *streams), *requests, *duration, shard, &runtimes, &stop).await;
             false
         }
     };
-    // Drain: every request has its own timeout, so this ends; the bound is a safety net.
-    let drain = config.client.timeout + Duration::from_secs(1);
-    let _ = tokio::time::timeout(drain, async { while workers.join_next().await.is_some() {} }).await;
-    workers.abort_all();
-    while workers.join_next().await.is_some() {}
     let mut cpu = tokio::task::spawn_blocking(move || runtimes.stop()).await.unwrap_or_default();
     cpu.machine_idle = crate::cpu::idle_share(machine_at_start, crate::cpu::machine());
     drop(shared);
@@ -209,7 +174,7 @@ fn plan(config: &AttackConfig, threads: usize) -> results::RunPlan {
                 step_us: step.as_micros() as u64,
                 rates: rates.to_vec(),
             }),
-            crate::pool::pacers(config, schedule, threads).1,
+            crate::open::pacers(config, schedule, threads).1,
         ),
         Model::Closed { .. } => (false, None, None, Duration::ZERO),
         Model::Replay(_) => (true, None, None, config.pace_window),

@@ -7,10 +7,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::reader::{read, Hit};
 use super::{ReplaySpec, SharedStats};
-use crate::coalesce::Coalesced;
 use crate::config::AttackConfig;
-use crate::pacer::{PaceClock, TimerFdClock, TokioClock};
-use crate::pool::Pool;
+use crate::open::coalesce::Coalesced;
+use crate::open::pacer::{PaceClock, TimerFdClock, TokioClock};
+use crate::open::pool::Pool;
 use crate::runtimes::Runtimes;
 use crate::worker::{Job, Shared};
 

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::coalesce::{window_for, Coalesced};
 use crate::config::AttackConfig;
 use crate::cpu::thread_cpu;
-use crate::pacer::{pacer, Dispatch, Ticked, TimerFdClock, TokioClock};
+use crate::open::coalesce::{window_for, Coalesced};
+use crate::open::pacer::{pacer, Dispatch, Ticked, TimerFdClock, TokioClock};
 use crate::runtimes::Runtimes;
 use crate::schedule::Schedule;
 use crate::worker::{Job, Shared, Worker};

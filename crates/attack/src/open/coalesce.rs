@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use crate::pacer::PaceClock;
+use crate::open::pacer::PaceClock;
 
 /// The widest window the bench uses: what coalescing may add to a send's lag.
 pub const MAX_PACE_WINDOW: Duration = Duration::from_micros(250);
@@ -126,8 +126,8 @@ impl<C: PaceClock, M: BusyMeter> PaceClock for Coalesced<C, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pacer::pacer;
-    use crate::pacer::tests::FakeClock;
+    use crate::open::pacer::pacer;
+    use crate::open::pacer::tests::FakeClock;
     use crate::schedule::Schedule;
     use std::cell::Cell;
     use tokio_util::sync::CancellationToken;
