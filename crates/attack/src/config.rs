@@ -35,6 +35,35 @@ pub enum Model {
     Replay(crate::replay::ReplaySpec),
 }
 
+/// How to send, as a front end states it (`attack`'s flags, a lab step's point), before
+/// [`AttackConfig::of_load`] applies the one rule that makes a [`Model`] of it: paced hits (by
+/// a schedule or a log) with `connections` bounding or carrying them, or `connections` sending
+/// back to back.
+#[derive(Clone, Debug)]
+pub struct Load {
+    pub pace: Pace,
+    /// Paced: over HTTP/1.1 the most connections (and so requests in flight), over HTTP/2, h2c
+    /// and HTTP/3 the connections shared. Back to back: the connections sending.
+    pub connections: Option<usize>,
+    /// Back to back: requests in flight per connection (HTTP/2, h2c, HTTP/3).
+    pub streams: usize,
+    /// Back to back: total requests.
+    pub requests: Option<u64>,
+    /// Back to back: how long (a schedule has its own length, a replay its `limit`).
+    pub duration: Option<Duration>,
+}
+
+/// What sets the pace of a [`Load`].
+#[derive(Clone, Debug)]
+pub enum Pace {
+    /// Hits at a schedule's times (the open model).
+    Schedule(Schedule),
+    /// A log's requests at their recorded times.
+    Replay(crate::replay::ReplaySpec),
+    /// Each connection's next request when its last is answered (the closed model).
+    BackToBack,
+}
+
 /// Everything an attack needs.
 #[derive(Clone, Debug)]
 pub struct AttackConfig {
@@ -106,6 +135,21 @@ impl AttackConfig {
             start_at: None,
             run: None,
         }
+    }
+
+    /// The attack of `load` on `targets` over `client`: the one way `attack` and a lab step
+    /// make theirs, so the same settings make the same attack.
+    pub fn of_load(targets: Vec<Target>, load: Load, client: ClientOptions) -> Result<AttackConfig, String> {
+        let (model, connections) = match load.pace {
+            Pace::Schedule(schedule) => (Model::Open { schedule }, load.connections),
+            Pace::Replay(spec) => (Model::Replay(spec), load.connections),
+            Pace::BackToBack => {
+                let connections = load.connections.ok_or("a closed model needs connections")?;
+                let (streams, requests, duration) = (load.streams, load.requests, load.duration);
+                (Model::Closed { connections, streams, requests, duration }, None)
+            }
+        };
+        Ok(AttackConfig { client, connections, ..AttackConfig::new(targets, model) })
     }
 
     /// The open model's (and a replay's) cap on requests in flight: over HTTP/1.1 with

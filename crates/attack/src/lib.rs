@@ -26,7 +26,8 @@ mod worker;
 pub use client::testing;
 pub use client::{fetch, ClientOptions, Fetched, Protocol, TlsOptions, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
 pub use config::{
-    AttackConfig, AttackError, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, MAX_PACE_TICK, SEND_GRACE,
+    AttackConfig, AttackError, Load, Model, Pace, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, MAX_PACE_TICK,
+    SEND_GRACE,
 };
 pub use open::MAX_PACE_WINDOW;
 pub use replay::{ReplaySpec, ReplayStats};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use attack::{AttackConfig, Model, RateSpec, TargetDefaults};
+use attack::{AttackConfig, Model, TargetDefaults};
 use bytes::Bytes;
 use results::LlrWriter;
 use serde_json::json;
@@ -14,39 +14,6 @@ use crate::cli::{AttackArgs, EncodeFormat};
 use crate::progress::{Extent, Progress};
 use crate::shutdown::{Second, Shutdown};
 use crate::{bad, BadInput};
-
-pub(crate) fn model(a: &AttackArgs) -> anyhow::Result<Model> {
-    if let Some(path) = &a.replay.replay {
-        let url = a.replay.base_url.as_deref().unwrap_or_default();
-        let base = attack::parse_url(url).map_err(|e| bad(format!("--base-url: {e}")))?;
-        let mut spec = attack::ReplaySpec::new(path.clone(), base);
-        spec.speed = a.replay.speed;
-        spec.loops = a.replay.loops;
-        spec.from = a.replay.from;
-        spec.to = a.replay.to;
-        spec.strict = a.replay.strict;
-        spec.limit = a.duration;
-        return Ok(Model::Replay(spec));
-    }
-    if let Some(steps) = &a.rate_steps {
-        let schedule = steps.schedule(a.duration, None).map_err(|e| bad(format!("--rate-steps: {e}")))?;
-        return Ok(Model::Open { schedule });
-    }
-    if let Some(r) = &a.rate {
-        if a.duration.is_none() && matches!(r, RateSpec::Constant(_)) {
-            return Err(bad("--rate needs --duration (every attack is bounded)"));
-        }
-        let schedule = r.schedule(a.duration, a.ramp).map_err(|e| bad(format!("--rate: {e}")))?;
-        return Ok(Model::Open { schedule });
-    }
-    if let Some(c) = a.connections {
-        if a.requests.is_none() && a.duration.is_none() {
-            return Err(bad("--connections needs --requests or --duration (every attack is bounded)"));
-        }
-        return Ok(Model::Closed { connections: c, streams: a.streams, requests: a.requests, duration: a.duration });
-    }
-    Err(bad("give --rate or --rate-steps (open model) or --connections (closed model)"))
-}
 
 fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
     let mut defaults = TargetDefaults::default();
@@ -58,8 +25,8 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
         defaults.body = Some(Bytes::from(body));
     }
     // A replay's requests come from its log; its one target carries the --header lines.
-    if a.replay.replay.is_some() {
-        let url = a.replay.base_url.as_deref().unwrap_or_default();
+    if a.load.replay.replay.is_some() {
+        let url = a.load.replay.base_url.as_deref().unwrap_or_default();
         let url = attack::parse_url(url).map_err(|e| bad(format!("--base-url: {e}")))?;
         let mut t = attack::Target::new(Default::default(), url);
         t.headers = defaults.headers;
@@ -86,30 +53,26 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
 }
 
 fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
-    let mut config = AttackConfig::new(targets(a)?, model(a)?);
+    let load = a.load.load().map_err(bad)?;
+    let mut config = AttackConfig::of_load(targets(a)?, load, a.client.options()).map_err(bad)?;
     config.name = a.name.clone();
-    config.client = a.client.options();
     config.workers = a.workers;
     config.max_workers = a.max_workers;
     config.pace_tick = a.pace_tick;
     config.pace_window = a.pace_window;
     config.seed = a.seed;
-    if a.rate.is_some() || a.rate_steps.is_some() {
-        config.connections = a.connections;
-    }
     config.requests_per_conn = a.requests_per_conn;
     let text = |d: Option<Duration>| d.map(|d| report::duration::go_string(d.as_nanos() as u64));
-    let settings = json!({
-        "rate": a.rate.as_ref().map(RateSpec::to_string), "ramp": text(a.ramp),
-        "rate_steps": a.rate_steps.as_ref().map(RateSpec::to_string), "duration": text(a.duration),
-        "connections": a.connections, "streams": a.streams, "requests": a.requests,
+    let mut settings = a.load.settings();
+    let client = json!({
         "requests_per_conn": a.requests_per_conn, "max_workers": a.max_workers,
         "protocol": config.client.protocol.to_string(), "timeout": text(Some(a.client.timeout)),
         "max_body": a.client.max_body, "keepalive": a.client.keepalive, "compressed": a.client.compressed, "headers": a.headers,
     });
-    if let serde_json::Value::Object(map) = settings {
-        config.settings = map.into_iter().filter(|(_, v)| !v.is_null()).collect();
+    if let serde_json::Value::Object(map) = client {
+        settings.extend(map);
     }
+    config.settings = settings.into_iter().filter(|(_, v)| !v.is_null()).collect();
     Ok(config)
 }
 

@@ -370,20 +370,7 @@ pub struct AttackArgs {
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
-    pub replay: ReplayArgs,
-
-    /// Open model: requests per second (N, N/s, N/m), or a ramp A..B with --ramp.
-    #[arg(long, value_parser = rate, conflicts_with = "rate_steps")]
-    pub rate: Option<RateSpec>,
-    /// Length of the linear ramp of --rate A..B.
-    #[arg(long, value_parser = duration, requires = "rate")]
-    pub ramp: Option<Duration>,
-    /// Open model in steps: RATE,RATE,...@STEP (e.g. 400,800,1000@60s).
-    #[arg(long, value_parser = rate_steps)]
-    pub rate_steps: Option<RateSpec>,
-    /// How long to attack (e.g. 60s, 10m).
-    #[arg(long, value_parser = duration)]
-    pub duration: Option<Duration>,
+    pub load: LoadArgs,
     /// Open model: workers started up front.
     #[arg(long, default_value_t = attack::DEFAULT_WORKERS, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
     pub workers: usize,
@@ -408,16 +395,6 @@ pub struct AttackArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 
-    /// Closed model (without --rate): connections sending back to back. With --rate: over
-    /// HTTP/1.1 the most connections (as --max-workers), over HTTP/2 the connections shared.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
-    pub connections: Option<usize>,
-    /// Closed model over HTTP/2: requests in flight per connection.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000).map(|n| n as usize))]
-    pub streams: usize,
-    /// Closed model: total requests.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub requests: Option<u64>,
     /// Close and reopen each connection after this many requests.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub requests_per_conn: Option<u64>,
@@ -486,9 +463,11 @@ pub struct PlotArgs {
 
 mod k8s;
 mod lab;
+mod load;
 mod replay;
 pub use k8s::*;
 pub use lab::*;
+pub use load::*;
 pub use replay::*;
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::io::BufWriter;
 use std::path::Path;
 
-use attack::{AttackConfig, ClientOptions, Model, Schedule, Target, TargetDefaults};
+use attack::{AttackConfig, ClientOptions, Load, Pace, Schedule, Target, TargetDefaults};
 use report::chart::{ChartBuilder, RunSeries};
 use results::LlrWriter;
 use tokio_util::sync::CancellationToken;
@@ -62,31 +62,30 @@ pub fn config(
     defaults.body = variant.and_then(|v| v.body.clone()).or_else(|| load.body.clone()).map(bytes::Bytes::from);
     let method = variant.and_then(|v| v.method.clone()).unwrap_or_else(|| load.method.clone());
     let targets: Vec<Target> = vec![attack::target_from_url(&method, url, name, &defaults).map_err(|e| e.to_string())?];
-    let model = match (point.rate, point.connections) {
+    let pace = match (point.speed, point.rate) {
         // A replay step lasts as long as any step: the log from its start, again and again if
         // it is shorter than the step at that speed.
-        _ if point.speed.is_some() => {
+        (Some(speed), _) => {
             let log = load.replay.clone().ok_or("a replay speed without load.replay")?;
             let mut spec = attack::ReplaySpec::new(log, attack::parse_url(url)?);
-            spec.speed = point.speed.unwrap_or(1.0);
+            spec.speed = speed;
             spec.loops = REPLAY_LOOPS;
             spec.limit = Some(length);
-            Model::Replay(spec)
+            Pace::Replay(spec)
         }
-        (Some(rate), _) => Model::Open { schedule: Schedule::constant(rate, length) },
-        (None, Some(connections)) => {
-            Model::Closed { connections, streams: point.streams, requests: None, duration: Some(length) }
-        }
+        (None, Some(rate)) => Pace::Schedule(Schedule::constant(rate, length)),
+        (None, None) if point.connections.is_some() => Pace::BackToBack,
         (None, None) => return Err("a step needs a rate or connections".into()),
     };
-    let mut c = AttackConfig::new(targets, model);
-    c.name = name.to_owned();
-    c.client =
+    let shape =
+        Load { pace, connections: point.connections, streams: point.streams, requests: None, duration: Some(length) };
+    let client =
         ClientOptions { protocol: point.protocol, timeout: load.timeout, tls: tls.clone(), ..Default::default() };
+    let mut c = AttackConfig::of_load(targets, shape, client)?;
+    c.name = name.to_owned();
     c.max_workers = load.max_workers;
     c.requests_per_conn = point.requests_per_conn;
     if point.rate.is_some() {
-        c.connections = point.connections;
         c.pace_tick = load.pace_tick;
     }
     let mut settings = serde_json::Map::new();

@@ -17,11 +17,11 @@ fn typed_values() {
     else {
         panic!("not an attack")
     };
-    assert_eq!(a.rate, Some(RateSpec::Constant(50.0)));
-    assert_eq!(a.duration, Some(Duration::from_secs(90)));
+    assert_eq!(a.load.rate, Some(RateSpec::Constant(50.0)));
+    assert_eq!(a.load.duration, Some(Duration::from_secs(90)));
     assert_eq!(a.client.timeout, Duration::from_secs(30));
     let Command::Attack(a) = parse(&["attack", "--rate-steps", "1,2@1s"]).unwrap().command else { panic!() };
-    assert_eq!(a.rate_steps, Some(RateSpec::Steps(vec![1.0, 2.0], Duration::from_secs(1))));
+    assert_eq!(a.load.rate_steps, Some(RateSpec::Steps(vec![1.0, 2.0], Duration::from_secs(1))));
     let Command::Encode(e) = parse(&["encode", "--to", "vegeta-json"]).unwrap().command else { panic!() };
     assert_eq!(e.to, Some(EncodeFormat::Json));
 }
@@ -64,7 +64,7 @@ fn vegeta_single_dash_flags_parse_as_double_dash_ones() {
     assert_eq!(parsed(single.clone()), parsed(double));
     let Command::Attack(a) = Cli::try_parse_from(vegeta_style(single).unwrap()).unwrap().command else { panic!() };
     assert!(!a.client.protocol.http2 && !a.client.keepalive && a.client.insecure && a.client.max_body == 0);
-    assert_eq!(a.rate, Some(RateSpec::Constant(100.0)));
+    assert_eq!(a.load.rate, Some(RateSpec::Constant(100.0)));
     let Command::Attack(a) =
         Cli::try_parse_from(vegeta_style(args(&["attack", "-http2", "-rate=1", "-duration=1s"])).unwrap())
             .unwrap()

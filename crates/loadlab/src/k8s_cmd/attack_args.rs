@@ -41,7 +41,7 @@ pub fn check(args: &[String]) -> anyhow::Result<Vec<String>> {
         }
     }
     if let cli::Command::Attack(a) = Cli::from_arg_matches(&matches)?.command {
-        crate::attack_cmd::model(&a).map_err(|e| said(&e.to_string()))?;
+        a.load.load().map_err(|e| said(&e))?;
     }
     Ok(args.to_vec())
 }
