@@ -6,7 +6,8 @@
 # Environment: SECS (length of each run, default 5), CONNS (default 50), RATE (open-model rate,
 # default 2000), HIGH (a second open-model rate, default 30000), REPS (rounds, default 3: the tools take turns each round and the ratios use each
 # tool's median, since one run on a 2-core machine varies by 10-30%), LONG=1 adds the 10-minute
-# memory run at 5000/s (REPS=0 LONG=1 runs only that).
+# memory run at 5000/s (REPS=0 LONG=1 runs only that). BEFORE=path/to/another/loadlab adds its
+# rows beside loadlab's (a build of an older commit) and the ratios of the two: what a change cost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-5}
@@ -60,15 +61,18 @@ echo "#### round $round of $REPS"
 echo "== HTTP/1.1 keep-alive, closed model, $CONNS connections, ${SECS}s, nginx /empty"
 measure "wrk" "grep -oE '^ +[0-9]+ requests' $work/out | tr -dc 0-9" -- wrk -t1 -c"$CONNS" -d"${SECS}s" "$H1"
 measure "loadlab http1" "$llr_count" -- "$LOADLAB" attack "$H1" --connections "$CONNS" --duration "${SECS}s"
+[ -n "${BEFORE:-}" ] && measure "before http1" "$llr_count" -- "$BEFORE" attack "$H1" --connections "$CONNS" --duration "${SECS}s"
 measure "oha http1" "$oha_count" -- oha --no-tui --output-format json -c "$CONNS" -z "${SECS}s" "$H1"
 measure "vegeta http1 (max rate)" "$veg_count" -- vegeta attack -rate=0 -max-workers="$CONNS" -duration="${SECS}s" -targets=<(echo "GET $H1")
 echo
 echo "== h2c, closed model, $CONNS connections x 10 streams, ${SECS}s"
 measure "h2load h2c" "grep -oE 'requests: [0-9]+ total' $work/out | tr -dc 0-9" -- h2load -c"$CONNS" -m10 -D"$SECS" "$H2"
 measure "loadlab h2c" "$llr_count" -- "$LOADLAB" attack "$H2" --h2c --connections "$CONNS" --streams 10 --duration "${SECS}s"
+[ -n "${BEFORE:-}" ] && measure "before h2c" "$llr_count" -- "$BEFORE" attack "$H2" --h2c --connections "$CONNS" --streams 10 --duration "${SECS}s"
 echo
 echo "== open model, $RATE req/s for ${SECS}s, HTTP/1.1"
 measure "loadlab open" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$RATE" --duration "${SECS}s"
+[ -n "${BEFORE:-}" ] && measure "before open" "$llr_count" -- "$BEFORE" attack "$H1" --rate "$RATE" --duration "${SECS}s"
 measure "vegeta open" "$veg_count" -- vegeta attack -rate="$RATE" -duration="${SECS}s" -targets=<(echo "GET $H1")
 measure "oha open" "$oha_count" -- oha --no-tui --output-format json -q "$RATE" -z "${SECS}s" "$H1"
 measure "h2load --rps (h2c)" "grep -oE 'requests: [0-9]+ total' $work/out | tr -dc 0-9" -- h2load -c10 -m1 --rps $((RATE / 10)) -D"$SECS" "$H2"
@@ -82,6 +86,7 @@ measure "loadlab open tick 1ms" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "
 echo
 echo "== open model, $HIGH req/s for ${SECS}s, HTTP/1.1 (sends close enough to share wake-ups)"
 measure "loadlab open high" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s"
+[ -n "${BEFORE:-}" ] && measure "before open high" "$llr_count" -- "$BEFORE" attack "$H1" --rate "$HIGH" --duration "${SECS}s"
 measure "loadlab open high tick 1ms" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s" --pace-tick 1ms
 measure "loadlab open high window 250us" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s" --pace-window 250us
 measure "oha open high" "$oha_count" -- oha --no-tui --output-format json -q "$HIGH" -z "${SECS}s" "$H1"
@@ -103,6 +108,9 @@ ratio "loadlab open high" "oha open high"
 ratio "loadlab open high tick 1ms" "oha open high"
 ratio "loadlab open high window 250us" "oha open high"
 ratio "loadlab open high" "vegeta open high"
+if [ -n "${BEFORE:-}" ]; then
+  for row in http1 h2c open "open high"; do ratio "loadlab $row" "before $row"; done
+fi
 
 if [ "${LONG:-0}" = 1 ]; then
   echo

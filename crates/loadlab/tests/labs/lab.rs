@@ -257,6 +257,22 @@ fn started_origin_plan(d: &Path, latency: &str) -> PathBuf {
     plan
 }
 
+/// The URL of the origin a lab started for a plan in `dir` (the process running `origin` from
+/// there), once it runs.
+fn started_origin_url(dir: &Path) -> Option<String> {
+    let dir = dir.canonicalize().ok()?;
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        if std::fs::read_link(e.path().join("cwd")).ok()? != dir {
+            return None;
+        }
+        let c = std::fs::read(e.path().join("cmdline")).ok()?;
+        let args: Vec<String> = c.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let at = args.iter().position(|a| a == "--listen")?;
+        let listen = args.get(at + 1)?;
+        args.iter().any(|a| a == "origin").then(|| format!("http://{listen}"))
+    })
+}
+
 #[test]
 fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interrupted() {
     use nix::sys::signal::Signal;
@@ -273,7 +289,21 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
         let out = d.join("out");
         let child = spawn_lab(&plan, &out);
         wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
-        std::thread::sleep(std::time::Duration::from_millis(1000));
+        // Signalled once the first step is under way: answers given, or (10 s each) requests
+        // held in flight.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let url = started_origin_url(&d);
+            let going = url.is_some_and(|u| {
+                crate::support::origin_served(&u) >= 5
+                    || crate::support::origin_metric(&u, "loadlab_origin_in_flight") >= 5
+            });
+            if going {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{name}: the first step never got going");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let sent = std::time::Instant::now();
         for s in signals {
             signal(child.id() as i32, s);
