@@ -109,24 +109,7 @@ impl TestServer {
             let ck = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
             let cert_pem = ck.cert.pem();
             let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
-                .with_safe_default_protocol_versions()
-                .unwrap();
-            let builder = match client_ca {
-                Some(ca) => {
-                    let mut roots = rustls::RootCertStore::empty();
-                    roots.add(ca).unwrap();
-                    let verifier =
-                        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                            .build()
-                            .unwrap();
-                    builder.with_client_cert_verifier(verifier)
-                }
-                None => builder.with_no_client_auth(),
-            };
-            let mut cfg = builder.with_single_cert(vec![ck.cert.der().clone()], key).unwrap();
-            cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            let cfg = crate::tls::server_config((vec![ck.cert.der().clone()], key), client_ca).unwrap();
             (Some(tokio_rustls::TlsAcceptor::from(Arc::new(cfg))), Some(cert_pem))
         } else {
             (None, None)
@@ -365,16 +348,7 @@ async fn respond(
 pub fn quic_endpoint() -> (quinn::Endpoint, String) {
     let ck = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
     let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![ck.cert.der().clone()], key)
-        .unwrap();
-    tls.alpn_protocols = vec![b"h3".to_vec()];
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
-    let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let config = crate::tls::quic_server_config((vec![ck.cert.der().clone()], key)).unwrap();
     let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).expect("bind UDP loopback");
     (endpoint, ck.cert.pem())
 }

@@ -1,4 +1,6 @@
-//! TLS client settings (rustls): system of trust, `--insecure`, extra roots and client certificates.
+//! TLS settings (rustls): the client's (system of trust, `--insecure`, extra roots, client
+//! certificates), and the one server configuration over TCP and over QUIC that the origin and
+//! the test server share.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -96,4 +98,46 @@ impl ServerCertVerifier for AcceptAny {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
     }
+}
+
+/// A server's certificate chain and key.
+pub type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+/// What a server over TCP offers: HTTP/2 or HTTP/1.1 by ALPN, TLS 1.2 or 1.3; with `client_ca`,
+/// only clients whose certificate it signed. The origin and the test server both serve so.
+pub fn server_config(
+    (chain, key): Identity,
+    client_ca: Option<CertificateDer<'static>>,
+) -> Result<rustls::ServerConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let builder = match client_ca {
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(ca).map_err(|e| e.to_string())?;
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| e.to_string())?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut cfg = builder.with_single_cert(chain, key).map_err(|e| e.to_string())?;
+    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(cfg)
+}
+
+/// What a server over QUIC offers: TLS 1.3 with ALPN `h3`, as HTTP/3 requires.
+pub fn quic_server_config((chain, key): Identity) -> Result<quinn::ServerConfig, String> {
+    let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| e.to_string())?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| e.to_string())?;
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).map_err(|e| e.to_string())?;
+    Ok(quinn::ServerConfig::with_crypto(Arc::new(crypto)))
 }

@@ -26,15 +26,7 @@ pub(crate) fn endpoint(
     key: rustls::pki_types::PrivateKeyDer<'static>,
     idle: std::time::Duration,
 ) -> Result<quinn::Endpoint, String> {
-    let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .map_err(|e| e.to_string())?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| e.to_string())?;
-    tls.alpn_protocols = vec![b"h3".to_vec()];
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).map_err(|e| e.to_string())?;
-    let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let mut config = client::quic_server_config((chain, key))?;
     let mut transport = quinn::TransportConfig::default();
     transport.max_idle_timeout(idle.try_into().ok());
     // As many requests at once per connection as HTTP/2's default limit on the TCP side.

@@ -23,7 +23,7 @@ pub use conn::{ConnLimits, DEFAULT_LIMITS};
 pub use recipe::{parse_upload, RecipeError};
 pub use simulation::{Simulation, DEFAULT_MAX_PAYLOAD};
 
-type Identity = (Vec<rustls::pki_types::CertificateDer<'static>>, rustls::pki_types::PrivateKeyDer<'static>);
+use client::Identity;
 
 /// A certificate chain and its key from PEM files.
 fn identity(cert: &std::path::Path, key: &std::path::Path) -> Result<Identity, String> {
@@ -39,13 +39,7 @@ fn identity(cert: &std::path::Path, key: &std::path::Path) -> Result<Identity, S
 /// Builds a TLS acceptor from PEM files.
 pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {
     let (chain, key) = identity(cert, key)?;
-    let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| format!("{}: {e}", cert.display()))?;
-    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let cfg = client::server_config((chain, key), None).map_err(|e| format!("{}: {e}", cert.display()))?;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
 }
 
