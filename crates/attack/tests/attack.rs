@@ -1,7 +1,7 @@
 //! The attack over real loopback sockets against the in-process test server: protocols, TLS,
 //! the closed model, requests and responses of every shape.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use http::Method;
 use results::LlrWriter;
 use tokio_util::sync::CancellationToken;
 
-use common::*;
+use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closed_model_counts_requests_and_connections() {
@@ -215,18 +215,24 @@ async fn targets_are_used_round_robin() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_drains_and_closes_the_file() {
-    let server = TestServer::start(Behaviour { delay: Duration::from_millis(20), ..Default::default() }).await;
+    let server = std::sync::Arc::new(
+        TestServer::start(Behaviour { delay: Duration::from_millis(20), ..Default::default() }).await,
+    );
     let stop = CancellationToken::new();
     let buf = SharedBuf::default();
     let config = open(vec![target(&server.url("/"))], 100.0, 60.0);
-    let s2 = stop.clone();
+    let (s2, seen) = (stop.clone(), server.clone());
+    // Stopped once 30 requests have arrived, with more in flight (each takes 20 ms).
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        while seen.received() < 30 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         s2.cancel();
     });
     let summary = attack::run(config, LlrWriter::new(buf.clone()), stop).await.unwrap();
     assert!(summary.interrupted);
-    assert!((25..=35).contains(&summary.metrics.requests), "{}", summary.metrics.requests);
+    // Promptly: a handful past the 30, not the 6,000 a minute would send.
+    assert!((30..=60).contains(&summary.metrics.requests), "{}", summary.metrics.requests);
     // Every request sent got its answer before the file was closed.
     assert_eq!(summary.metrics.successes, summary.metrics.requests);
 }

@@ -1,13 +1,13 @@
 //! HTTP/3 over loopback: the attack's QUIC client against an in-process h3 server.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
 use attack::testing::{Behaviour, TestServer};
 use attack::{Protocol, TlsOptions};
 
-use common::*;
+use support::*;
 
 fn over_h3(mut config: attack::AttackConfig) -> attack::AttackConfig {
     config.client.protocol = Protocol::Http3;

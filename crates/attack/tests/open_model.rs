@@ -1,14 +1,14 @@
 //! The open model over real loopback sockets: the schedule kept, stalls and overload bounded
 //! and reported, pacing ticks.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
 use attack::testing::{Behaviour, TestServer};
 use results::Record;
 
-use common::*;
+use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_model_sends_exactly_the_schedule() {

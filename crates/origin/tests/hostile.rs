@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-mod common;
-use common::*;
+mod support;
+use support::*;
 
 fn admin() -> AdminPolicy {
     AdminPolicy { token: None, enabled: true, loopback_only: true }

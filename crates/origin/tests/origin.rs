@@ -7,8 +7,8 @@ use bytes::Bytes;
 use origin::{AdminPolicy, Simulation};
 use serde_json::{json, Value};
 
-mod common;
-use common::*;
+mod support;
+use support::*;
 
 #[tokio::test]
 async fn default_recipe_serves_gzipped_html_after_100ms() {

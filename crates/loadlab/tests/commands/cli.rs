@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::support::{free_port, loadlab, stderr, stdout, tempdir};
+use crate::support::{free_port, loadlab, stderr, stdout, tempdir, until_received};
 use attack::testing::{Behaviour, TestServer};
 
 fn run(cmd: &mut Command) -> Output {
@@ -101,10 +101,10 @@ async fn progress_line_is_drawn_on_a_terminal_and_only_there() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_leaves_a_readable_file_missing_at_most_the_last_second() {
-    let server = TestServer::start(Behaviour::default()).await;
+    let server = std::sync::Arc::new(TestServer::start(Behaviour::default()).await);
     let dir = tempdir("kill");
     let file = dir.join("run.llr");
-    let (url, f) = (server.url("/"), file.clone());
+    let (url, f, s) = (server.url("/"), file.clone(), server.clone());
     let (killed_at, requests, warnings) = blocking(move || {
         let mut child = loadlab()
             .args(["attack", &url, "--rate", "1000", "--duration", "60s", "-o"])
@@ -112,7 +112,8 @@ async fn sigkill_leaves_a_readable_file_missing_at_most_the_last_second() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(3300));
+        // Killed a few seconds into the load, once several one-second blocks are due on disk.
+        until_received(&s, 3000, &mut child);
         child.kill().unwrap(); // SIGKILL
         let killed_at = std::time::SystemTime::now();
         child.wait().unwrap();
@@ -460,11 +461,11 @@ fn completions_and_man_page_come_from_the_cli_definition() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_generator_recovers_and_keeps_its_connections_bounded() {
-    let server = TestServer::start(Behaviour::default()).await;
+    let server = std::sync::Arc::new(TestServer::start(Behaviour::default()).await);
     let dir = tempdir("sigstop");
     let f = dir.join("paused.llr");
     let url = server.url("/");
-    let file = f.clone();
+    let (file, s) = (f.clone(), server.clone());
     blocking(move || {
         let mut child = loadlab()
             .args(["attack", &url, "--rate", "1000", "--duration", "4s", "--max-workers", "200", "-o"])
@@ -472,7 +473,8 @@ async fn a_paused_generator_recovers_and_keeps_its_connections_bounded() {
             .spawn()
             .unwrap();
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-        std::thread::sleep(Duration::from_millis(1000));
+        // Paused once the load flows, for one second: the pause is the stimulus.
+        until_received(&s, 500, &mut child);
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
         std::thread::sleep(Duration::from_millis(1000));
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();

@@ -46,6 +46,20 @@ fn sample(metrics: &str, prefix: &str) -> f64 {
         .sum()
 }
 
+/// Metrics once the run has counted more than `n` requests (polled, at most 30 s).
+fn metrics_past(addr: &str, n: f64) -> String {
+    let started = Instant::now();
+    loop {
+        let (status, m) = get(addr, "/metrics");
+        assert_eq!(status, 200);
+        if sample(&m, "loadlab_requests_total{") > n {
+            return m;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "never past {n} requests: {m}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Asserts that promtool accepts `text` as Prometheus metrics.
 fn promtool_check(text: &str) {
     let mut promtool = Command::new("promtool")
@@ -96,9 +110,7 @@ async fn metrics_pass_promtool_and_end_equal_to_the_results_file() {
     let (metrics_mid, metrics_end, child) = tokio::task::spawn_blocking(move || {
         let args = ["--rate", "200", "--duration", "2s", "--live-linger", "20s", "--targets", t.to_str().unwrap()];
         let (child, addr) = attack_live(&args, &f);
-        std::thread::sleep(Duration::from_millis(1200));
-        let (status, mid) = get(&addr, "/metrics");
-        assert_eq!(status, 200);
+        let mid = metrics_past(&addr, 50.0);
         (mid, metrics_when_done(&addr), child)
     })
     .await
@@ -266,7 +278,7 @@ async fn the_dashboard_draws_the_running_attack_in_chromium() {
     let (url, file) = (server.url("/"), dir.join("run.llr"));
     let dom = tokio::task::spawn_blocking(move || {
         let (mut child, addr) = attack_live(&[&url, "--rate", "200", "--duration", "8s"], &file);
-        std::thread::sleep(Duration::from_millis(1500));
+        metrics_past(&addr, 100.0);
         let page = format!("http://{addr}/");
         let o = chromium(&["--virtual-time-budget=4000", "--dump-dom", &page], &dir.join("profile"));
         let _ = child.kill();

@@ -186,6 +186,36 @@ fn worker(url: &str, port: u16, i: u64, file: &Path) -> std::process::Child {
         .unwrap()
 }
 
+/// Waits (at most 30 s) until process `pid` holds an established TCP connection to local `port`:
+/// the worker has reached the barrier and said who it is (it writes its line as it connects).
+fn until_connected(pid: u32, port: u16) {
+    let started = std::time::Instant::now();
+    loop {
+        // Sockets to the port, by inode, from /proc/net/tcp (state 01 is ESTABLISHED).
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        let inodes: Vec<String> = table
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let remote_port = u16::from_str_radix(f.get(2)?.rsplit(':').next()?, 16).ok()?;
+                (remote_port == port && f.get(3) == Some(&"01")).then(|| f.get(9).map(|s| s.to_string()))?
+            })
+            .collect();
+        let held = std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten().flatten().any(|fd| {
+            let link = std::fs::read_link(fd.path()).unwrap_or_default();
+            inodes.iter().any(|i| link.to_string_lossy() == format!("socket:[{i}]"))
+        });
+        if held {
+            // Its line is read by the barrier as soon as it comes; a moment for that.
+            std::thread::sleep(Duration::from_millis(50));
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "worker {pid} never reached the barrier on {port}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Peak resident memory of a live process, MiB (VmHWM).
 fn peak_rss_mib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -223,7 +253,7 @@ async fn the_barrier_holds_against_strangers_and_refuses_a_second_worker_of_one_
         // barrier still waits for worker 2).
         let started = std::time::Instant::now();
         let one = worker(&url, port, 1, &dir.join("w1.llr"));
-        std::thread::sleep(Duration::from_millis(300));
+        until_connected(one.id(), port);
         let twin = worker(&url, port, 1, &dir.join("twin.llr")).wait_with_output().unwrap();
         let two = worker(&url, port, 2, &dir.join("w2.llr"));
         let rss = peak_rss_mib(lead.id());
@@ -386,7 +416,12 @@ async fn collected_results_reach_worker_0_and_come_out_with_k8s_collect() {
         let mut lead = collecting_worker(&url, port, 0, &dir, "30s");
         let live = live_address(&mut lead);
         let others: Vec<_> = [1, 2].iter().map(|i| collecting_worker(&url, port, *i, &dir, "30s")).collect();
-        std::thread::sleep(Duration::from_millis(1500));
+        // Past the barrier once every worker sends (each makes its file then).
+        let started = std::time::Instant::now();
+        while !(0..3).all(|i| dir.join(format!("w{i}/b-{i}.llr")).exists()) {
+            assert!(started.elapsed() < Duration::from_secs(30), "the workers never all started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         // Someone who is not a worker of this run cannot put a file there.
         let mut stranger = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         stranger.write_all(b"RESULTS 1/3 0123456789ab 4 b-1.llr\nLLR!").unwrap();

@@ -163,6 +163,19 @@ impl Drop for Watched {
 }
 
 /// `loadlab origin` on a port of its choosing; its URL once it serves.
+/// Waits (at most a minute) until `server` has received `n` requests from `child`, failing if the
+/// child ends first: a readiness wait for a load already flowing, not a guess at start-up time.
+pub fn until_received(server: &attack::testing::TestServer, n: usize, child: &mut std::process::Child) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while server.received() < n {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("ended ({status}) after {} of {n} requests", server.received());
+        }
+        assert!(std::time::Instant::now() < deadline, "{} of {n} requests within a minute", server.received());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn origin(recipe: Option<&Path>) -> (Watched, String) {
     let mut cmd = loadlab();
     cmd.args(["origin", "--listen", "127.0.0.1:0"]);
