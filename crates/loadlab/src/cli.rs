@@ -524,6 +524,14 @@ pub struct ClientArgs {
     /// Connect to HOST:PORT instead of the URL's host (Host and SNI unchanged).
     #[arg(long)]
     pub connect_to: Option<String>,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+}
+
+/// How TLS is trusted and who the client is: one group for every command that sends over TLS
+/// (`attack`, `lab capacity`), with the one mapping to [`attack::TlsOptions`].
+#[derive(Args, Debug, Clone, Default)]
+pub struct TlsArgs {
     /// Accept any TLS certificate.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]
     pub insecure: bool,
@@ -538,6 +546,17 @@ pub struct ClientArgs {
     pub key: Option<PathBuf>,
 }
 
+impl TlsArgs {
+    pub fn options(&self) -> attack::TlsOptions {
+        attack::TlsOptions {
+            insecure: self.insecure,
+            root_certs: self.root_certs.clone(),
+            cert: self.cert.clone(),
+            key: self.key.clone(),
+        }
+    }
+}
+
 impl ClientArgs {
     pub fn options(&self) -> attack::ClientOptions {
         attack::ClientOptions {
@@ -547,12 +566,7 @@ impl ClientArgs {
             redirects: u32::try_from(self.redirects).ok(),
             keepalive: self.keepalive,
             connect_to: self.connect_to.clone(),
-            tls: attack::TlsOptions {
-                insecure: self.insecure,
-                root_certs: self.root_certs.clone(),
-                cert: self.cert.clone(),
-                key: self.key.clone(),
-            },
+            tls: self.tls.options(),
             compressed: self.compressed,
         }
     }

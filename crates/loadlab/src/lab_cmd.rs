@@ -73,8 +73,8 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     }
     attack::target_from_url("GET", &a.url, "URL", &Default::default()).map_err(|e| bad(e.to_string()))?;
     let protocol = a.protocol.protocol();
-    let load = lab::plan::LoadSpec { protocol: vec![protocol], ..Default::default() };
-    let target = lab::plan::TargetSpec::running("target", &a.url);
+    let load = lab::plan::LoadSpec { protocol: vec![protocol], timeout: a.timeout, ..Default::default() };
+    let target = lab::plan::TargetSpec { tls: a.tls.options(), ..lab::plan::TargetSpec::running("target", &a.url) };
     let mut plan = lab::plan::Plan::new(&format!("capacity of {}", a.url), vec![target], load, slo);
     plan.capacity = Some(
         lab::plan::CapacitySpec::new(a.start, a.max, a.precision, a.probe)

@@ -178,6 +178,13 @@ impl Numbers {
         }
     }
 
+    /// The error most requests failed with, for a reader: `connection refused (26 of 26
+    /// requests)`; None without errors.
+    pub fn top_error(&self) -> Option<String> {
+        let (what, n) = self.errors.iter().max_by_key(|(_, n)| *n)?;
+        Some(format!("{what} ({n} of {} requests)", self.requests))
+    }
+
     /// The generator's threads waited for a CPU beyond [`STARVED_WAIT_SHARE`].
     pub fn starved(&self) -> bool {
         self.cpu_wait.is_some_and(|w| w > STARVED_WAIT_SHARE)

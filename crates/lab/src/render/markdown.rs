@@ -263,7 +263,12 @@ pub fn capacity_sentence(c: &crate::run::capacity::CapacityResult) -> String {
     if let Some(g) = c.generator_limited_at {
         s += &format!(" The generator could not send {}: the search stopped there.", show(g));
     }
-    if !c.confirmed && c.breaks_at.is_some() {
+    // Nothing ever held: why the requests failed, rather than a boundary that did not confirm.
+    let ever_held = c.probes.iter().any(|p| p.holds);
+    if let (false, Some(e)) = (ever_held, c.probes.iter().rev().find_map(|p| p.error.as_ref())) {
+        s += &format!(" Requests failed, most often with {e}.");
+    }
+    if !c.confirmed && c.breaks_at.is_some() && ever_held {
         s += if c.generator_limited_at.is_some() {
             " The boundary is not confirmed."
         } else {
@@ -450,13 +455,16 @@ fn ceilings(md: &mut String, lab: &Lab) {
             c.of.name()
         );
         for (i, p) in c.probes.iter().enumerate() {
-            let note = if p.generator_limited {
+            let mut note = if p.generator_limited {
                 format!("generator-limited: {}", p.broke.join("; "))
             } else if p.stopped_early {
                 format!("stopped early: {}", p.broke.join("; "))
             } else {
                 p.broke.join("; ")
             };
+            if let Some(e) = &p.error {
+                note += &format!("; most often {e}");
+            }
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {} | {:.2}% | {note} |",

@@ -39,6 +39,10 @@ pub struct Probe {
     pub p99_ms: f64,
     #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub success: f64,
+    /// The error most of its requests failed with, if any failed (`tls: invalid peer
+    /// certificate: UnknownIssuer (26 of 26 requests)`): a search where nothing held says why.
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// What a search varies: the open model's rate, or the speed of a replayed log.
@@ -234,6 +238,7 @@ pub async fn search_target(
                         generator_limited: true,
                         p99_ms: 0.0,
                         success: 0.0,
+                        error: None,
                     };
                 }
                 let probe = match config {
@@ -256,13 +261,18 @@ pub async fn search_target(
                             generator_limited: true,
                             p99_ms: 0.0,
                             success: 0.0,
+                            error: None,
                         }
                     }
                 }
             }
         },
         |p| {
-            let verdict = if p.holds { "holds".to_owned() } else { format!("breaks: {}", p.broke.join("; ")) };
+            let verdict = match (p.holds, &p.error) {
+                (true, _) => "holds".to_owned(),
+                (false, None) => format!("breaks: {}", p.broke.join("; ")),
+                (false, Some(e)) => format!("breaks: {}; most often {e}", p.broke.join("; ")),
+            };
             let line = format!("{} {verdict}", of.show(p.rate));
             watch.event(&Event::Probe { target: name, id: &p.id, rate: p.rate, holds: p.holds, line: &line })
         },
@@ -337,6 +347,7 @@ async fn run_probe(
         generator_limited: limited.is_some(),
         p99_ms: numbers.latency.p99,
         success: numbers.success,
+        error: numbers.top_error(),
     })
 }
 
@@ -408,6 +419,7 @@ mod tests {
                 generator_limited: false,
                 p99_ms: if holds { 10.0 } else { 900.0 },
                 success: 1.0,
+                error: None,
             })
         }
     }
@@ -499,6 +511,7 @@ mod tests {
                     generator_limited: rate > 1000.0,
                     p99_ms: 1.0,
                     success: 1.0,
+                    error: None,
                 })
             },
             |_| {},

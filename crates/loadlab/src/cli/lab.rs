@@ -106,6 +106,12 @@ pub struct LabCapacityArgs {
     /// The protocol of the probes, as for `attack`.
     #[command(flatten)]
     pub protocol: super::ProtocolArgs,
+    /// Request timeout, connect to last body byte.
+    #[arg(long, default_value = "30s", value_parser = positive_duration)]
+    pub timeout: Duration,
+    /// How the probes trust an https target, as for `attack`.
+    #[command(flatten)]
+    pub tls: super::TlsArgs,
     /// Output directory (default: a new one per run, lab-capacity-YYYYMMDD-HHMMSS).
     #[arg(long)]
     pub out: Option<PathBuf>,

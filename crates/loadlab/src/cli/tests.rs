@@ -63,7 +63,7 @@ fn vegeta_single_dash_flags_parse_as_double_dash_ones() {
     };
     assert_eq!(parsed(single.clone()), parsed(double));
     let Command::Attack(a) = Cli::try_parse_from(vegeta_style(single).unwrap()).unwrap().command else { panic!() };
-    assert!(!a.client.protocol.http2 && !a.client.keepalive && a.client.insecure && a.client.max_body == 0);
+    assert!(!a.client.protocol.http2 && !a.client.keepalive && a.client.tls.insecure && a.client.max_body == 0);
     assert_eq!(a.load.rate, Some(RateSpec::Constant(100.0)));
     let Command::Attack(a) =
         Cli::try_parse_from(vegeta_style(args(&["attack", "-http2", "-rate=1", "-duration=1s"])).unwrap())

@@ -20,13 +20,22 @@ fn certificate(d: &Path) -> (PathBuf, PathBuf) {
     (cert, key)
 }
 
-/// Stops a child however the test ends.
+/// Stops a child however the test ends: SIGTERM, then SIGKILL if it is still there after 5 s (a
+/// shell that started the tests in the background leaves SIGINT ignored in its children).
 struct Running(Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0.id() as i32), nix::sys::signal::SIGINT);
-        let _ = self.0.wait();
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0.id() as i32), nix::sys::signal::SIGTERM);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while matches!(self.0.try_wait(), Ok(None)) {
+            if std::time::Instant::now() > deadline {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }
 

@@ -492,51 +492,6 @@ fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as
 }
 
 #[test]
-fn lab_capacity_ends_with_its_answer_and_reports_the_search_it_ran() {
-    // An origin that serves 5 at once, 20 ms each: a knee near 250/s.
-    let d = tempdir("capacity");
-    let port = free_port();
-    std::fs::write(
-        d.join("svc.json"),
-        r#"{"route": "/*", "body": "ok", "stages": [{"at": 0, "status": 200, "latency": "20ms", "concurrency": 5, "queue": 50}]}"#,
-    )
-    .unwrap();
-    let mut origin = loadlab()
-        .args(["origin", "--listen", &format!("127.0.0.1:{port}"), "--recipe"])
-        .arg(d.join("svc.json"))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = d.join("out");
-    let o = loadlab()
-        .args(["lab", "capacity", &format!("http://127.0.0.1:{port}/"), "--slo", "p99<100ms,success>=99%"])
-        .args(["--start", "100", "--max", "2000", "--precision", "10%", "--probe", "2s", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let _ = origin.kill();
-    let _ = origin.wait();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    let last = err.lines().rfind(|l| !l.starts_with("loadlab: wrote")).unwrap();
-    assert!(last.starts_with("loadlab: Capacity of target: holds ") && last.contains(" req/s, breaks at "), "{err}");
-    assert!(last.contains("(p99 < 100.0ms (measured") || last.contains("(success >= 99.00% (measured"), "{last}");
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("Capacity search: open model over http1"), "{md}");
-    assert!(md.contains("probes in"), "{md}");
-    for empty in ["0 steps", "held in 0 of 0", "## Results", "## Steps", "connections ;"] {
-        assert!(!md.contains(empty), "{empty:?} in {md}");
-    }
-    // Probe files sort in the order they ran.
-    let mut probes: Vec<String> = std::fs::read_dir(out.join("steps"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    probes.sort();
-    assert!(probes.len() >= 4 && probes[0] == "capacity--target--01.llr", "{probes:?}");
-}
-
-#[test]
 fn lab_json_reads_back_into_its_types_and_a_changed_layout_is_named() {
     let d = tempdir("roundtrip");
     let out = origin_lab(&d.join("a"), "5ms", "duration = \"2s\"\n", 0);

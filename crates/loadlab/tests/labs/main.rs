@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod capacity;
 mod examples;
 mod lab;
 mod profile;

@@ -1,0 +1,103 @@
+//! `lab capacity`: a search built from flags, against an origin process on loopback.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+
+use crate::support::{free_port, loadlab, stderr, tempdir};
+
+/// An origin serving 5 at once, 20 ms each (a knee near 250/s), over TLS when given a
+/// certificate and key.
+fn origin(d: &Path, port: u16, tls: Option<(&Path, &Path)>) -> Child {
+    std::fs::write(
+        d.join("svc.json"),
+        r#"{"route": "/*", "body": "ok", "stages": [{"at": 0, "status": 200, "latency": "20ms", "concurrency": 5, "queue": 50}]}"#,
+    )
+    .unwrap();
+    let mut cmd = loadlab();
+    cmd.args(["origin", "--listen", &format!("127.0.0.1:{port}"), "--recipe"]).arg(d.join("svc.json"));
+    if let Some((cert, key)) = tls {
+        cmd.arg("--tls-cert").arg(cert).arg("--tls-key").arg(key);
+    }
+    cmd.stderr(Stdio::null()).spawn().unwrap()
+}
+
+fn stop(mut origin: Child) {
+    let _ = origin.kill();
+    let _ = origin.wait();
+}
+
+#[test]
+fn lab_capacity_ends_with_its_answer_and_reports_the_search_it_ran() {
+    let d = tempdir("capacity");
+    let port = free_port();
+    let origin = origin(&d, port, None);
+    let out = d.join("out");
+    let o = loadlab()
+        .args(["lab", "capacity", &format!("http://127.0.0.1:{port}/"), "--slo", "p99<100ms,success>=99%"])
+        .args(["--start", "100", "--max", "2000", "--precision", "10%", "--probe", "2s", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    stop(origin);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let last = err.lines().rfind(|l| !l.starts_with("loadlab: wrote")).unwrap();
+    assert!(last.starts_with("loadlab: Capacity of target: holds ") && last.contains(" req/s, breaks at "), "{err}");
+    assert!(last.contains("(p99 < 100.0ms (measured") || last.contains("(success >= 99.00% (measured"), "{last}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Capacity search: open model over http1"), "{md}");
+    assert!(md.contains("probes in"), "{md}");
+    for empty in ["0 steps", "held in 0 of 0", "## Results", "## Steps", "connections ;"] {
+        assert!(!md.contains(empty), "{empty:?} in {md}");
+    }
+    // Probe files sort in the order they ran.
+    let mut probes: Vec<String> = std::fs::read_dir(out.join("steps"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    probes.sort();
+    assert!(probes.len() >= 4 && probes[0] == "capacity--target--01.llr", "{probes:?}");
+}
+
+#[test]
+fn lab_capacity_over_https_trusts_what_it_is_told_and_names_the_error_when_nothing_holds() {
+    let d = tempdir("capacity-tls");
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let (cert, key) = (d.join("cert.pem"), d.join("key.pem"));
+    std::fs::write(&cert, ck.cert.pem()).unwrap();
+    std::fs::write(&key, ck.key_pair.serialize_pem()).unwrap();
+    let port = free_port();
+    let origin = origin(&d, port, Some((&cert, &key)));
+    // Far under the knee: the search holds at its maximum in a few short probes.
+    let search = |out: &str, trust: &[&str]| -> (Output, PathBuf) {
+        let out = d.join(out);
+        let o = loadlab()
+            .args(["lab", "capacity", &format!("https://127.0.0.1:{port}/"), "--slo", "p99<500ms,success>=99%"])
+            .args(["--start", "20", "--max", "40", "--precision", "50%", "--probe", "1s", "--timeout", "5s", "--out"])
+            .arg(&out)
+            .args(trust)
+            .output()
+            .unwrap();
+        (o, out)
+    };
+    // Searched once the origin listens.
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "the origin never listened");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (trusted, _) = search("trusted", &["--root-certs", cert.to_str().unwrap()]);
+    let (untrusted, untrusted_out) = search("untrusted", &[]);
+    stop(origin);
+    let (ok, refused) = (stderr(&trusted), stderr(&untrusted));
+    assert_eq!(trusted.status.code(), Some(0), "{ok}");
+    assert!(ok.contains("Capacity of target: beyond the search's maximum (40 req/s held)"), "{ok}");
+    // Without the root: every request fails, and the answer says with what, not "noisy".
+    let last = refused.lines().rfind(|l| !l.starts_with("loadlab: wrote")).unwrap();
+    assert!(last.contains("no rate held"), "{refused}");
+    assert!(last.contains("Requests failed, most often with tls: invalid peer certificate"), "{last}");
+    assert!(!last.contains("noisy"), "{last}");
+    assert!(refused.contains("breaks: success >= 99.00% (measured 0.00%); most often tls:"), "{refused}");
+    let md = std::fs::read_to_string(untrusted_out.join("report.md")).unwrap();
+    assert!(md.contains("; most often tls: invalid peer certificate"), "{md}");
+}
