@@ -69,10 +69,12 @@ pub enum Ending {
 }
 
 impl Lab {
-    /// The lines a lab ends with (each capacity found, each verdict not reached), and how it
-    /// ended.
+    /// The lines a lab ends with (each capacity found, each hypothesis's finding, each verdict
+    /// not reached), and how it ended.
     pub fn ending(&self) -> (Vec<String>, Ending) {
         let mut lines: Vec<String> = self.capacity.iter().map(crate::render::markdown::capacity_sentence).collect();
+        // The question's answer where the plan asked one, as the report's summary says it.
+        lines.extend(self.findings.hypotheses.iter().map(|h| crate::render::markdown::hypothesis_sentence(h, "")));
         let inconclusive = self.inconclusive();
         lines.extend(inconclusive.iter().map(|why| format!("inconclusive: {why}")));
         let ending = if self.interrupted {

@@ -194,32 +194,7 @@ fn summary(md: &mut String, lab: &Lab) {
         lines.push(capacity_sentence(c));
     }
     for h in &f.hypotheses {
-        let pts = h.points.iter().filter(|p| p.finding == h.finding).count();
-        let effect = h
-            .points
-            .iter()
-            .find(|p| p.finding == h.finding)
-            .map(|p| {
-                format!(
-                    " (e.g. {}: {} {} vs {}, ratio {})",
-                    p.point,
-                    h.metric.name(),
-                    h.metric.show(p.subject),
-                    h.metric.show(p.other),
-                    ratio_text(p.comparison.ratio, p.comparison.ci)
-                )
-            })
-            .unwrap_or_default();
-        let why = match h.points.iter().find_map(|p| p.comparison.note.as_ref()) {
-            Some(note) if h.finding == crate::measure::verdict::Finding::Inconclusive => format!(" ({note})"),
-            _ => String::new(),
-        };
-        lines.push(format!(
-            "\"{}\": **{}** at {pts} of {} load points{effect}.{why}",
-            h.claim,
-            h.finding.label(),
-            h.points.len()
-        ));
+        lines.push(hypothesis_sentence(h, "**"));
     }
     if lines.is_empty() {
         // Without SLO or hypotheses: the highest throughput and the lowest p99 per target.
@@ -241,6 +216,53 @@ fn summary(md: &mut String, lab: &Lab) {
         }
     }
     let _ = writeln!(md, "{}\n", lines.join(" "));
+}
+
+/// What a hypothesis came to, in one sentence: `"nginx answers faster": supported at 1 of 1 load
+/// points (e.g. all: p50 294µs vs 3.7ms, ratio 0.080 [0.076, 0.081]).`, the finding set off by
+/// `emphasis` (`**` in Markdown; nothing on a terminal).
+pub fn hypothesis_sentence(h: &crate::outcome::HypothesisResult, emphasis: &str) -> String {
+    let pts = h.points.iter().filter(|p| p.finding == h.finding).count();
+    let effect = h
+        .points
+        .iter()
+        .find(|p| p.finding == h.finding)
+        .map(|p| {
+            format!(
+                " (e.g. {}: {} {} vs {}, ratio {})",
+                p.point,
+                h.metric.name(),
+                h.metric.show(p.subject),
+                h.metric.show(p.other),
+                ratio_text(p.comparison.ratio, p.comparison.ci)
+            )
+        })
+        .unwrap_or_default();
+    let why = match h.points.iter().find_map(|p| p.comparison.note.as_ref()) {
+        Some(note) if h.finding == crate::measure::verdict::Finding::Inconclusive => format!(" ({note})"),
+        _ => String::new(),
+    };
+    let mut s = format!(
+        "\"{}\": {emphasis}{}{emphasis} at {pts} of {} load points{effect}.{why}",
+        h.claim,
+        h.finding.label(),
+        h.points.len()
+    );
+    // Judged on a function too (`where`): its finding, and one load point's CPU per request.
+    if let Some(f) = &h.function {
+        let e = f.points.iter().find(|p| p.finding == f.finding).or(f.points.first());
+        let effect = e.map_or(" (no load point has a profile of both sides)".into(), |p| {
+            format!(
+                " (e.g. {}: {} -> {} of CPU per request, ratio {:.3})",
+                p.point,
+                crate::profile::show_us(p.other_us),
+                crate::profile::show_us(p.subject_us),
+                p.ratio
+            )
+        });
+        s += &format!(" In {}: {emphasis}{}{emphasis}{effect}.", f.function, f.finding.label());
+    }
+    s
 }
 
 /// What a capacity search found, in one sentence (also the terminal's last line).

@@ -41,12 +41,18 @@ fn perf_works() {
 
 /// Runs `plan` (with `{burn}` filled) in `dir`; returns the exit code, lab.json and the out dir.
 fn run_lab(dir: &Path, plan: &str, stripped: bool) -> (i32, serde_json::Value, PathBuf) {
+    let (code, lab, out, _) = run_lab_said(dir, plan, stripped);
+    (code, lab, out)
+}
+
+/// As [`run_lab`], with what the lab said on stderr.
+fn run_lab_said(dir: &Path, plan: &str, stripped: bool) -> (i32, serde_json::Value, PathBuf, String) {
     let plan = plan.replace("{burn}", &burn(stripped).display().to_string());
     std::fs::write(dir.join("plan.toml"), plan).unwrap();
     let out = dir.join("out");
     let o = loadlab().args(["lab", "run"]).arg(dir.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
     let json = std::fs::read(out.join("lab.json")).unwrap_or_else(|e| panic!("no lab.json ({e}): {}", stderr(&o)));
-    (o.status.code().unwrap_or(-1), serde_json::from_slice(&json).unwrap(), out)
+    (o.status.code().unwrap_or(-1), serde_json::from_slice(&json).unwrap(), out, stderr(&o))
 }
 
 const TARGET: &str = "[targets.burn]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"{burn}\", \"127.0.0.1:{port}\"]\n";
@@ -74,8 +80,12 @@ fn perf_profiles_name_the_function_that_costs_and_the_differential_names_it_firs
          [[variants]]\nname = \"beta4\"\nheaders = [\"X-Alpha: 1500\", \"X-Beta: 6000\"]\n\
          [[hypotheses]]\nclaim = \"even spends less in burnBeta\"\nmetric = \"p50\"\nlower = \"even\"\nthan = \"beta4\"\nwhere = \"burnBeta\"\n"
     );
-    let (code, lab, out) = run_lab(&d, &plan, false);
+    let (code, lab, out, said) = run_lab_said(&d, &plan, false);
     assert_eq!(code, 0, "{}", lab["findings"]);
+    // The answer is the lab's last line, as in the report's summary.
+    let last = said.lines().rfind(|l| !l.starts_with("loadlab: wrote")).unwrap();
+    assert!(last.starts_with("loadlab: \"even spends less in burnBeta\": "), "{said}");
+    assert!(last.contains(" In burnBeta: supported (e.g. ") && last.contains(" of CPU per request, ratio 0."), "{last}");
     let (even, beta4) = (step(&lab, "even"), step(&lab, "beta4"));
     for s in [even, beta4] {
         let p = &s["profile"];
