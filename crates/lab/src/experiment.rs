@@ -180,6 +180,13 @@ async fn run_steps(
             ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, records, opts.stop.clone()) => ran?,
             _ = opts.abort.cancelled() => break,
         };
+        if opts.stop.is_cancelled() && ran.numbers.requests == 0 {
+            // Interrupted before its warm-up ended: it measured nothing, so it is a step not run
+            // (a 0% success here once read as the target failing its SLO). Its file is kept.
+            let why = "interrupted during its warm-up: nothing measured";
+            watch.event(&Event::Skipped { index: i, of: matrix.steps.len(), id: &s.id, why });
+            break;
+        }
         let to = started.elapsed().as_secs_f64();
         let line = crate::measure::verdict::step_line(&plan.slo, &ran.numbers);
         watch.event(&Event::Finished {

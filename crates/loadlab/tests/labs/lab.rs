@@ -236,8 +236,9 @@ fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() 
     assert!(!out.join("steps/3-web--r60-http1--1.llr").exists(), "a step on a dead target is not run");
 }
 
-/// A plan whose started origin answers after `latency`, at rates 20, 40 and 60 for 3 s each.
-fn started_origin_plan(d: &Path, latency: &str) -> PathBuf {
+/// A plan whose started origin answers after `latency`, at rates 20, 40 and 60 for 3 s each
+/// after `warmup`.
+fn started_origin_plan(d: &Path, latency: &str, warmup: &str) -> PathBuf {
     std::fs::write(
         d.join("r.json"),
         format!(r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{latency}"}}]}}"#),
@@ -249,7 +250,7 @@ fn started_origin_plan(d: &Path, latency: &str) -> PathBuf {
         format!(
             "[targets.web]\nurl = \"http://127.0.0.1:{{port}}/\"\nstart = [\"{bin}\", \"origin\", \"--listen\", \
              \"127.0.0.1:{{port}}\", \"--recipe\", \"r.json\"]\n[load]\nrate = [20, 40, 60]\nduration = \"3s\"\n\
-             timeout = \"20s\"\n[slo]\np99 = \"< 1s\"\n",
+             timeout = \"20s\"\nwarmup = \"{warmup}\"\n[slo]\np99 = \"< 1s\"\n",
             bin = env!("CARGO_BIN_EXE_loadlab")
         ),
     )
@@ -277,15 +278,18 @@ fn started_origin_url(dir: &Path) -> Option<String> {
 fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interrupted() {
     use nix::sys::signal::Signal;
     let all = ["web--r20-http1--1", "web--r40-http1--1", "web--r60-http1--1"];
-    for (name, latency, signals, code, ran) in [
+    for (name, latency, warmup, signals, code, ran) in [
         // The step in progress ends its requests in flight, and counts; the others never run.
-        ("term", "5ms", vec![Signal::SIGTERM], 143, 1),
+        ("term", "5ms", "0s", vec![Signal::SIGTERM], 143, 1),
+        // Stopped in its warm-up, the step measured nothing: not run, rather than a target that
+        // answered none of its counted requests.
+        ("term-warmup", "5ms", "30s", vec![Signal::SIGTERM], 143, 0),
         // Requests that take 10 s: the first SIGINT would wait for them; the second abandons
         // the step (its file is left without its end marker) and stops at once.
-        ("int-int", "10s", vec![Signal::SIGINT, Signal::SIGINT], 130, 0),
+        ("int-int", "10s", "0s", vec![Signal::SIGINT, Signal::SIGINT], 130, 0),
     ] {
         let d = tempdir(name);
-        let plan = started_origin_plan(&d, latency);
+        let plan = started_origin_plan(&d, latency, warmup);
         let out = d.join("out");
         let child = spawn_lab(&plan, &out);
         wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
@@ -320,6 +324,7 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
         assert_eq!(lab["not_run"], serde_json::json!(all[ran..]), "{name}");
         let md = std::fs::read_to_string(out.join("report.md")).unwrap();
         assert!(md.contains(&format!("**Interrupted: {} of 3 steps did not run", 3 - ran)), "{name}: {md}");
+        assert!(!md.contains("FAIL") && lab["findings"]["slo_failed"] == false, "{name}: {md}");
         assert!(out.join("report.html").exists(), "{name}");
     }
 }
@@ -327,7 +332,7 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
 #[test]
 fn plans_are_read_from_their_folder_and_refused_with_file_line_and_field() {
     let d = tempdir("paths");
-    started_origin_plan(&d, "1ms");
+    started_origin_plan(&d, "1ms", "0s");
     // Named without a folder, from its own folder: the command starts there, r.json is found.
     let text = std::fs::read_to_string(d.join("plan.toml")).unwrap().replace("[20, 40, 60]", "20").replace("3s", "1s");
     std::fs::write(d.join("plan.toml"), text).unwrap();

@@ -85,7 +85,10 @@ fn perf_profiles_name_the_function_that_costs_and_the_differential_names_it_firs
     // The answer is the lab's last line, as in the report's summary.
     let last = said.lines().rfind(|l| !l.starts_with("loadlab: wrote")).unwrap();
     assert!(last.starts_with("loadlab: \"even spends less in burnBeta\": "), "{said}");
-    assert!(last.contains(" In burnBeta: supported (e.g. ") && last.contains(" of CPU per request, ratio 0."), "{last}");
+    assert!(
+        last.contains(" In burnBeta: supported (e.g. ") && last.contains(" of CPU per request, ratio 0."),
+        "{last}"
+    );
     let (even, beta4) = (step(&lab, "even"), step(&lab, "beta4"));
     for s in [even, beta4] {
         let p = &s["profile"];
