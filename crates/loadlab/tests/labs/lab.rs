@@ -479,7 +479,10 @@ fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as
     let o = loadlab().args(["lab", "compare"]).arg(&old).arg(&rerun).args(["--fail-on", "p50>+10%"]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(rerun.join("compare.json")).unwrap()).unwrap();
-    assert!(json["rows"].as_array().unwrap().iter().all(|r| r["verdict"] == "same"), "{json}");
+    // (The tail is left out: a p99 of 200 requests is about their second-slowest, and a busy
+    // machine moves it by a third between two runs of one build; the gate is on p50.)
+    let rows = json["rows"].as_array().unwrap();
+    assert!(rows.iter().filter(|r| r["measure"] != "p99").all(|r| r["verdict"] == "same"), "{json}");
     // Two plain results files: the same table.
     let o = loadlab()
         .args(["report", "--compare"])
