@@ -227,6 +227,8 @@ pub fn hypothesis_sentence(h: &crate::outcome::HypothesisResult, emphasis: &str)
         .points
         .iter()
         .find(|p| p.finding == h.finding)
+        // A side with nothing measured has no value to show (its note says so).
+        .filter(|p| p.comparison.ratio.is_finite())
         .map(|p| {
             format!(
                 " (e.g. {}: {} {} vs {}, ratio {})",
@@ -528,5 +530,43 @@ fn secs(s: f64) -> String {
         format!("{:.0}m{:02.0}s", (s / 60.0).floor(), s % 60.0)
     } else {
         format!("{s:.1}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::verdict::Finding;
+    use crate::outcome::{HypothesisPoint, HypothesisResult};
+
+    #[test]
+    fn a_hypothesis_with_one_side_unmeasured_shows_no_values_but_why() {
+        let h = HypothesisResult {
+            claim: "nginx answers faster".into(),
+            metric: Metric::P50,
+            subject: "nginx".into(),
+            than: "python".into(),
+            lower: true,
+            points: vec![HypothesisPoint {
+                point: "all".into(),
+                subject: 0.319,
+                other: 0.0,
+                comparison: crate::measure::stats::Comparison {
+                    ratio: f64::NAN,
+                    ci: None,
+                    p: None,
+                    significant: false,
+                    basis: crate::measure::stats::Basis::WithinRun,
+                    note: Some("nothing measured on one side".into()),
+                },
+                finding: Finding::Inconclusive,
+            }],
+            finding: Finding::Inconclusive,
+            function: None,
+        };
+        assert_eq!(
+            hypothesis_sentence(&h, ""),
+            "\"nginx answers faster\": inconclusive at 1 of 1 load points. (nothing measured on one side)"
+        );
     }
 }
