@@ -71,10 +71,19 @@ fn every_example_plan_runs_quick_with_its_verdict() {
 
     // 002: c5's ceiling is below 1,100 req/s, c6g holds 1,000.
     let (code, lab, out) = run("002-instance-ladder");
-    assert_eq!(code, 3, "{}", lab["findings"]);
-    let ceilings = lab["findings"]["ceilings"].as_array().unwrap();
-    let c5 = ceilings.iter().find(|c| c["target"] == "c5").unwrap();
-    assert!(c5["breaks_at"].as_f64().is_some_and(|b| b >= 1100.0), "{c5}");
+    let findings = &lab["findings"];
+    if code == 4 {
+        // A busy machine (another job on these 2 cores): c5 broke where the generator waited
+        // for a CPU, so the lab claims no ceiling and says why; never a wrong verdict.
+        let why = findings["inconclusive"].as_array().unwrap();
+        assert!(!why.is_empty(), "{findings}");
+        assert!(why.iter().all(|w| w.as_str().unwrap().contains("generator-limited")), "{findings}");
+    } else {
+        assert_eq!(code, 3, "{findings}");
+        let ceilings = findings["ceilings"].as_array().unwrap();
+        let c5 = ceilings.iter().find(|c| c["target"] == "c5").unwrap();
+        assert!(c5["breaks_at"].as_f64().is_some_and(|b| b >= 1100.0), "{c5}");
+    }
     assert_eq!(cell(&lab, "c6g", Some(1000.0))["slo"]["verdict"], "pass");
     assert!(out.join("charts/ladder.png").exists());
 
