@@ -14,7 +14,9 @@
 # 105000 120000 135000 150000"), REPS (rounds, default 3: a ceiling on a 2-core machine moves by a rung or two
 # between runs, so each tool's median is given beside every round's), TWO_CORES=1 (adds loadlab
 # and oha on both cores, sharing core 1 with nginx: this machine has no third core), ONLY (a
-# comma-separated list of the rows to run, e.g. ONLY="loadlab,oha").
+# comma-separated list of the rows to run, e.g. ONLY="loadlab,oha"), BEFORE (another loadlab
+# binary, e.g. a build of an earlier commit: its default row, "loadlab before", climbs right after
+# loadlab's in each round, so that a change is told from the machine's noise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-3}
@@ -101,6 +103,9 @@ for round in $(seq "$REPS"); do
   echo "#### round $round of $REPS: open model, HTTP/1.1 keep-alive, ${SECS}s per rate, nginx /empty"
   GEN_CORES=0
   climb "loadlab" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s"
+  if [[ -n ${BEFORE:-} ]]; then
+    climb "loadlab before" "$llr_ok" -- "$BEFORE" attack "$URL" --rate @RATE@ --duration "${SECS}s"
+  fi
   climb "loadlab window 250us" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s" --pace-window 250us
   climb "loadlab tick 1ms" "$llr_ok" -- "$LOADLAB" attack "$URL" --rate @RATE@ --duration "${SECS}s" --pace-tick 1ms
   climb "oha" "$oha_ok" -- oha --no-tui --output-format json -q @RATE@ -z "${SECS}s" "$URL"
@@ -113,7 +118,7 @@ for round in $(seq "$REPS"); do
 done
 
 echo "== highest rate held (req/s): median of $REPS rounds, then each round"
-names=("loadlab" "loadlab window 250us" "loadlab tick 1ms" "oha" "vegeta")
+names=("loadlab" "loadlab before" "loadlab window 250us" "loadlab tick 1ms" "oha" "vegeta")
 [[ ${TWO_CORES:-0} == 1 ]] && names+=("loadlab 2 cores" "oha 2 cores")
 for row in "${names[@]}"; do
  for name in "$row" "$row, answers only"; do
