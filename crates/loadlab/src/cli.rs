@@ -547,6 +547,18 @@ pub struct TlsArgs {
 }
 
 impl TlsArgs {
+    /// Each file named can be read, or the flag and the file that cannot: checked before a
+    /// command that builds its clients late (a lab's probes) has run or written anything.
+    pub fn check(&self) -> Result<(), String> {
+        let named = self.root_certs.iter().map(|p| ("--root-certs", p));
+        for (flag, path) in
+            named.chain(self.cert.iter().map(|p| ("--cert", p))).chain(self.key.iter().map(|p| ("--key", p)))
+        {
+            std::fs::File::open(path).map_err(|e| format!("{flag}: {}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+
     pub fn options(&self) -> attack::TlsOptions {
         attack::TlsOptions {
             insecure: self.insecure,

@@ -72,6 +72,7 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
     attack::target_from_url("GET", &a.url, "URL", &Default::default()).map_err(|e| bad(e.to_string()))?;
+    a.tls.check().map_err(bad)?;
     let protocol = a.protocol.protocol();
     let load = lab::plan::LoadSpec { protocol: vec![protocol], timeout: a.timeout, ..Default::default() };
     let target = lab::plan::TargetSpec { tls: a.tls.options(), ..lab::plan::TargetSpec::running("target", &a.url) };

@@ -86,6 +86,12 @@ fn lab_capacity_over_https_trusts_what_it_is_told_and_names_the_error_when_nothi
         assert!(started.elapsed() < std::time::Duration::from_secs(30), "the origin never listened");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    // A root that cannot be read is bad input, refused by name before anything runs.
+    let missing = d.join("missing.pem");
+    let (o, out) = search("missing", &["--root-certs", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("--root-certs: {}: ", missing.display())), "{}", stderr(&o));
+    assert!(!out.exists(), "nothing written for bad input");
     let (trusted, _) = search("trusted", &["--root-certs", cert.to_str().unwrap()]);
     let (untrusted, untrusted_out) = search("untrusted", &[]);
     stop(origin);
