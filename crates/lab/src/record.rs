@@ -34,7 +34,10 @@ pub struct TargetDeath {
 
 impl TargetDeath {
     pub fn text(&self) -> String {
-        let when = self.during.as_ref().map_or("before the first step".to_owned(), |s| format!("during step {s}"));
+        // Seen between steps: it may have died in the step or in the pause after it (a step that
+        // answered every request, then a death, read as "during" it).
+        let when =
+            self.during.as_ref().map_or("before the first step".to_owned(), |s| format!("during or after step {s}"));
         format!("target {} exited ({}) {when}, {:.1} s into the lab", self.target, self.status, self.at_s)
     }
 }

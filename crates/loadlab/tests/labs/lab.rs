@@ -226,9 +226,9 @@ fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() 
     // The step it died in failed (its requests were refused): that is the target's; the two
     // after it never ran.
     assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(err.contains("inconclusive: web at 40 req/s: target down: target web exited (signal: 9 (SIGKILL)) during step web--r20-http1--1"), "{err}");
+    assert!(err.contains("inconclusive: web at 40 req/s: target down: target web exited (signal: 9 (SIGKILL)) during or after step web--r20-http1--1"), "{err}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("**target web exited (signal: 9 (SIGKILL)) during step web--r20-http1--1"), "{md}");
+    assert!(md.contains("**target web exited (signal: 9 (SIGKILL)) during or after step web--r20-http1--1"), "{md}");
     assert!(md.contains("### web--r60-http1--1 (target down: target web exited"), "{md}");
     let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
     assert_eq!(lab["deaths"][0]["target"], "web");
