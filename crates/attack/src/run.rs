@@ -115,6 +115,7 @@ pub async fn run<C: Consumer + Send + 'static>(
         peak_in_flight: g.peak_in_flight.load(Ordering::Relaxed),
         waits_for_target: g.waits_for_target.load(Ordering::Relaxed),
         waits_for_generator: g.waits_for_generator.load(Ordering::Relaxed),
+        stalls: results::merge_stalls(std::mem::take(&mut *g.stalls.lock().unwrap_or_else(|e| e.into_inner()))),
         decoded_bytes_in: config.client.compressed.then(|| g.decoded_bytes_in.load(Ordering::Relaxed)),
         in_flight_cap: match &config.model {
             Model::Open { .. } | Model::Replay(_) => Some(config.in_flight_cap() as u64),

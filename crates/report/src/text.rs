@@ -108,8 +108,14 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
     }
     match m.limit() {
         Limit::Generator { sent, asked } => {
+            let stalled = match results::longest_stall(&m.stalls) {
+                Some(st) if st.length_us >= 100_000 => {
+                    format!("stalled {} ({} sends held with workers free); ", st.text(), m.stalled_sends)
+                }
+                _ => String::new(),
+            };
             s += &format!(
-                "Generator\t[limited]\tsent {sent:.1}/s of {asked:.1}/s asked: the generator, not the target, was the limit\n"
+                "Generator\t[limited]\t{stalled}sent {sent:.1}/s of {asked:.1}/s asked: the generator, not the target, was the limit\n"
             );
         }
         Limit::Target { cap: Some(cap) } => {

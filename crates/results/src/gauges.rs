@@ -2,6 +2,7 @@
 //! and any display (a progress bar, the live view, a lab) reads.
 
 use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
 
 /// Counters an attack keeps up to date while it runs, for whoever displays it.
 #[derive(Debug, Default)]
@@ -21,4 +22,6 @@ pub struct Gauges {
     pub waits_for_target: AtomicU64,
     /// ... or while the event-loop thread itself was saturated: the generator is the limit.
     pub waits_for_generator: AtomicU64,
+    /// The generator's own stalls so far, as each pacer closed them (merged at the run's end).
+    pub stalls: Mutex<Vec<crate::Stall>>,
 }

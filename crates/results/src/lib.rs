@@ -19,6 +19,7 @@ mod rate_steps;
 mod record;
 mod run_plan;
 mod shard_set;
+mod stall;
 pub mod varint;
 
 pub use codec::{Item, Reader, Writer, BLOCK_RECORDS, MAGIC};
@@ -32,3 +33,4 @@ pub use rate_steps::{ByRateStep, RateStep};
 pub use record::{GeneratorCpu, Record, RunEnd, RunHeader, FORMAT_VERSION};
 pub use run_plan::{RateStepsPlan, ReplayPlan, RunPlan};
 pub use shard_set::ShardSet;
+pub use stall::{longest as longest_stall, merge_stalls, Stall, MAX_STALLS};

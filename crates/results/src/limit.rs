@@ -18,7 +18,8 @@ pub enum Limit {
     /// Sends waited for connections the target kept busy: the cap on requests in flight was
     /// reached (`cap`), or most waits were for a busy connection.
     Target { cap: Option<u64> },
-    /// The generator fell behind with connections free: rate sent and rate asked.
+    /// The generator fell behind with connections free, or stalled (`Metrics::stalls`): rate
+    /// sent and rate asked.
     Generator { sent: f64, asked: f64 },
 }
 
@@ -28,6 +29,11 @@ impl Metrics {
         let Some(asked) = self.asked_rate else { return Limit::Kept };
         if !self.behind() {
             return Limit::Kept;
+        }
+        // Sends the generator held while a worker was free are its own, whatever happened after:
+        // the burst of overdue sends after a stall fills the cap, which is not the target's doing.
+        if self.stalled() {
+            return Limit::Generator { sent: self.sent_rate(), asked };
         }
         let capped = self.in_flight_cap.is_some_and(|c| self.peak_in_flight >= c);
         if capped || self.waited_for_target() {

@@ -84,6 +84,7 @@ impl Consumer for Metrics {
         self.peak_in_flight = self.peak_in_flight.max(end.peak_in_flight);
         self.waits_for_target += end.waits_for_target;
         self.waits_for_generator += end.waits_for_generator;
+        self.add_stalls(&end.stalls);
         if let Some(c) = end.in_flight_cap {
             self.in_flight_cap = Some(self.in_flight_cap.map_or(c, |m| m.max(c)));
         }
@@ -158,6 +159,10 @@ pub struct Metrics {
     /// share of the cap in use), or for the generator's own thread (saturated).
     pub waits_for_target: u64,
     pub waits_for_generator: u64,
+    /// The generator's own stalls (sends late while a worker was free), and the sends they
+    /// delayed: the generator's doing, whatever the cap on requests in flight reached after.
+    pub stalls: Vec<crate::Stall>,
+    pub stalled_sends: u64,
     /// A run was stopped before its end (SIGINT, SIGTERM).
     pub interrupted: bool,
     /// What the generator's threads got of the CPU, over the runs that said.
@@ -207,6 +212,8 @@ impl Default for Metrics {
             in_flight_cap: None,
             waits_for_target: 0,
             waits_for_generator: 0,
+            stalls: Vec::new(),
+            stalled_sends: 0,
             interrupted: false,
             generator_cpu: None,
             incomplete: 0,
@@ -317,6 +324,7 @@ impl Metrics {
         self.in_flight_cap = self.in_flight_cap.max(other.in_flight_cap);
         self.waits_for_target += other.waits_for_target;
         self.waits_for_generator += other.waits_for_generator;
+        self.add_stalls(&other.stalls);
         self.interrupted |= other.interrupted;
         if let Some(c) = &other.generator_cpu {
             self.generator_cpu.get_or_insert_with(GeneratorCpu::default).add(c);
@@ -382,6 +390,21 @@ impl Metrics {
     /// Sends fell behind the schedule: over 1% late, or some not sent.
     pub fn behind(&self) -> bool {
         self.late_share() > LATE_SHARE_LIMIT || self.not_sent > 0
+    }
+
+    /// Takes a run's stalls (the sends they delayed counted once).
+    pub fn add_stalls(&mut self, stalls: &[crate::Stall]) {
+        if stalls.is_empty() {
+            return;
+        }
+        self.stalled_sends += stalls.iter().map(|s| s.sends).sum::<u64>();
+        let all = self.stalls.iter().chain(stalls).copied().collect();
+        self.stalls = crate::merge_stalls(all);
+    }
+
+    /// The generator's own stalls delayed over [`LATE_SHARE_LIMIT`] of the sends.
+    pub fn stalled(&self) -> bool {
+        self.stalled_sends as f64 > (self.requests + self.not_sent) as f64 * LATE_SHARE_LIMIT
     }
 
     /// Sends waited mostly for connections the target kept busy, not for the generator's
@@ -573,6 +596,21 @@ mod tests {
         let mut capped = m.clone();
         capped.end(&RunEnd { peak_in_flight: 300, ..end(3, 40) }).unwrap();
         assert_eq!(capped.limit(), crate::Limit::Target { cap: Some(300) });
+        // ... unless the generator stalled first: its catch-up burst filled the cap.
+        let stall = crate::Stall { at_us: 3_000_000, length_us: 2_000_000, sends: 5 };
+        let mut stalled = m.clone();
+        stalled.end(&RunEnd { peak_in_flight: 300, stalls: vec![stall], ..end(40, 3) }).unwrap();
+        assert_eq!((stalled.stalled_sends, stalled.stalls.len()), (5, 1));
+        assert!(matches!(stalled.limit(), crate::Limit::Generator { .. }), "{:?}", stalled.limit());
+        // A stall of 1% of the sends or fewer is noise: 1 of 10 sends is over it.
+        let mut tiny = m.clone();
+        tiny.end(&RunEnd { peak_in_flight: 300, stalls: vec![crate::Stall { sends: 0, ..stall }], ..end(40, 3) })
+            .unwrap();
+        assert_eq!(tiny.limit(), crate::Limit::Target { cap: Some(300) });
+        let mut merged = Metrics::new();
+        merged.merge(&stalled);
+        merged.merge(&stalled);
+        assert_eq!((merged.stalled_sends, merged.stalls.len()), (10, 1), "one pause, two runs' sends");
     }
 }
 

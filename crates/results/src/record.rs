@@ -96,6 +96,9 @@ pub struct RunEnd {
     /// ... or because the generator's own thread was saturated.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waits_for_generator: u64,
+    /// The generator's own stalls: sends that left late while a worker was free to take them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<crate::Stall>,
     /// Response bodies' total decoded size, where the attack decoded them (`--compressed`);
     /// records count the bytes received.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -67,7 +67,8 @@ pub(crate) async fn pace(
         let (shared, schedule, stop) = (Arc::clone(shared), schedule.clone(), stop.clone());
         let (first_workers, max_local) = (share(workers.min(max_workers)).max(1), share(max_workers).max(1));
         pacers.push(runtimes.handle(k).spawn(async move {
-            let mut pool = Pool::start(shared, k, n, first_workers, max_local, stop.clone());
+            let late = Duration::from_micros(results::LATE_SEND_US) + tick + window;
+            let mut pool = Pool::start(shared, (k, n), first_workers, max_local, late, stop.clone());
             // Thread k of n, worker I of N: hits I + N*k, I + N*(k + n) ... of the global schedule.
             let (first, stride) = (shard.index + shard.count * k as u64, shard.count * n as u64);
             let stopped = match TimerFdClock::new(pool.shared.start.into_std()) {
@@ -107,18 +108,28 @@ pub(crate) struct Pool {
     slot: usize,
     stride: usize,
     stop: CancellationToken,
+    /// A hit handed over later than this after it was due (and after the queue last let the
+    /// pacer go) is late by the generator's own doing.
+    late: Duration,
+    /// When the queue last let a blocked pacer go: until then its lateness was the target's
+    /// (every worker busy, the queue full).
+    free_since: tokio::time::Instant,
+    /// The stall being seen, if any.
+    stall: Option<results::Stall>,
 }
 
 impl Pool {
-    /// Thread `slot` of `stride` threads' pool, with `first` workers started, at most `max`.
+    /// Thread `slot` of `stride` threads' pool, with `first` workers started, at most `max`; a
+    /// hit handed over `late` after it was due, with the queue open, is a stall of the generator.
     pub(crate) fn start(
         shared: Arc<Shared>,
-        slot: usize,
-        stride: usize,
+        (slot, stride): (usize, usize),
         first: usize,
         max: usize,
+        late: Duration,
         stop: CancellationToken,
     ) -> Pool {
+        let free_since = shared.start;
         let (tx, rx) = async_channel::bounded::<Job>(JOB_QUEUE);
         let mut pool = Pool {
             shared,
@@ -132,6 +143,9 @@ impl Pool {
             slot,
             stride,
             stop,
+            late,
+            free_since,
+            stall: None,
         };
         for _ in 0..first {
             pool.grow();
@@ -140,7 +154,8 @@ impl Pool {
     }
 
     /// No more jobs: waits for the workers to finish theirs.
-    pub(crate) async fn finish(self) {
+    pub(crate) async fn finish(mut self) {
+        self.close_stall();
         self.tx.close();
         for w in self.workers {
             let _ = w.await;
@@ -179,6 +194,7 @@ impl Dispatch for Pool {
 impl Pool {
     /// Hands `job` to a worker (growing the pool when it may); false when stopped.
     pub(crate) async fn send(&mut self, job: Job) -> bool {
+        self.judge_lateness(&job);
         // Grow the pool when the queued jobs outnumber the idle workers and the thread has time
         // for more connections. Otherwise the hit waits: for the generator when the thread is
         // saturated, for the target when the pool is at its cap (one refused only by this
@@ -212,9 +228,41 @@ impl Pool {
     }
 
     async fn queue(&mut self, job: Job) -> bool {
-        tokio::select! {
+        let job = match self.tx.try_send(job) {
+            Ok(()) => return true,
+            Err(async_channel::TrySendError::Closed(_)) => return false,
+            Err(async_channel::TrySendError::Full(job)) => job,
+        };
+        // Every worker busy and the queue full: the pacer waits for the target, and the hits
+        // due meanwhile are late by the target's doing.
+        let sent = tokio::select! {
             sent = self.tx.send(job) => sent.is_ok(),
             _ = self.stop.cancelled() => false,
+        };
+        self.free_since = tokio::time::Instant::now();
+        sent
+    }
+
+    /// A hit handed over later than `late` after it was due, while the pacer was free to hand
+    /// it over (the queue had room), is the generator's: the process was stopped, its core
+    /// taken, its pacer starved. Consecutive ones make one stall, closed by a hit on time.
+    fn judge_lateness(&mut self, job: &Job) {
+        let now = tokio::time::Instant::now();
+        let behind = now.saturating_duration_since(job.scheduled.max(self.free_since));
+        if behind <= self.late {
+            self.close_stall();
+            return;
+        }
+        let at_us = job.scheduled.saturating_duration_since(self.shared.start).as_micros() as u64;
+        let behind_us = behind.as_micros() as u64;
+        let stall = self.stall.get_or_insert(results::Stall { at_us, length_us: 0, sends: 0 });
+        stall.length_us = stall.length_us.max(behind_us);
+        stall.sends += 1;
+    }
+
+    fn close_stall(&mut self) {
+        if let Some(s) = self.stall.take() {
+            self.shared.gauges.stalls.lock().unwrap_or_else(|e| e.into_inner()).push(s);
         }
     }
 }

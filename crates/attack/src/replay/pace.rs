@@ -42,7 +42,7 @@ pub(crate) async fn replay(
     let max = config.in_flight_cap();
     let (shared, stop2, window) = (Arc::clone(shared), stop.clone(), config.pace_window);
     let pacing = runtimes.handle(0).spawn(async move {
-        let mut pool = Pool::start(shared, 0, 1, config_workers(max), max, stop2.clone());
+        let mut pool = Pool::start(shared, (0, 1), config_workers(max), max, late_after(window), stop2.clone());
         let start = pool.shared().start;
         let stopped = match TimerFdClock::new(start.into_std()) {
             Ok(clock) => send_all(&mut rx, &mut Coalesced::new(clock, window), &mut pool, &stop2).await,
@@ -58,6 +58,11 @@ pub(crate) async fn replay(
         let _ = tokio::task::spawn_blocking(move || t.join()).await;
     }
     stopped || stats.lock().unwrap_or_else(|e| e.into_inner()).failed.is_some()
+}
+
+/// A send is late past the late threshold and the coalescing window (which it waits for).
+fn late_after(window: std::time::Duration) -> std::time::Duration {
+    std::time::Duration::from_micros(results::LATE_SEND_US) + window
 }
 
 fn config_workers(max: usize) -> usize {

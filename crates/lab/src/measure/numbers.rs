@@ -66,7 +66,10 @@ impl Consumer for StepConsumer {
     }
 
     fn end(&mut self, end: &results::RunEnd) -> std::io::Result<()> {
-        self.counted.end(end)
+        // Only the stalls that delayed counted sends: one in the warm-up is over by then.
+        let mut end = end.clone();
+        end.stalls.retain(|s| s.end_us() > self.warmup_us);
+        self.counted.end(&end)
     }
 }
 
@@ -149,6 +152,9 @@ pub struct Numbers {
     /// share, during the step (Linux).
     pub cpu_wait: Option<f64>,
     pub machine_idle: Option<f64>,
+    /// The generator's own stalls in the counted part (sends late while a worker was free).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<results::Stall>,
 }
 
 impl Numbers {
@@ -175,6 +181,7 @@ impl Numbers {
             not_sent: m.not_sent,
             cpu_wait: m.generator_cpu.map(|c| c.wait_share()),
             machine_idle: m.generator_cpu.and_then(|c| c.machine_idle),
+            stalls: m.stalls.clone(),
         }
     }
 
@@ -207,7 +214,11 @@ impl Numbers {
         if !self.generator_limited {
             return None;
         }
-        let mut s = format!("sent {:.1}/s of {:.1}/s asked", self.sent_rate, self.asked_rate.unwrap_or(0.0));
+        let mut s = match results::longest_stall(&self.stalls) {
+            Some(st) if st.length_us >= 100_000 => format!("the generator stalled {}; ", st.text()),
+            _ => String::new(),
+        };
+        s += &format!("sent {:.1}/s of {:.1}/s asked", self.sent_rate, self.asked_rate.unwrap_or(0.0));
         if self.not_sent > 0 {
             s += &format!(", {} never sent", self.not_sent);
         }

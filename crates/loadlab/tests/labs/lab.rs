@@ -1,6 +1,8 @@
 //! `loadlab lab` as a user runs it: real processes started and stopped by the plan, exit codes.
 
-use crate::support::{chromium, free_port, loadlab, origin_served, stderr, tempdir};
+use crate::support::{
+    chromium, free_port, loadlab, origin_served, pid_of, signal, spawn_lab, stderr, tempdir, wait_for,
+};
 use std::path::{Path, PathBuf};
 
 /// Whether any process still runs `loadlab origin --listen 127.0.0.1:PORT`.
@@ -96,76 +98,6 @@ fn bad_plans_exit_2_naming_file_and_line_and_dead_targets_exit_1() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("target a: \"false\" exited"), "{}", stderr(&o));
     assert!(Path::new(&d.join("out")).exists());
-}
-
-/// The pid of the process whose command line holds every one of `words`, other than this one.
-fn pid_of(words: &[&str]) -> Option<i32> {
-    std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
-        let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
-        let c = std::fs::read(e.path().join("cmdline")).ok()?;
-        let c = String::from_utf8_lossy(&c).replace('\0', " ");
-        (pid != std::process::id() as i32 && words.iter().all(|w| c.contains(w))).then_some(pid)
-    })
-}
-
-/// `lab run PLAN --out OUT` in the background, its stderr kept.
-fn spawn_lab(plan: &Path, out: &Path) -> std::process::Child {
-    loadlab().args(["lab", "run"]).arg(plan).arg("--out").arg(out).stderr(std::process::Stdio::piped()).spawn().unwrap()
-}
-
-/// Waits (at most a minute) until `path` exists.
-fn wait_for(path: &Path) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !path.exists() {
-        assert!(std::time::Instant::now() < deadline, "{} never appeared", path.display());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-fn signal(pid: i32, sig: nix::sys::signal::Signal) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).unwrap();
-}
-
-#[test]
-fn a_stalled_generator_is_inconclusive_never_the_targets_failure() {
-    // The lab is stopped (SIGSTOP) for 1.5 s in the middle of its only step: when it resumes,
-    // its sends leave seconds late and the responses read late. That is the generator's doing,
-    // not the target's: exit 4, and nothing calls it an SLO failure or a ceiling.
-    let d = tempdir("stalled");
-    std::fs::write(d.join("fast.json"), r#"{"route": "/*", "body": "x"}"#).unwrap();
-    std::fs::write(
-        d.join("plan.toml"),
-        "[targets.svc]\norigin = \"fast.json\"\n[load]\nrate = [20, 40]\nduration = \"4s\"\npause = \"100ms\"\n\
-         [slo]\np99 = \"< 500ms\"\n",
-    )
-    .unwrap();
-    let out = d.join("out");
-    let child = spawn_lab(&d.join("plan.toml"), &out);
-    let pid = child.id() as i32;
-    wait_for(&out.join("steps/1-svc--r20-http1--1.llr"));
-    std::thread::sleep(std::time::Duration::from_millis(800));
-    signal(pid, nix::sys::signal::Signal::SIGSTOP);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    signal(pid, nix::sys::signal::Signal::SIGCONT);
-    let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(4), "{err}");
-    assert!(err.contains("svc--r20-http1--1: generator-limited: sent"), "{err}");
-    assert!(err.contains("loadlab: inconclusive: svc at 20 req/s: generator-limited"), "{err}");
-    assert!(!err.contains("SLO failed"), "{err}");
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    let summary = &md[md.find("## Summary").unwrap()..];
-    assert!(summary.starts_with("## Summary\n\n**Inconclusive: 1 verdict could not be reached.**"), "{summary}");
-    assert!(!md.contains("FAIL") && !md.contains("broke the SLO"), "{md}");
-    assert!(md.contains("At 20 req/s the generator was the limit"), "{md}");
-    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
-    let cell = &lab["findings"]["cells"][0];
-    assert_eq!(cell["slo"]["verdict"], "generator_limited", "{cell}");
-    assert!(cell["metrics"].as_object().unwrap().is_empty(), "no numbers of the target: {cell}");
-    // The step itself still says what was measured, and the generator's CPU wait was read.
-    let step = &lab["steps"][0]["numbers"];
-    assert!(step["lag_p99"].as_f64().unwrap() > 500.0, "{step}");
-    assert!(step["cpu_wait"].as_f64().is_some(), "{step}");
 }
 
 #[test]

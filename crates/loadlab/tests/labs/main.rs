@@ -8,3 +8,4 @@ mod capacity;
 mod examples;
 mod lab;
 mod profile;
+mod stalls;

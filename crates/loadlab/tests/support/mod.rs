@@ -205,3 +205,31 @@ pub fn origin_metric(url: &str, name: &str) -> u64 {
     let prefix = format!("{name} ");
     text.lines().find_map(|l| l.strip_prefix(&prefix)).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
 }
+
+/// The pid of the process whose command line holds every one of `words`, other than this one.
+pub fn pid_of(words: &[&str]) -> Option<i32> {
+    std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+        let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
+        let c = std::fs::read(e.path().join("cmdline")).ok()?;
+        let c = String::from_utf8_lossy(&c).replace('\0', " ");
+        (pid != std::process::id() as i32 && words.iter().all(|w| c.contains(w))).then_some(pid)
+    })
+}
+
+/// `lab run PLAN --out OUT` in the background, its stderr kept.
+pub fn spawn_lab(plan: &Path, out: &Path) -> std::process::Child {
+    loadlab().args(["lab", "run"]).arg(plan).arg("--out").arg(out).stderr(std::process::Stdio::piped()).spawn().unwrap()
+}
+
+/// Waits (at most a minute) until `path` exists.
+pub fn wait_for(path: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !path.exists() {
+        assert!(std::time::Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+pub fn signal(pid: i32, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).unwrap();
+}
