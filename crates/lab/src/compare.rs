@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::ab::{centre, judge, Sample};
 use crate::measure::metric::Metric;
 use crate::measure::numbers::StepConsumer;
-use crate::measure::stats::{compare, compare_within, Basis, Comparison, MIN_REPEATS};
+use crate::measure::stats::{Basis, Comparison};
 use crate::measure::windows::Window;
 
 pub use crate::measure::metric::COMPARED;
@@ -25,6 +26,8 @@ pub struct StepData {
     pub id: String,
     pub values: BTreeMap<Metric, f64>,
     pub windows: Vec<Window>,
+    /// Requests counted (past the warm-up).
+    pub requests: u64,
     /// The results files (a sharded run has several): the charts are drawn from them.
     pub files: Vec<PathBuf>,
     /// The step's profile and the folder its files are in.
@@ -134,7 +137,14 @@ pub fn side_of(lab: &crate::record::Lab, dir: &Path) -> Result<Side, CompareErro
             None => Vec::new(),
         };
         let profile = s.profile.clone().map(|p| (p, dir.to_path_buf()));
-        cell.steps.push(StepData { id: s.id.clone(), values, windows, files: file.into_iter().collect(), profile });
+        cell.steps.push(StepData {
+            id: s.id.clone(),
+            values,
+            windows,
+            requests: n.requests,
+            files: file.into_iter().collect(),
+            profile,
+        });
     }
     Ok(side)
 }
@@ -172,7 +182,14 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
     if let Some(why) = crate::measure::verdict::uncounted(&[], &n) {
         cell.excluded.push(format!("{id}: {why}"));
     } else {
-        cell.steps.push(StepData { id, values, windows: c.windows.windows(), files, profile: None });
+        cell.steps.push(StepData {
+            id,
+            values,
+            windows: c.windows.windows(),
+            requests: n.requests,
+            files,
+            profile: None,
+        });
     }
     Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]) })
 }
@@ -284,12 +301,13 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Op
         return None;
     }
     let windows = |c: &CellData| -> Vec<Window> { c.steps.iter().flat_map(|s| s.windows.iter().cloned()).collect() };
-    let c: Comparison = match metric {
-        m if !m.is_sampled() && (a.len() < MIN_REPEATS || b.len() < MIN_REPEATS) => {
-            compare_within(m, &windows(new), &windows(old))
-        }
-        _ => compare(&a, &b),
-    };
+    let requests = |c: &CellData| c.steps.iter().map(|s| s.requests).min().unwrap_or(0);
+    let (wa, wb) = (windows(new), windows(old));
+    let c: Comparison = judge(
+        metric,
+        Sample { values: &a, windows: &wa, requests: requests(new) },
+        Sample { values: &b, windows: &wb, requests: requests(old) },
+    );
     let change_pct = (c.ratio - 1.0) * 100.0;
     let within = change_pct.abs() <= threshold_pct;
     let verdict = match (c.significant && !within, (c.ratio > 1.0) == metric.higher_is_better()) {
@@ -308,8 +326,9 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Op
         target: new.target.clone(),
         load: new.label.clone(),
         metric,
-        old: crate::measure::stats::median(&b),
-        new: crate::measure::stats::median(&a),
+        // The values the change is the ratio of.
+        old: centre(&b),
+        new: centre(&a),
         change_pct,
         ci_pct: c.ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
         p: c.p,
@@ -317,6 +336,29 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Op
         basis: c.basis,
         note,
     })
+}
+
+/// The gate lines broken. Many cells and metrics judged at once would raise the chance of one
+/// false "worse" with each one added, so a row breaks a gate only when its change survives
+/// Holm's correction over every row the gates watch: the chance that a gate fails on noise
+/// stays at 5% however many cells there are.
+fn gate_failures(gates: &[Gate], rows: &[Row]) -> Vec<String> {
+    let watched: Vec<&Row> = rows.iter().filter(|r| gates.iter().any(|g| g.metric == r.metric)).collect();
+    // A bootstrap's smallest p says no resample crossed 1: less than it can resolve, not equal.
+    let floor = 1.0 / crate::measure::windows::RESAMPLES as f64;
+    let p = |r: &Row| r.p.map_or(1.0, |p| if r.basis == Basis::WithinRun && p <= floor { 0.0 } else { p });
+    let stands = crate::measure::ab::holm(&watched.iter().map(|r| p(r)).collect::<Vec<_>>());
+    gates
+        .iter()
+        .flat_map(|g| {
+            watched
+                .iter()
+                .zip(&stands)
+                .filter(|(r, stands)| **stands && g.broken_by(r))
+                .map(|(r, _)| format!("{}: {} at {}: {:+.1}%", g.text(), r.target, r.load, r.change_pct))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Compares `new` with `old`.
@@ -345,15 +387,7 @@ pub fn changes(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> 
             (!logs.is_empty()).then(|| (*m, ((logs.iter().sum::<f64>() / logs.len() as f64).exp() - 1.0) * 100.0))
         })
         .collect();
-    let failed = gates
-        .iter()
-        .flat_map(|g| {
-            rows.iter()
-                .filter(|r| g.broken_by(r))
-                .map(|r| format!("{}: {} at {}: {:+.1}%", g.text(), r.target, r.load, r.change_pct))
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let failed = gate_failures(&gates, &rows);
     Changes {
         old: old.name.clone(),
         new: new.name.clone(),
@@ -385,7 +419,14 @@ mod tests {
         let cell = CellData {
             target: "svc".into(),
             label: "100 req/s, http1".into(),
-            steps: vec![StepData { id: "s".into(), values, windows, files: Vec::new(), profile: None }],
+            steps: vec![StepData {
+                id: "s".into(),
+                values,
+                windows,
+                requests: 1_000,
+                files: Vec::new(),
+                profile: None,
+            }],
             excluded: vec![],
         };
         Side { name: format!("{median_ms}"), cells: BTreeMap::from([("svc @ x".to_owned(), cell)]) }

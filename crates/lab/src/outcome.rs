@@ -7,9 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::numbers::Numbers;
-use crate::measure::stats::{
-    compare, compare_within, summarize, summarize_share, summarize_within, Comparison, Estimate, MIN_REPEATS,
-};
+use crate::measure::stats::{summarize, summarize_share, summarize_within, Comparison, Estimate, MIN_REPEATS};
 use crate::measure::verdict::{Finding, Metric, SloVerdict};
 use crate::plan::matrix::{Matrix, Point};
 use crate::plan::{Hypothesis, Plan};
@@ -311,17 +309,18 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         if a.is_empty() || b.is_empty() {
             return;
         }
-        // Across repeats when both sides have enough; else within the runs.
-        let comparison = if a.len() >= MIN_REPEATS && b.len() >= MIN_REPEATS {
-            compare(&a, &b)
-        } else {
-            compare_within(h.metric, &windows(ta, pa), &windows(tb, pb))
-        };
+        let requests = |t: usize, p: usize| counted(t, p).map(|s| s.numbers.requests).min().unwrap_or(0);
+        let (wa, wb) = (windows(ta, pa), windows(tb, pb));
+        let comparison = crate::measure::ab::judge(
+            h.metric,
+            crate::measure::ab::Sample { values: &a, windows: &wa, requests: requests(ta, pa) },
+            crate::measure::ab::Sample { values: &b, windows: &wb, requests: requests(tb, pb) },
+        );
         let finding = Finding::of(&comparison, h.lower);
         points.push(HypothesisPoint {
             point: label,
-            subject: crate::measure::stats::median(&a),
-            other: crate::measure::stats::median(&b),
+            subject: crate::measure::ab::centre(&a),
+            other: crate::measure::ab::centre(&b),
             comparison,
             finding,
         });
@@ -399,6 +398,7 @@ mod tests {
                     repeat: s.repeat,
                     file: String::new(),
                     numbers: Numbers {
+                        requests: 10_000,
                         success: 1.0,
                         rate,
                         latency: Latencies { p99, ..Default::default() },

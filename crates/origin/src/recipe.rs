@@ -5,26 +5,37 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-/// Milliseconds, fixed or drawn uniformly from a range per request.
+/// Microseconds, fixed or drawn uniformly from a range per request. (The BBC's recipes give
+/// whole milliseconds; finer ones, `"10.5ms"` or `"10500us"`, let a bench inject a 5% change
+/// into a 10 ms answer.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Latency {
     Fixed(u64),
     Range(u64, u64),
 }
 
+/// Microseconds as milliseconds, as a recipe writes them: `100`, `10.5`.
+fn show_ms(us: u64) -> String {
+    if us.is_multiple_of(1000) {
+        (us / 1000).to_string()
+    } else {
+        format!("{}", us as f64 / 1000.0)
+    }
+}
+
 impl Latency {
     /// As `routes_status` shows it: `100` or `100..200` (milliseconds).
     pub fn show(&self) -> String {
-        match self {
-            Latency::Fixed(ms) => ms.to_string(),
-            Latency::Range(a, b) => format!("{a}..{b}"),
+        match *self {
+            Latency::Fixed(us) => show_ms(us),
+            Latency::Range(a, b) => format!("{}..{}", show_ms(a), show_ms(b)),
         }
     }
 
     pub fn draw(&self) -> Duration {
         match *self {
-            Latency::Fixed(ms) => Duration::from_millis(ms),
-            Latency::Range(a, b) => Duration::from_millis(rand::random_range(a..=b)),
+            Latency::Fixed(us) => Duration::from_micros(us),
+            Latency::Range(a, b) => Duration::from_micros(rand::random_range(a..=b)),
         }
     }
 }
@@ -388,6 +399,40 @@ fn parse_duration_str(s: &str) -> Result<u64, String> {
     num.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)).ok_or_else(bad)
 }
 
+/// A latency in microseconds: `0`, `"<int>s"`, `"<int or decimal>ms"`, `"<int>us"` (or `µs`).
+fn parse_latency_us(v: &Value) -> Result<u64, String> {
+    let bad =
+        |s: &dyn std::fmt::Display| format!("{s} is not a latency (use 0, \"<int>s\", \"10.5ms\" or \"<int>us\")");
+    let s = match v {
+        Value::Number(n) if n.as_u64() == Some(0) => return Ok(0),
+        Value::String(s) => s.as_str(),
+        other => return Err(bad(other)),
+    };
+    let whole = |n: &str, mult: u64| -> Option<u64> {
+        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then(|| n.parse::<u64>().ok()?.checked_mul(mult))?
+    };
+    let us = if s == "0" {
+        Some(0)
+    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
+        whole(n, 1)
+    } else if let Some(n) = s.strip_suffix("ms") {
+        // Up to three decimals: a microsecond.
+        match n.split_once('.') {
+            Some((i, f)) if !f.is_empty() && f.len() <= 3 && f.bytes().all(|b| b.is_ascii_digit()) => {
+                let frac = f.parse::<u64>().ok().map(|v| v * 10u64.pow(3 - f.len() as u32));
+                whole(i, 1000).zip(frac).and_then(|(i, f)| i.checked_add(f))
+            }
+            Some(_) => None,
+            None => whole(n, 1000),
+        }
+    } else if let Some(n) = s.strip_suffix('s') {
+        whole(n, 1_000_000)
+    } else {
+        None
+    };
+    us.ok_or_else(|| bad(&format!("{s:?}")))
+}
+
 /// A latency: a duration, a range `"100ms..200ms"`, or `["100ms", "1s"]`.
 pub fn parse_latency(v: &Value) -> Result<Latency, String> {
     let range =
@@ -395,13 +440,13 @@ pub fn parse_latency(v: &Value) -> Result<Latency, String> {
     match v {
         Value::String(s) if s.contains("..") => {
             let (a, b) = s.split_once("..").unwrap();
-            range(parse_duration_str(a)?, parse_duration_str(b)?)
+            range(parse_latency_us(&Value::String(a.into()))?, parse_latency_us(&Value::String(b.into()))?)
         }
         Value::Array(items) => match items.as_slice() {
-            [a, b] => range(parse_duration_ms(a)?, parse_duration_ms(b)?),
+            [a, b] => range(parse_latency_us(a)?, parse_latency_us(b)?),
             _ => Err("a latency range is [\"min\", \"max\"]".to_owned()),
         },
-        other => parse_duration_ms(other).map(Latency::Fixed),
+        other => parse_latency_us(other).map(Latency::Fixed),
     }
 }
 
@@ -450,9 +495,18 @@ mod tests {
         for bad in [json!("100"), json!("1.5s"), json!("100MS"), json!("-100ms"), json!(""), json!(100), json!("ms")] {
             assert!(parse_duration_ms(&bad).is_err(), "{bad}");
         }
-        assert_eq!(parse_latency(&json!("100ms..200ms")), Ok(Latency::Range(100, 200)));
-        assert_eq!(parse_latency(&json!(["100ms", "1s"])), Ok(Latency::Range(100, 1000)));
-        assert_eq!(parse_latency(&json!("800ms..1s")), Ok(Latency::Range(800, 1000)));
+        assert_eq!(parse_latency(&json!("100ms..200ms")), Ok(Latency::Range(100_000, 200_000)));
+        assert_eq!(parse_latency(&json!(["100ms", "1s"])), Ok(Latency::Range(100_000, 1_000_000)));
+        assert_eq!(parse_latency(&json!("800ms..1s")), Ok(Latency::Range(800_000, 1_000_000)));
+        // Finer than a millisecond: a 5% change to a 10 ms answer.
+        assert_eq!(parse_latency(&json!("10.5ms")), Ok(Latency::Fixed(10_500)));
+        assert_eq!(parse_latency(&json!("10500us")), Ok(Latency::Fixed(10_500)));
+        assert_eq!(parse_latency(&json!("250µs")), Ok(Latency::Fixed(250)));
+        assert_eq!(Latency::Fixed(10_500).show(), "10.5");
+        assert_eq!(Latency::Range(100_000, 200_000).show(), "100..200");
+        for bad in ["10.5", "1.2345ms", "1.5s", ".5ms", "ms", "-1ms"] {
+            assert!(parse_latency(&json!(bad)).is_err(), "{bad}");
+        }
         assert!(parse_latency(&json!("1s..100ms")).is_err());
         assert_eq!(parse_size("200kb"), Ok(204_800));
         assert_eq!(parse_size("1mb"), Ok(1_048_576));
@@ -467,7 +521,7 @@ mod tests {
         .unwrap();
         assert_eq!(r.source, Source::Random { min: 204_800, max: 204_800 });
         assert!(r.gzip());
-        assert_eq!(r.stages[0].latency, Latency::Fixed(100));
+        assert_eq!(r.stages[0].latency, Latency::Fixed(100_000));
     }
 
     #[test]
@@ -484,7 +538,7 @@ mod tests {
         let cases = [
             (
                 json!({"body":"x","stages":[{"at":0,"status":200,"latency":"1.5s"}]}),
-                "recipe.stages[0].latency: \"1.5s\" is not a duration",
+                "recipe.stages[0].latency: \"1.5s\" is not a latency",
             ),
             (json!({"body":"x","colour":"red"}), "recipe.colour: unknown field"),
             (json!({"body":"x","stages":[{"at":0,"status":200,"color":1}]}), "recipe.stages[0].color: unknown field"),

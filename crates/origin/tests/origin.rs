@@ -50,7 +50,10 @@ async fn a_bad_recipe_gets_400_and_changes_nothing() {
         {"route": "/a", "body": "changed", "stages": [{"at": 0, "status": 200, "latency": "1.5s"}]}]);
     let r = post_recipe(&o, &bad).await;
     assert_eq!(r.status, 400);
-    assert_eq!(r.text(), "recipe[1].stages[0].latency: \"1.5s\" is not a duration (use 0, \"<int>ms\" or \"<int>s\")");
+    assert_eq!(
+        r.text(),
+        "recipe[1].stages[0].latency: \"1.5s\" is not a latency (use 0, \"<int>s\", \"10.5ms\" or \"<int>us\")"
+    );
     assert_eq!(get(&o, "/_admin/routes").await.text(), "/*\n/a");
     assert_eq!(get(&o, "/a").await.text(), "A");
     for junk in ["{", "[]", "42", r#"{"body":"x","extra":1}"#] {

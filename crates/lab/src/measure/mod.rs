@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 
+pub mod ab;
 pub mod metric;
 pub mod numbers;
 pub mod stats;

@@ -24,23 +24,6 @@ use crate::measure::windows::{self, Window};
 
 /// The repeats needed to measure run-to-run variation.
 pub const MIN_REPEATS: usize = 3;
-/// With fewer repeats, a change must also be larger than this to count: the bootstrap within
-/// runs sees each run's own noise, not how much a rerun moves (on a quiet machine p99 moves a
-/// few percent between runs; 10% is beyond that).
-pub const RUN_TO_RUN_FLOOR: f64 = 0.10;
-/// The same for tail latencies (p95 and beyond), which a rerun moves more: two labs of one
-/// 10 ms origin at 50/s for 4 s, run a minute apart on a busy 2-core machine, differed by 1% at
-/// p50 and by 11% at p99, an interval excluding 0 (so 10% called a rerun "better").
-pub const TAIL_RUN_TO_RUN_FLOOR: f64 = 0.25;
-
-/// The change a single run cannot tell from a rerun, for `metric`.
-pub fn run_to_run_floor(metric: Metric) -> f64 {
-    match metric {
-        Metric::P95 | Metric::P99 | Metric::P999 | Metric::Max => TAIL_RUN_TO_RUN_FLOOR,
-        _ => RUN_TO_RUN_FLOOR,
-    }
-}
-
 /// Two-sided confidence level.
 pub const CONFIDENCE: f64 = 0.95;
 
@@ -192,7 +175,8 @@ pub struct Comparison {
     pub ci: Option<(f64, f64)>,
     /// Two-sided p-value of Welch's test; `None` when it cannot be computed.
     pub p: Option<f64>,
-    /// The interval excludes 1 (and, within runs, the change passes [`RUN_TO_RUN_FLOOR`]).
+    /// The interval excludes 1 (and, with one run a side, the change is beyond what a rerun
+    /// moves: `ab::one_run_floor`).
     pub significant: bool,
     pub basis: Basis,
     /// Why a visible difference is not called significant, when that is the reason.
@@ -256,11 +240,12 @@ pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
     }
 }
 
-/// `metric` of A's windows against B's (each side the pooled windows of its runs): the ratio,
-/// its 95% percentile-bootstrap interval (A and B resampled independently), and the two-sided
-/// bootstrap p-value. Significant when the interval excludes 1 and the change is beyond
-/// [`RUN_TO_RUN_FLOOR`].
-pub fn compare_within(metric: Metric, a: &[Window], b: &[Window]) -> Comparison {
+/// `metric` of A's windows against B's (each side the pooled windows of its runs): `ratio` (the
+/// sides' own values, exact; the windows' 1% buckets would move it), its 95% percentile-bootstrap
+/// interval (A and B resampled independently, centred on `ratio`), and the two-sided bootstrap
+/// p-value. Significant when the interval excludes 1: what one run cannot tell (a rerun's move)
+/// is `ab`'s to judge.
+pub fn compare_within(metric: Metric, a: &[Window], b: &[Window], ratio: f64) -> Comparison {
     let all = |w: &[Window]| window_metric(metric, &w.iter().collect::<Vec<_>>());
     let none = |ratio: f64, note: &str| Comparison {
         ratio,
@@ -273,16 +258,17 @@ pub fn compare_within(metric: Metric, a: &[Window], b: &[Window]) -> Comparison 
     let (Some(va), Some(vb)) = (all(a), all(b)) else {
         return none(f64::NAN, "nothing measured on one side");
     };
-    if va <= 0.0 || vb <= 0.0 {
-        return none(if vb > 0.0 { va / vb } else { f64::NAN }, "a value of 0: no ratio");
+    if va <= 0.0 || vb <= 0.0 || !(ratio.is_finite() && ratio > 0.0) {
+        return none(ratio, "a value of 0: no ratio");
     }
-    let ratio = va / vb;
+    // The windows' ratio moved onto the exact one: the interval keeps its width in ratio terms.
+    let scale = ratio / (va / vb);
     if a.len() < 3 || b.len() < 3 {
         return none(ratio, "runs too short to resample (fewer than 3 seconds)");
     }
     let ra = windows::resample(a, metric as u64, |w| window_metric(metric, w));
     let rb = windows::resample(b, (metric as u64) << 8, |w| window_metric(metric, w));
-    let mut ratios: Vec<f64> = ra.iter().zip(&rb).filter(|(_, b)| **b > 0.0).map(|(a, b)| a / b).collect();
+    let mut ratios: Vec<f64> = ra.iter().zip(&rb).filter(|(_, b)| **b > 0.0).map(|(a, b)| scale * a / b).collect();
     if ratios.len() < windows::RESAMPLES / 2 {
         return none(ratio, "too few resamples with a value");
     }
@@ -295,15 +281,7 @@ pub fn compare_within(metric: Metric, a: &[Window], b: &[Window]) -> Comparison 
     let p = (2.0 * tail).clamp(1.0 / n, 1.0);
     let ci = (windows::quantile(&mut ratios, 0.025), windows::quantile(&mut ratios, 0.975));
     let excludes = ci.0 > 1.0 || ci.1 < 1.0;
-    let floor = run_to_run_floor(metric);
-    let beyond_floor = (ratio - 1.0).abs() > floor;
-    let note = (excludes && !beyond_floor).then(|| {
-        format!(
-            "run-to-run variation not measured: a change under {:.0}% needs repeats >= {MIN_REPEATS}",
-            floor * 100.0
-        )
-    });
-    Comparison { ratio, ci: Some(ci), p: Some(p), significant: excludes && beyond_floor, basis: Basis::WithinRun, note }
+    Comparison { ratio, ci: Some(ci), p: Some(p), significant: excludes, basis: Basis::WithinRun, note: None }
 }
 
 #[cfg(test)]
@@ -376,7 +354,20 @@ mod tests {
 #[cfg(test)]
 mod within_tests {
     use super::*;
+    use crate::measure::ab::{judge, Sample};
     use crate::measure::windows::tests::run;
+
+    /// One run a side, judged as a comparison judges it: each side's value from its windows.
+    fn compare_within(m: Metric, a: &[Window], b: &[Window]) -> Comparison {
+        let value = |w: &[Window]| window_metric(m, &w.iter().collect::<Vec<_>>()).unwrap_or(f64::NAN);
+        let requests = |w: &[Window]| w.iter().map(|w| w.requests).sum();
+        let (va, vb) = ([value(a)], [value(b)]);
+        judge(
+            m,
+            Sample { values: &va, windows: a, requests: requests(a) },
+            Sample { values: &vb, windows: b, requests: requests(b) },
+        )
+    }
 
     #[test]
     fn runs_from_one_distribution_read_as_no_change_and_a_20_percent_shift_is_found() {
@@ -416,7 +407,7 @@ mod within_tests {
         let c = compare_within(Metric::P50, &b, &a);
         assert!((c.ratio - 1.01).abs() < 0.005, "{c:?}");
         assert!(!c.significant, "{c:?}");
-        assert!(c.note.as_deref().is_some_and(|n| n.starts_with("run-to-run variation not measured")), "{c:?}");
+        assert!(c.note.as_deref().is_some_and(|n| n.starts_with("one run a side:")), "{c:?}");
         // A zero on one side has no ratio.
         let failing: Vec<Window> = a.iter().map(|w| Window { successes: 0, ..w.clone() }).collect();
         assert!(!compare_within(Metric::Throughput, &failing, &a).significant);
@@ -431,7 +422,7 @@ mod tie_tests {
     #[test]
     fn a_metric_equal_in_every_resample_has_p_1() {
         let a = run(10, 50, 10.0, 3);
-        let c = compare_within(Metric::Success, &a, &a);
+        let c = compare_within(Metric::Success, &a, &a, 1.0);
         assert_eq!((c.ratio, c.p, c.significant), (1.0, Some(1.0), false), "{c:?}");
     }
 }

@@ -9,7 +9,7 @@ use report::chart::{render_png, render_svg, Chart, ChartBuilder, ChartData};
 
 use super::charts::Figure;
 use crate::compare::{Change, Changes, Row, Side};
-use crate::measure::stats::{Basis, MIN_REPEATS, RUN_TO_RUN_FLOOR};
+use crate::measure::stats::Basis;
 
 fn change(r: &Row) -> String {
     match r.ci_pct {
@@ -66,6 +66,9 @@ pub fn text(o: &Changes) -> String {
     for p in &o.profile_problems {
         let _ = writeln!(s, "{p}");
     }
+    if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
+        let _ = writeln!(s, "\n{}", crate::measure::ab::one_run_sentence());
+    }
     for f in &o.failed {
         let _ = writeln!(s, "FAILED {f}");
     }
@@ -73,25 +76,13 @@ pub fn text(o: &Changes) -> String {
 }
 
 fn basis_text(o: &Changes) -> String {
-    let within = o.rows.iter().any(|r| r.basis == Basis::WithinRun);
-    let repeats = o.rows.iter().any(|r| r.basis == Basis::Repeats);
-    let mut s = String::new();
-    if repeats {
-        s += "Cells with 3 or more repeats a side compare them with Welch's t-test on logarithms. ";
-    }
-    if within {
-        let _ = write!(
-            s,
-            "Cells with fewer than {MIN_REPEATS} repeats compare within the runs: a block bootstrap over their 1 s \
-             windows, where a change must also exceed {:.0}% ({:.0}% for p95 and beyond) since the run-to-run \
-             variation is not measured. ",
-            RUN_TO_RUN_FLOOR * 100.0,
-            crate::measure::stats::TAIL_RUN_TO_RUN_FLOOR * 100.0
-        );
+    let mut s = crate::measure::ab::method_text();
+    if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
+        s = format!("{}\n\n{s}", crate::measure::ab::one_run_sentence());
     }
     let _ = write!(
         s,
-        "A change is better or worse when its 95% interval excludes 0 and it is beyond the {}% threshold; \
+        " A change is better or worse when its 95% interval excludes 0 and it is beyond the {}% threshold; \
          otherwise `~`.",
         o.threshold_pct
     );

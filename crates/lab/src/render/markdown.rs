@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::measure::stats::Estimate;
+use crate::measure::stats::{Basis, Estimate};
 use crate::measure::verdict::{show_ms, Metric, SloVerdict};
 use crate::outcome::Cell;
 use crate::plan::matrix::protocol_text;
@@ -416,7 +416,13 @@ fn ratio_text(r: f64, ci: Option<(f64, f64)>) -> String {
 
 fn hypotheses(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Hypotheses\n");
-    let _ = writeln!(md, "Each load point compares the subject with the other: with {} or more repeats a side, Welch's t-test on the repeats' logarithms (the ratio of geometric means with its 95% interval); with fewer, a block bootstrap over the runs' 1 s windows, where a change must also exceed {:.0}% ({:.0}% for p95 and beyond) since the run-to-run variation is not measured. An interval spanning 1 is no significant difference (~).\n", crate::measure::stats::MIN_REPEATS, crate::measure::stats::RUN_TO_RUN_FLOOR * 100.0, crate::measure::stats::TAIL_RUN_TO_RUN_FLOOR * 100.0);
+    let one_run =
+        lab.findings.hypotheses.iter().flat_map(|h| &h.points).any(|p| p.comparison.basis == Basis::WithinRun);
+    if one_run {
+        let _ = writeln!(md, "{}\n", crate::measure::ab::one_run_sentence());
+    }
+    let _ =
+        writeln!(md, "Each load point compares the subject with the other. {}\n", crate::measure::ab::method_text());
     for h in &lab.findings.hypotheses {
         let dir = if h.lower { "lower" } else { "higher" };
         let _ = writeln!(

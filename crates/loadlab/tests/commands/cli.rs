@@ -385,7 +385,7 @@ fn origin_listens_on_port_or_listen_and_rejects_a_bad_recipe_file() {
     assert_eq!(
         stderr(&o),
         format!(
-            "loadlab: {}: recipe.stages[0].latency: \"100\" is not a duration (use 0, \"<int>ms\" or \"<int>s\")\n",
+            "loadlab: {}: recipe.stages[0].latency: \"100\" is not a latency (use 0, \"<int>s\", \"10.5ms\" or \"<int>us\")\n",
             recipe.display()
         )
     );

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# A/A false alarms and power of `lab compare`: PAIRS pairs of labs of the same build against a
+# real server started by each lab, each pair compared as a user would (`lab compare OLD NEW
+# --fail-on ...`), tallied per metric: the share of cells called better or worse, and the pairs
+# whose gate failed. With CHANGE set, the new lab of each pair runs a slower server (the
+# origin's latency, or the CPU-bound server's work, CHANGE percent more), and the tally is the
+# power: how often that change is found.
+#
+#   SERVER=nginx|cpu|origin REPEATS=1 PAIRS=10 [CHANGE=10] [PIN=1] [OUT=dir] [LOADLAB=bin] bash bench/aa.sh
+#
+# nginx: one worker serving a 10 KiB file (sub-millisecond); cpu: bench/aa/burn.py hashing for
+# about 2 ms a request, one at a time; origin: `loadlab origin` answering in 10 ms. PIN=1 runs
+# the lab on core 0 and the server on core 1. Each lab: the server's rates, 3 s steps after 1 s
+# of warm-up, REPEATS repeats. The labs and compare.json files stay in OUT (rows.csv holds every
+# row: re-read them with another build's `lab compare` to try another rule on the same runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/common.sh
+SERVER=${SERVER:-nginx} REPEATS=${REPEATS:-1} PAIRS=${PAIRS:-10} CHANGE=${CHANGE:-0} PIN=${PIN:-0}
+GATE=${GATE:-p50>+10%,p99>+10%,throughput<-3%,target_cpu>+10%}
+need_tools python3 taskset
+[ "$SERVER" != nginx ] || need_tools nginx
+[ -n "${LOADLAB:-}" ] || build_loadlab  # LOADLAB=path: another build
+OUT=${OUT:-$(mktemp -d /tmp/loadlab-aa.XXXXXX)}
+mkdir -p "$OUT"
+pin_lab=() pin_server=""
+if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
+
+# plan SIDE CHANGE: writes OUT/SIDE/plan.toml for the server, CHANGE percent slower.
+plan() {
+  local dir=$OUT/$1 change=$2 rates start url
+  mkdir -p "$dir"
+  url='http://127.0.0.1:{port}/'
+  case $SERVER in
+    nginx)
+      mkdir -p "$dir/html"; head -c 10240 /dev/urandom > "$dir/html/10k"; chmod -R a+rX "$dir"
+      cat > "$dir/nginx.conf.in" <<NGINX
+worker_processes 1;
+pid $dir/nginx-@PORT@.pid;
+error_log $dir/error.log;
+events { worker_connections 4096; }
+http { access_log off; server { listen 127.0.0.1:@PORT@; root $dir/html; } }
+NGINX
+      start="[${pin_server}\"sh\", \"-c\", \"sed s/@PORT@/{port}/g nginx.conf.in > nginx-{port}.conf && exec nginx -c $dir/nginx-{port}.conf -g 'daemon off;'\"]"
+      url='http://127.0.0.1:{port}/10k'
+      rates="[200, 400, 600, 800, 1000, 1200]";;
+    cpu)
+      cp bench/aa/burn.py "$dir/"
+      start="[${pin_server}\"python3\", \"burn.py\", \"{port}\", \"$((8000 * (100 + change) / 100))\"]"
+      rates="[50, 100, 150, 200]";;
+    origin)
+      echo "{\"route\": \"/*\", \"body\": \"x\", \"stages\": [{\"at\": 0, \"status\": 200, \"latency\": \"$((10000 * (100 + change) / 100))us\"}]}" > "$dir/origin.json"
+      start="[${pin_server}\"$LOADLAB\", \"origin\", \"--listen\", \"127.0.0.1:{port}\", \"--recipe\", \"origin.json\"]"
+      rates="[200, 400, 600, 800, 1000, 1200]";;
+    *) echo "SERVER is nginx, cpu or origin" >&2; exit 2;;
+  esac
+  cat > "$dir/plan.toml" <<PLAN
+name = "aa $SERVER"
+[targets.svc]
+url = "$url"
+start = $start
+[load]
+rate = $rates
+duration = "3s"
+warmup = "1s"
+pause = "200ms"
+repeats = $REPEATS
+PLAN
+}
+
+for i in $(seq 1 "$PAIRS"); do
+  for side in old new; do
+    change=0; [ "$side" = new ] && change=$CHANGE
+    plan "pair$i-$side" "$change"
+    "${pin_lab[@]}" "$LOADLAB" lab run "$OUT/pair$i-$side/plan.toml" --out "$OUT/pair$i-$side/lab" >/dev/null 2>"$OUT/pair$i-$side/lab.err" || true
+  done
+  code=0
+  "$LOADLAB" lab compare "$OUT/pair$i-old/lab" "$OUT/pair$i-new/lab" --fail-on "$GATE" --out "$OUT/pair$i-cmp" \
+    >/dev/null 2>"$OUT/pair$i-cmp.err" || code=$?
+  echo "$code" > "$OUT/pair$i-cmp/exit"
+  echo "pair $i of $PAIRS: lab compare exit $code" >&2
+done
+
+python3 - "$OUT" "$SERVER" "$REPEATS" "$CHANGE" "$PIN" <<'PY'
+import csv, json, pathlib, sys
+out, server, repeats, change, pin = pathlib.Path(sys.argv[1]), *sys.argv[2:]
+rows, gates = [], []
+for cmp in sorted(out.glob("pair*-cmp")):
+    j = json.loads((cmp / "compare.json").read_text())
+    pair = cmp.name.split("-")[0]
+    for r in j["rows"]:
+        rows.append({"pair": pair, "load": r["load"], "metric": r["measure"], "old": r["old"], "new": r["new"],
+                     "change_pct": r["change_pct"], "verdict": r["verdict"], "note": r.get("note") or ""})
+    gates.append(int((cmp / "exit").read_text()) == 3)
+with open(out / "rows.csv", "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["pair"])
+    w.writeheader(); w.writerows(rows)
+print(f"server {server}, repeats {repeats}, change {change}%, pinned {pin == '1'}: {len(gates)} pairs")
+print(f"{'metric':<14}{'cells':>6}{'better':>8}{'worse':>7}{'called':>8}  median |change|  max |change|")
+for m in sorted({r["metric"] for r in rows}):
+    rs = [r for r in rows if r["metric"] == m]
+    b = sum(r["verdict"] == "better" for r in rs); w = sum(r["verdict"] == "worse" for r in rs)
+    ch = sorted(abs(r["change_pct"]) for r in rs if r["change_pct"] == r["change_pct"])
+    med = ch[len(ch) // 2] if ch else float("nan")
+    print(f"{m:<14}{len(rs):>6}{b:>8}{w:>7}{(b + w) / max(len(rs), 1):>8.0%}  {med:>13.1f}%  {ch[-1] if ch else float('nan'):>10.1f}%")
+print(f"gate {sys.argv[0] and ''}failed in {sum(gates)} of {len(gates)} pairs")
+PY
+echo "labs and rows.csv in $OUT" >&2

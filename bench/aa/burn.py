@@ -1,0 +1,27 @@
+"""A CPU-bound HTTP server for bench/aa.sh: each request hashes for WORK rounds (about 1 ms per
+1,000 rounds on one core), one request at a time as a single-threaded service does.
+Usage: python3 burn.py PORT WORK"""
+import hashlib
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+
+class Burn(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    rounds = int(sys.argv[2])
+
+    def do_GET(self):
+        h = b"loadlab"
+        for _ in range(self.rounds):
+            h = hashlib.sha256(h).digest()
+        body = h.hex().encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Burn).serve_forever()

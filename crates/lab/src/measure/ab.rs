@@ -1,0 +1,241 @@
+//! The one rule that says whether two sides of a comparison differ (`lab compare`, hypotheses,
+//! `[baseline]`): which test (across repeats, or within the runs), the change as the ratio of
+//! the two values shown beside it, and what a side has too little of to say anything.
+//!
+//! - With [`MIN_REPEATS`] or more repeats a side: Welch's t-test on the repeats' logarithms
+//!   (`stats::compare`), whose false-alarm rate `bench/aa.sh` measures.
+//! - With fewer: the runs' own 1 s windows give an interval (a block bootstrap), but not how
+//!   much a rerun moves. A change counts only beyond [`one_run_floor`], the largest change that
+//!   A/A pairs of one build showed on services of that speed (measured, docs/DECISIONS.md).
+//! - A tail (p95 and beyond) needs [`MIN_BEYOND`] requests past its quantile on each side.
+
+use crate::measure::metric::Metric;
+use crate::measure::stats::{compare, compare_within, Comparison, MIN_REPEATS};
+use crate::measure::windows::Window;
+
+/// A tail's value rests on the requests past its quantile: with fewer than this many on a side,
+/// a p99 is one or two requests' luck.
+pub const MIN_BEYOND: u64 = 10;
+
+/// One side of a comparison: a value per repeat, the runs' windows, and the fewest requests a
+/// repeat counted.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample<'a> {
+    pub values: &'a [f64],
+    pub windows: &'a [Window],
+    pub requests: u64,
+}
+
+/// The value a side is shown with, and that a change is the ratio of: the geometric mean of its
+/// repeats when every one is positive (the centre Welch's test on logarithms compares), else
+/// their mean. One repeat: its value.
+pub fn centre(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let n = values.len() as f64;
+    if values.iter().all(|v| *v > 0.0) {
+        (values.iter().map(|v| v.ln()).sum::<f64>() / n).exp()
+    } else {
+        values.iter().sum::<f64>() / n
+    }
+}
+
+/// How far one run a side can move between two runs of one build, as a share, for `metric` at
+/// `value` (in the metric's unit): beyond it, a one-run change is more than a rerun shows.
+/// A latency moves by a share of itself and by an absolute amount (scheduling, placement of
+/// connections and caches: tens of microseconds, which is a third of a 130 µs answer and
+/// nothing of a 10 ms one).
+pub fn one_run_floor(metric: Metric, value: f64) -> f64 {
+    let (share, abs_ms) = match metric {
+        Metric::P50 | Metric::Mean => (P50_FLOOR, P50_FLOOR_MS),
+        Metric::P90 => (P50_FLOOR, P99_FLOOR_MS),
+        Metric::P95 | Metric::P99 | Metric::P999 | Metric::Max => (P99_FLOOR, P99_FLOOR_MS),
+        Metric::TargetCpu | Metric::GeneratorCpu => (CPU_FLOOR, 0.0),
+        Metric::Success | Metric::Errors | Metric::Rps | Metric::Throughput => (RATE_FLOOR, 0.0),
+    };
+    if metric.is_latency() && value > 0.0 {
+        share + abs_ms / value
+    } else {
+        share
+    }
+}
+
+/// The floors' parts, from A/A pairs (bench/aa.sh; docs/DECISIONS.md has the figures).
+pub const P50_FLOOR: f64 = 0.10;
+pub const P50_FLOOR_MS: f64 = 0.060;
+pub const P99_FLOOR: f64 = 0.25;
+pub const P99_FLOOR_MS: f64 = 0.300;
+pub const CPU_FLOOR: f64 = 0.30;
+pub const RATE_FLOOR: f64 = 0.03;
+
+/// The quantile a tail metric reads, if it is one.
+fn tail_quantile(metric: Metric) -> Option<f64> {
+    match metric {
+        Metric::P95 => Some(0.95),
+        Metric::P99 => Some(0.99),
+        Metric::P999 => Some(0.999),
+        _ => None,
+    }
+}
+
+/// Why a tail cannot be compared with these requests, if it cannot.
+fn too_few_beyond(metric: Metric, requests: u64) -> Option<String> {
+    let q = tail_quantile(metric)?;
+    let beyond = (requests as f64 * (1.0 - q)).floor() as u64;
+    (beyond < MIN_BEYOND).then(|| {
+        let needed = (MIN_BEYOND as f64 / (1.0 - q)).round() as u64;
+        format!(
+            "{} from {requests} requests has {beyond} past it; a verdict needs {MIN_BEYOND} ({needed} requests a side)",
+            metric.name()
+        )
+    })
+}
+
+/// Whether `a` differs from `b` in `metric` (the ratio is a / b).
+pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>) -> Comparison {
+    let ratio = centre(a.values) / centre(b.values);
+    let repeats = a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS;
+    let mut c = if repeats || metric.is_sampled() {
+        compare(a.values, b.values)
+    } else {
+        let c = compare_within(metric, a.windows, b.windows, ratio);
+        one_run(metric, c, centre(a.values).min(centre(b.values)))
+    };
+    if let Some(why) = too_few_beyond(metric, a.requests.min(b.requests)) {
+        c.significant = false;
+        c.note = Some(why);
+    }
+    c
+}
+
+/// A within-run comparison, held to what one run can tell.
+fn one_run(metric: Metric, mut c: Comparison, value: f64) -> Comparison {
+    let floor = one_run_floor(metric, value);
+    if c.significant && (c.ratio - 1.0).abs() <= floor {
+        c.significant = false;
+        c.note = Some(format!(
+            "one run a side: two runs of one build differ by up to {:.0}% here; need repeats >= {MIN_REPEATS} to detect less",
+            floor * 100.0
+        ));
+    }
+    c
+}
+
+/// How two sides are compared, for a report's notes.
+pub fn method_text() -> String {
+    format!(
+        "With {MIN_REPEATS} or more repeats a side, Welch's t-test on the repeats' logarithms (the ratio of geometric \
+         means with its 95% interval; its false-alarm rate is measured by bench/aa.sh). With fewer, a block bootstrap \
+         over the runs' 1 s windows gives the interval, and a change must also exceed what two runs of one build \
+         differ by: {:.0}% plus {:.0} µs for p50, {:.0}% plus {:.0} µs for p95 and beyond, {:.0}% for rates and \
+         shares (the largest changes A/A pairs showed, docs/DECISIONS.md). A tail needs {MIN_BEYOND} requests past \
+         its quantile on each side. Old and new are each side's geometric mean; the change is their ratio.",
+        P50_FLOOR * 100.0,
+        P50_FLOOR_MS * 1000.0,
+        P99_FLOOR * 100.0,
+        P99_FLOOR_MS * 1000.0,
+        RATE_FLOOR * 100.0
+    )
+}
+
+/// What a one-run verdict can show, in one sentence for a reader.
+pub fn one_run_sentence() -> String {
+    format!(
+        "With one run a side, a verdict can only catch a change larger than two runs of the same build differ by \
+         (about {:.0}% for p50 plus {:.0} µs, {:.0}% for p99 plus {:.0} µs, {:.0}% for throughput), so `~` does not \
+         mean nothing changed: run {MIN_REPEATS} or more repeats to measure smaller changes.",
+        P50_FLOOR * 100.0,
+        P50_FLOOR_MS * 1000.0,
+        P99_FLOOR * 100.0,
+        P99_FLOOR_MS * 1000.0,
+        RATE_FLOOR * 100.0
+    )
+}
+
+/// Family-wise control of a gate over many cells: Holm's step-down over the p-values of the
+/// rows a gate would fail, at the 5% level. Returns, per p-value in order, whether it stands.
+pub fn holm(p_values: &[f64]) -> Vec<bool> {
+    let alpha = 1.0 - crate::measure::stats::CONFIDENCE;
+    let mut order: Vec<usize> = (0..p_values.len()).collect();
+    order.sort_by(|a, b| p_values[*a].total_cmp(&p_values[*b]));
+    let m = p_values.len();
+    let mut stands = vec![false; m];
+    for (rank, i) in order.into_iter().enumerate() {
+        if p_values[i] > alpha / (m - rank) as f64 {
+            break;
+        }
+        stands[i] = true;
+    }
+    stands
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::windows::tests::run;
+
+    #[test]
+    fn steady_runs_whose_levels_differ_by_20_percent_read_as_no_change_with_one_repeat() {
+        // Each run is steady (its windows agree: the bootstrap interval is narrow and excludes
+        // 1), but two runs of one build on a 130 µs service differ by 20%: one run cannot tell.
+        let (a, b) = (run(10, 500, 0.156, 1), run(10, 500, 0.130, 2));
+        let (va, vb) = ([0.156], [0.130]);
+        let c = judge(
+            Metric::P50,
+            Sample { values: &va, windows: &a, requests: 5_000 },
+            Sample { values: &vb, windows: &b, requests: 5_000 },
+        );
+        assert!(!c.significant, "{c:?}");
+        assert!(
+            c.note.as_deref().unwrap().starts_with("one run a side: two runs of one build differ by up to"),
+            "{c:?}"
+        );
+        // The change is the ratio of the two values shown, exactly.
+        assert!((c.ratio - 0.156 / 0.130).abs() < 1e-12, "{c:?}");
+        // On a 10 ms service 20% is beyond what a rerun moves: found.
+        let (a, b) = (run(10, 500, 12.0, 1), run(10, 500, 10.0, 2));
+        let c = judge(
+            Metric::P50,
+            Sample { values: &[12.0], windows: &a, requests: 5_000 },
+            Sample { values: &[10.0], windows: &b, requests: 5_000 },
+        );
+        assert!(c.significant, "{c:?}");
+    }
+
+    #[test]
+    fn a_tail_needs_requests_past_its_quantile() {
+        let (a, b) = (run(3, 100, 20.0, 1), run(3, 100, 10.0, 2));
+        let c = judge(
+            Metric::P99,
+            Sample { values: &[20.0], windows: &a, requests: 300 },
+            Sample { values: &[10.0], windows: &b, requests: 300 },
+        );
+        assert!(!c.significant);
+        assert_eq!(
+            c.note.as_deref(),
+            Some("p99 from 300 requests has 3 past it; a verdict needs 10 (1000 requests a side)")
+        );
+    }
+
+    #[test]
+    fn the_change_is_the_ratio_of_the_columns() {
+        // 10.5 ms against 10.3 ms is -1.9%, not the -1.0% of two 1% histogram buckets.
+        assert!((centre(&[10.3]) / centre(&[10.5]) - 1.0 + 0.019_047).abs() < 1e-5);
+        // Three repeats: the geometric means, which Welch's test on logarithms compares.
+        let (a, b) = ([146.0, 150.0, 142.0], [133.0, 131.0, 135.0]);
+        let c = judge(
+            Metric::P50,
+            Sample { values: &a, windows: &[], requests: 5_000 },
+            Sample { values: &b, windows: &[], requests: 5_000 },
+        );
+        assert!((c.ratio - centre(&a) / centre(&b)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn holm_keeps_only_what_survives_the_family() {
+        assert_eq!(holm(&[0.01, 0.04, 0.03]), vec![true, false, false]);
+        assert_eq!(holm(&[0.001, 0.012, 0.02]), vec![true, true, true]);
+        assert_eq!(holm(&[]), Vec::<bool>::new());
+    }
+}
