@@ -12,7 +12,8 @@
 # about 2 ms a request, one at a time; origin: `loadlab origin` answering in 10 ms. PIN=1 runs
 # the lab on core 0 and the server on core 1. Each lab: the server's rates, 3 s steps after 1 s
 # of warm-up, REPEATS repeats. The labs and compare.json files stay in OUT (rows.csv holds every
-# row: re-read them with another build's `lab compare` to try another rule on the same runs).
+# row). RESCORE=1 with the same OUT compares the labs already there again, with this build's
+# `lab compare`: another rule tried on the same runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -70,11 +71,13 @@ PLAN
 
 for i in $(seq 1 "$PAIRS"); do
   for side in old new; do
+    [ "${RESCORE:-0}" = 1 ] && continue
     change=0; [ "$side" = new ] && change=$CHANGE
     plan "pair$i-$side" "$change"
     "${pin_lab[@]}" "$LOADLAB" lab run "$OUT/pair$i-$side/plan.toml" --out "$OUT/pair$i-$side/lab" >/dev/null 2>"$OUT/pair$i-$side/lab.err" || true
   done
   code=0
+  rm -rf "$OUT/pair$i-cmp"
   "$LOADLAB" lab compare "$OUT/pair$i-old/lab" "$OUT/pair$i-new/lab" --fail-on "$GATE" --out "$OUT/pair$i-cmp" \
     >/dev/null 2>"$OUT/pair$i-cmp.err" || code=$?
   echo "$code" > "$OUT/pair$i-cmp/exit"

@@ -38,6 +38,7 @@ pub fn run(a: PlotArgs) -> anyhow::Result<()> {
     })?;
     let (builder, set) = read;
     // Drawn all the same (what was read is worth seeing), but said, and exit 4.
+    crate::report_cmd::refuse_twice(&set.problems())?;
     let incomplete = crate::report_cmd::shard_problems(&set.problems());
     let data = builder.finish();
     if data.runs.is_empty() {

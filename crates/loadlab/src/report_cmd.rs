@@ -23,6 +23,7 @@ pub fn open_inputs(files: &[String]) -> anyhow::Result<Vec<Input>> {
     if files.is_empty() {
         return Ok(vec![Input { name: "stdin".into(), reader: Box::new(std::io::stdin()) }]);
     }
+    once_each(files)?;
     files
         .iter()
         .map(|f| {
@@ -33,6 +34,21 @@ pub fn open_inputs(files: &[String]) -> anyhow::Result<Vec<Input>> {
             Ok(Input { name: f.clone(), reader: Box::new(BufReader::with_capacity(1 << 16, file)) })
         })
         .collect()
+}
+
+/// Refuses a file given twice (by any path to it): its requests would count twice.
+fn once_each(files: &[String]) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: Vec<((u64, u64), &str)> = Vec::new();
+    for f in files.iter().filter(|f| *f != "-") {
+        let Ok(meta) = std::fs::metadata(f) else { continue };
+        let id = (meta.dev(), meta.ino());
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+            return Err(bad(format!("{f}: the same file as {first}: given twice, its requests would count twice")));
+        }
+        seen.push((id, f));
+    }
+    Ok(())
 }
 
 /// A results error for the user: a closed output (`| head -1`) ends quietly, as a broken pipe
@@ -83,6 +99,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
             feed_all(inputs, &mut steps, |c, name| c.1.source(name))?;
             let (steps, set) = steps;
             let problems = set.problems();
+            refuse_twice(&problems)?;
             let incomplete = shard_problems(&problems);
             for (i, s) in steps.steps.iter().enumerate() {
                 let rate = s.rate.map_or(String::new(), |r| format!(": {r} req/s"));
@@ -98,6 +115,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
             let mut m = (Metrics::new(), ShardSet::new());
             feed_all(inputs, &mut m, |c, name| c.1.source(name))?;
             let problems = m.1.problems();
+            refuse_twice(&problems)?;
             let incomplete = shard_problems(&problems);
             write_with_problems(&a.kind, &m.0, &problems, &mut out)?;
             out.flush()?;
@@ -120,6 +138,15 @@ fn write_with_problems(kind: &ReportType, m: &Metrics, problems: &[String], out:
     json["shard_problems"] = serde_json::json!(problems);
     serde_json::to_writer(&mut *out, &json)?;
     Ok(out.write_all(b"\n")?)
+}
+
+/// A shard read twice (a copy of its file) counted its requests twice: refused before any
+/// report of it is written.
+pub fn refuse_twice(problems: &[String]) -> anyhow::Result<()> {
+    match problems.iter().find(|p| p.contains(results::GIVEN_TWICE)) {
+        Some(twice) => Err(bad(format!("shards: {twice}: its requests would count twice; give each shard once"))),
+        None => Ok(()),
+    }
 }
 
 /// Shard files that do not make one whole run: each fault on stderr, and exit 4 (the report

@@ -32,5 +32,5 @@ pub use metrics::{Metrics, SecondStats, LATE_SEND_US, LATE_SHARE_LIMIT};
 pub use rate_steps::{ByRateStep, RateStep};
 pub use record::{GeneratorCpu, Record, RunEnd, RunHeader, FORMAT_VERSION};
 pub use run_plan::{RateStepsPlan, ReplayPlan, RunPlan};
-pub use shard_set::ShardSet;
+pub use shard_set::{ShardSet, GIVEN_TWICE};
 pub use stall::{longest as longest_stall, merge_stalls, Stall, MAX_STALLS};

@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 use crate::consumer::{Consumer, Entry};
 use crate::record::{RunEnd, RunHeader};
 
+/// What a problem line says of a shard read more than once.
+pub const GIVEN_TWICE: &str = "given more than once";
+
 /// One run read from a source.
 #[derive(Clone, Debug, PartialEq)]
 struct Seen {
@@ -86,7 +89,7 @@ impl ShardSet {
         }
         for (i, files) in &by_index {
             if files.len() > 1 {
-                out.push(format!("shard {i}/{n} given {} times: {}", files.len(), files.join(", ")));
+                out.push(format!("shard {i}/{n} {GIVEN_TWICE} ({} times): {}", files.len(), files.join(", ")));
             }
         }
         for i in (0..n).filter(|i| !by_index.contains_key(i)) {
@@ -153,7 +156,7 @@ mod tests {
             bad.problems(),
             vec![
                 "files of different runs: run r1 (b-0.llr, b-1.llr, b-1.llr); run r2 (c-3.llr)",
-                "shard 1/4 given 2 times: b-1.llr, b-1.llr",
+                "shard 1/4 given more than once (2 times): b-1.llr, b-1.llr",
                 "shard 2/4 missing",
                 "shard 3/4 (c-3.llr) is incomplete: its worker stopped before the end",
             ]

@@ -322,9 +322,33 @@ async fn report_plot_and_compare_name_a_missing_duplicated_or_foreign_shard() {
     let (code, err) = report(&["a-0.llr", "a-2.llr"]);
     assert_eq!(code, Some(4), "{err}");
     assert!(err.starts_with("loadlab: shards: shard 1/3 missing\n"), "{err}");
-    let (code, err) = report(&["a-0.llr", "a-1.llr", "a-1.llr", "a-2.llr"]);
-    assert_eq!(code, Some(4), "{err}");
-    assert!(err.contains("shard 1/3 given 2 times"), "{err}");
+    // A file given twice, or a copy of a shard, would count its requests twice: refused, and
+    // no report printed.
+    let o = loadlab()
+        .arg("report")
+        .args(["a-0.llr", "a-1.llr", "a-1.llr", "a-2.llr"].map(|f| dir.join(f)))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a-1.llr: the same file as") && err.contains("given twice, its requests would count twice"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    std::fs::copy(dir.join("a-1.llr"), dir.join("copy-1.llr")).unwrap();
+    let o = loadlab()
+        .arg("report")
+        .args(["a-0.llr", "a-1.llr", "copy-1.llr", "a-2.llr"].map(|f| dir.join(f)))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("shards: shard 1/3 given more than once (2 times)") && err.contains("give each shard once"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "no report of requests counted twice");
     let (code, err) = report(&["a-0.llr", "a-1.llr", "b-2.llr"]);
     assert_eq!(code, Some(4), "{err}");
     assert!(err.contains("files of different runs"), "{err}");
