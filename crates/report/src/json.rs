@@ -68,5 +68,20 @@ pub fn json_report(m: &Metrics) -> Value {
     if let Some(d) = m.decoded_in() {
         out["bytes_in_decoded"] = json!({ "total": d, "mean": mean(d) });
     }
+    if let Some(s) = m.hidden_stall() {
+        let c = &s.corrected;
+        out["hidden_stall"] = json!({
+            "text": s.text(),
+            "at": s.quiet.at_us * 1000,
+            "length": s.quiet.length_us * 1000,
+            "would_have_waited": s.would_have_waited,
+            "corrected_latencies": {
+                "50th": q(c, 0.5), "90th": q(c, 0.9), "95th": q(c, 0.95), "99th": q(c, 0.99), "max": max(c),
+            },
+        });
+    }
+    if !m.stalls.is_empty() {
+        out["generator_stalls"] = json!(m.stalls);
+    }
     out
 }

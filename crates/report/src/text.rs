@@ -133,6 +133,18 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
         }
         Limit::Kept => {}
     }
+    if let Some(st) = m.hidden_stall() {
+        let c = &st.corrected;
+        s += &format!("Stall\t[closed model]\t{}\n", st.text());
+        s += &format!(
+            "Corrected\t[50, 90, 95, 99, max]\t{}, {}, {}, {}, {} (for the requests a stall kept from being sent)\n",
+            us(quantile_us(c, 0.5)),
+            us(quantile_us(c, 0.9)),
+            us(quantile_us(c, 0.95)),
+            us(quantile_us(c, 0.99)),
+            us(if c.is_empty() { 0 } else { c.max() })
+        );
+    }
     if m.interrupted {
         s += "Stopped\t[early]\tinterrupted before the end of its schedule or count\n";
     }

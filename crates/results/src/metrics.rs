@@ -58,6 +58,7 @@ impl SecondStats {
 impl Consumer for Metrics {
     fn start(&mut self, header: &RunHeader) -> std::io::Result<()> {
         self.run_start_ns = header.start_unix_ns;
+        self.run_end_ns = 0;
         self.run_late_us = header.late_send_us();
         self.pace_tick_us = self.pace_tick_us.max(header.pace_tick_us());
         self.runs.push(header.name.clone());
@@ -68,6 +69,7 @@ impl Consumer for Metrics {
         }
         self.imported_runs += u64::from(plan.imported_from.is_some());
         self.closed_runs += u64::from(plan.closed());
+        self.run_closed = plan.closed();
         Ok(())
     }
 
@@ -173,8 +175,13 @@ pub struct Metrics {
     /// closed-model runs (which have no schedule to lag behind), among the runs taken.
     pub imported_runs: u64,
     pub closed_runs: u64,
+    /// The longest silence between answers of a closed-model run (`quiet`).
+    pub quiet: Option<crate::Quiet>,
     /// Start of the run being consumed (see the `Consumer` impl), ns since the Unix epoch.
-    run_start_ns: u64,
+    pub(crate) run_start_ns: u64,
+    /// The run being consumed is a closed model, and its latest answer so far.
+    pub(crate) run_closed: bool,
+    pub(crate) run_end_ns: u64,
 }
 
 impl Default for Metrics {
@@ -219,7 +226,10 @@ impl Default for Metrics {
             incomplete: 0,
             imported_runs: 0,
             closed_runs: 0,
+            quiet: None,
             run_start_ns: 0,
+            run_closed: false,
+            run_end_ns: 0,
         }
     }
 }
@@ -264,7 +274,11 @@ impl Metrics {
         self.earliest_ns = self.earliest_ns.min(at);
         self.latest_ns = self.latest_ns.max(at);
         self.latest_sent_ns = self.latest_sent_ns.max(at.saturating_add(r.lag_us.saturating_mul(1000)));
-        self.end_ns = self.end_ns.max(at.saturating_add(r.latency_us.saturating_mul(1000)));
+        let end = at.saturating_add(r.latency_us.saturating_mul(1000));
+        self.end_ns = self.end_ns.max(end);
+        if self.run_closed {
+            self.note_answer(run_start_ns, end);
+        }
         if let Some(seconds) = &mut self.seconds {
             let s = seconds.entry(at / 1_000_000_000).or_insert_with(SecondStats::new);
             s.requests += 1;
@@ -332,6 +346,9 @@ impl Metrics {
         self.incomplete += other.incomplete;
         self.imported_runs += other.imported_runs;
         self.closed_runs += other.closed_runs;
+        if other.quiet.is_some_and(|o| self.quiet.is_none_or(|q| o.length_us > q.length_us)) {
+            self.quiet = other.quiet;
+        }
         if let Some(d) = other.decoded_bytes_in {
             *self.decoded_bytes_in.get_or_insert(0) += d;
         }

@@ -109,10 +109,11 @@ impl Metric {
         )
     }
 
-    /// The metric's value in a step: latencies in ms (of all requests), shares 0..1, rates /s;
+    /// The metric's value in a step: latencies in ms (of all requests; corrected where a closed
+    /// model hid a stall), shares 0..1, rates /s;
     /// NaN for what is sampled beside it ([`Metric::cpu_per_request`]).
     pub fn of(self, n: &Numbers) -> f64 {
-        let l = &n.latency;
+        let l = n.judged_latency();
         match self {
             Metric::P50 => l.p50,
             Metric::P90 => l.p90,

@@ -53,6 +53,7 @@ impl Consumer for StepConsumer {
 
     fn record(&mut self, e: &Entry<'_>) -> std::io::Result<()> {
         if e.record.scheduled_us < self.warmup_us {
+            self.counted.note_uncounted(e.record);
             self.warmup_requests += 1;
             self.warmup_connections += u64::from(e.record.new_conn);
             return Ok(());
@@ -69,6 +70,10 @@ impl Consumer for StepConsumer {
         // Only the stalls that delayed counted sends: one in the warm-up is over by then.
         let mut end = end.clone();
         end.stalls.retain(|s| s.end_us() > self.warmup_us);
+        // Likewise a closed model's silence: one over before the warm-up ended is not counted.
+        if self.counted.quiet.is_some_and(|q| q.at_us + q.length_us <= self.warmup_us) {
+            self.counted.quiet = None;
+        }
         self.counted.end(&end)
     }
 }
@@ -155,6 +160,13 @@ pub struct Numbers {
     /// The generator's own stalls in the counted part (sends late while a worker was free).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stalls: Vec<results::Stall>,
+    /// A closed model's stall its raw percentiles hide (`results::HiddenStall`), said for a
+    /// reader, and the latencies corrected for the requests it kept from being sent: what a
+    /// verdict on the step's latency reads ([`Numbers::judged_latency`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_stall: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrected_latency: Option<Latencies>,
 }
 
 impl Numbers {
@@ -182,7 +194,15 @@ impl Numbers {
             cpu_wait: m.generator_cpu.map(|c| c.wait_share()),
             machine_idle: m.generator_cpu.and_then(|c| c.machine_idle),
             stalls: m.stalls.clone(),
+            hidden_stall: m.hidden_stall().map(|s| s.text()),
+            corrected_latency: m.hidden_stall().map(|s| Latencies::of(&s.corrected)),
         }
+    }
+
+    /// The latencies a verdict reads: corrected where a closed model hid a stall, else as
+    /// measured.
+    pub fn judged_latency(&self) -> &Latencies {
+        self.corrected_latency.as_ref().unwrap_or(&self.latency)
     }
 
     /// The error most requests failed with, for a reader: `connection refused (26 of 26

@@ -22,7 +22,11 @@ pub fn step_line(slo: &[Clause], n: &Numbers) -> String {
         format!("  SLO broken: {}", broken.iter().map(|c| c.text()).collect::<Vec<_>>().join(", "))
     };
     let busy = if n.starved() { format!("  (machine busy: {})", n.busy_text()) } else { String::new() };
-    format!("{:.1} req/s, p99 {}, success {:.2}%{verdict}{busy}", n.rate, show_ms(n.latency.p99), n.success * 100.0)
+    let p99 = match (&n.hidden_stall, &n.corrected_latency) {
+        (Some(why), Some(c)) => format!("{} ({} as measured; {why})", show_ms(c.p99), show_ms(n.latency.p99)),
+        _ => show_ms(n.latency.p99),
+    };
+    format!("{:.1} req/s, p99 {p99}, success {:.2}%{verdict}{busy}", n.rate, n.success * 100.0)
 }
 
 /// Why a step does not count for or against its target, or None when it does: the generator

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal::{self, SIGINT, SIGTERM};
 
-use crate::support::{loadlab, origin, origin_metric, origin_served, tempdir, Watched};
+use crate::support::{loadlab, origin, origin_metric, origin_served, stdout, tempdir, Watched};
 
 /// A command as a case: how to start it, and when it is busy enough to be stopped.
 struct Case {
@@ -160,4 +160,46 @@ fn a_closed_stderr_does_not_keep_a_signal_from_stopping_the_command() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(130));
+}
+
+#[test]
+fn a_closed_models_stall_is_said_with_the_percentiles_it_hid() {
+    // Four connections back to back against an origin stopped for 1 s mid-run: four requests
+    // wait a second and no other is sent meanwhile, so the raw p99 hides it. The report says
+    // so, with the latencies corrected for the requests the stall kept from being sent.
+    let d = tempdir("closed-stall");
+    std::fs::write(d.join("fast.json"), r#"{"route": "/*", "body": "x"}"#).unwrap();
+    let (origin, url) = origin(Some(&d.join("fast.json")));
+    let run = d.join("run.llr");
+    let mut attack = loadlab()
+        .args(["attack", &url, "--connections", "4", "--duration", "4s", "-o"])
+        .arg(&run)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while origin_served(&url) < 200 {
+        assert!(std::time::Instant::now() < deadline, "the origin never answered");
+        assert!(attack.try_wait().unwrap().is_none(), "the attack ended before the stall");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    origin.signal(nix::sys::signal::Signal::SIGSTOP);
+    // The pause is the stimulus.
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    origin.signal(nix::sys::signal::Signal::SIGCONT);
+    assert!(attack.wait().unwrap().success());
+    let o = loadlab().arg("report").arg(&run).output().unwrap();
+    let text = stdout(&o);
+    assert!(text.contains("no answers for 1.") && text.contains("a closed model's percentiles hide a stall"), "{text}");
+    let corrected = text.lines().find(|l| l.starts_with("Corrected")).unwrap_or_else(|| panic!("{text}"));
+    // The corrected p99 is hundreds of milliseconds; the raw one is not.
+    let o = loadlab().args(["report", "--type", "json"]).arg(&run).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let raw_p99 = json["latencies"]["99th"].as_u64().unwrap();
+    let fixed_p99 = json["hidden_stall"]["corrected_latencies"]["99th"].as_u64().unwrap();
+    assert!(
+        raw_p99 < 100_000_000 && fixed_p99 > 100_000_000,
+        "raw {raw_p99} ns, corrected {fixed_p99} ns: {corrected}"
+    );
+    assert!(json["hidden_stall"]["would_have_waited"].as_u64().unwrap() > 100, "{json}");
 }
