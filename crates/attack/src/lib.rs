@@ -6,6 +6,7 @@
 //! times). `run` is the whole attack, and `sink` hands every [`results::Record`] to the
 //! caller's [`results::Consumer`] on its own thread. `lab` calls [`run`] in-process.
 
+mod accept;
 mod closed;
 mod config;
 pub mod cpu;

@@ -50,6 +50,9 @@ pub async fn run<C: Consumer + Send + 'static>(
         run_plan: Some(plan(&config, threads)),
     };
     let (sink, tx) = Sink::start(consumer, header, config.flush_every, stop.clone())?;
+    // The kernel's counters say only of this namespace's listeners: read for loopback targets.
+    let overflows_before =
+        config.targets.iter().all(|t| t.is_loopback()).then(crate::accept::listen_overflows).flatten();
     let slot_count = match &config.model {
         Model::Closed { connections, .. } => *connections,
         Model::Open { .. } | Model::Replay(_) => config.shared_connections(),
@@ -115,6 +118,9 @@ pub async fn run<C: Consumer + Send + 'static>(
         peak_in_flight: g.peak_in_flight.load(Ordering::Relaxed),
         waits_for_target: g.waits_for_target.load(Ordering::Relaxed),
         waits_for_generator: g.waits_for_generator.load(Ordering::Relaxed),
+        slow_connects: g.slow_connects.load(Ordering::Relaxed),
+        connect_max_us: g.connect_max_us.load(Ordering::Relaxed),
+        listen_overflows: overflows_before.zip(crate::accept::listen_overflows()).map(|(a, b)| b.saturating_sub(a)),
         stalls: results::merge_stalls(std::mem::take(&mut *g.stalls.lock().unwrap_or_else(|e| e.into_inner()))),
         decoded_bytes_in: config.client.compressed.then(|| g.decoded_bytes_in.load(Ordering::Relaxed)),
         in_flight_cap: match &config.model {

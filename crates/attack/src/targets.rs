@@ -52,6 +52,16 @@ impl Target {
         Ok(t)
     }
 
+    /// Its host is this machine (127.0.0.0/8, ::1, localhost): the kernel's listen counters are
+    /// the target's.
+    pub fn is_loopback(&self) -> bool {
+        match self.url.host().map(|h| h.trim_start_matches('[').trim_end_matches(']')) {
+            Some("localhost") => true,
+            Some(h) => h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()),
+            None => false,
+        }
+    }
+
     /// What the client needs of it.
     pub fn parts(&self) -> client::Parts<'_> {
         client::Parts { method: &self.method, url: &self.url, headers: &self.headers, body: &self.body }

@@ -27,6 +27,19 @@ pub(crate) struct SlotConn {
     uses: u64,
 }
 
+/// Opens a connection with `open`, counting it in the gauges when it took as long as a SYN
+/// retransmission.
+async fn timed<T>(gauges: &Gauges, open: impl std::future::Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
+    let started = Instant::now();
+    let out = open.await;
+    let took = started.elapsed();
+    gauges.connect_max_us.fetch_max(took.as_micros() as u64, Ordering::Relaxed);
+    if took >= crate::accept::SLOW_CONNECT {
+        gauges.slow_connects.fetch_add(1, Ordering::Relaxed);
+    }
+    out
+}
+
 pub(crate) struct Shared {
     pub(crate) connector: Connector,
     /// Plain-TCP HTTP/1.1 goes through the lean client.
@@ -98,7 +111,7 @@ impl Worker {
                     return Ok(conn);
                 }
             }
-            let conn = shared.connector.connect(origin).await?;
+            let conn = timed(&shared.gauges, shared.connector.connect(origin)).await?;
             ex.new_conn = true;
             let c = SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 };
             if conn.is_multiplexed() {
@@ -109,7 +122,7 @@ impl Worker {
             }
             return Ok(conn);
         }
-        let conn = shared.connector.connect(origin).await?;
+        let conn = timed(&shared.gauges, shared.connector.connect(origin)).await?;
         ex.new_conn = true;
         self.own = Some(SlotConn { conn: conn.clone(), origin: origin.clone(), uses: 1 });
         Ok(conn)
@@ -166,7 +179,7 @@ impl Worker {
             let mut conn = match reuse {
                 Some(c) => c,
                 None => {
-                    let stream = self.shared.connector.tcp(&p.origin).await?;
+                    let stream = timed(&self.shared.gauges, self.shared.connector.tcp(&p.origin)).await?;
                     ex.new_conn = true;
                     LeanConn::new(stream, p.origin.clone())
                 }

@@ -80,6 +80,14 @@ pub fn json_report(m: &Metrics) -> Value {
             },
         });
     }
+    if m.slow_connects > 0 || m.listen_overflows.is_some_and(|n| n > 0) {
+        out["connect_waits"] = json!({
+            "slow_connects": m.slow_connects,
+            "longest": m.connect_max_us * 1000,
+            "listen_overflows": m.listen_overflows,
+            "text": m.accept_waits(),
+        });
+    }
     if !m.stalls.is_empty() {
         out["generator_stalls"] = json!(m.stalls);
     }

@@ -133,6 +133,9 @@ pub fn write_text(m: &Metrics, out: &mut dyn Write) -> io::Result<()> {
         }
         Limit::Kept => {}
     }
+    if let Some(w) = m.accept_waits() {
+        s += &format!("Connect\t[waited]\t{w}\n");
+    }
     if let Some(st) = m.hidden_stall() {
         let c = &st.corrected;
         s += &format!("Stall\t[closed model]\t{}\n", st.text());

@@ -22,6 +22,10 @@ pub struct Gauges {
     pub waits_for_target: AtomicU64,
     /// ... or while the event-loop thread itself was saturated: the generator is the limit.
     pub waits_for_generator: AtomicU64,
+    /// Connections that took `attack::SLOW_CONNECT` (900 ms) or longer to open (a SYN retransmitted:
+    /// the target's accept queue was full), and the longest open, µs.
+    pub slow_connects: AtomicU64,
+    pub connect_max_us: AtomicU64,
     /// The generator's own stalls so far, as each pacer closed them (merged at the run's end).
     pub stalls: Mutex<Vec<crate::Stall>>,
 }

@@ -87,6 +87,11 @@ impl Consumer for Metrics {
         self.waits_for_target += end.waits_for_target;
         self.waits_for_generator += end.waits_for_generator;
         self.add_stalls(&end.stalls);
+        self.slow_connects += end.slow_connects;
+        self.connect_max_us = self.connect_max_us.max(end.connect_max_us);
+        if let Some(o) = end.listen_overflows {
+            *self.listen_overflows.get_or_insert(0) += o;
+        }
         if let Some(c) = end.in_flight_cap {
             self.in_flight_cap = Some(self.in_flight_cap.map_or(c, |m| m.max(c)));
         }
@@ -165,6 +170,11 @@ pub struct Metrics {
     /// delayed: the generator's doing, whatever the cap on requests in flight reached after.
     pub stalls: Vec<crate::Stall>,
     pub stalled_sends: u64,
+    /// Connections that waited for a SYN retransmission to open, the longest open (µs), and the
+    /// listen-queue overflows counted over the runs (`RunEnd`).
+    pub slow_connects: u64,
+    pub connect_max_us: u64,
+    pub listen_overflows: Option<u64>,
     /// A run was stopped before its end (SIGINT, SIGTERM).
     pub interrupted: bool,
     /// What the generator's threads got of the CPU, over the runs that said.
@@ -221,6 +231,9 @@ impl Default for Metrics {
             waits_for_generator: 0,
             stalls: Vec::new(),
             stalled_sends: 0,
+            slow_connects: 0,
+            connect_max_us: 0,
+            listen_overflows: None,
             interrupted: false,
             generator_cpu: None,
             incomplete: 0,
@@ -339,6 +352,11 @@ impl Metrics {
         self.waits_for_target += other.waits_for_target;
         self.waits_for_generator += other.waits_for_generator;
         self.add_stalls(&other.stalls);
+        self.slow_connects += other.slow_connects;
+        self.connect_max_us = self.connect_max_us.max(other.connect_max_us);
+        if let Some(o) = other.listen_overflows {
+            *self.listen_overflows.get_or_insert(0) += o;
+        }
         self.interrupted |= other.interrupted;
         if let Some(c) = &other.generator_cpu {
             self.generator_cpu.get_or_insert_with(GeneratorCpu::default).add(c);

@@ -50,6 +50,25 @@ impl HiddenStall {
 }
 
 impl Metrics {
+    /// Connections that waited for the target to accept them, for a reader: `312 connections
+    /// waited 1.0 s for the target to accept: its listen queue overflowed (474 times)`; None when
+    /// none did.
+    pub fn accept_waits(&self) -> Option<String> {
+        if self.slow_connects == 0 {
+            return None;
+        }
+        let why = match self.listen_overflows {
+            Some(n) if n > 0 => format!(": its listen queue overflowed ({n} times, the kernel's ListenOverflows)"),
+            _ => " (a SYN retransmitted: a full accept queue, or packets lost)".to_owned(),
+        };
+        Some(format!(
+            "{} connection{} waited up to {:.1} s for the target to accept{why}; their requests' latency includes it",
+            self.slow_connects,
+            if self.slow_connects == 1 { "" } else { "s" },
+            self.connect_max_us as f64 / 1e6
+        ))
+    }
+
     /// Every run was a closed model and its answers stopped for far longer than their usual
     /// interval: what that hid, with the corrected latencies.
     pub fn hidden_stall(&self) -> Option<HiddenStall> {

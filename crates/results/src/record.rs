@@ -96,6 +96,14 @@ pub struct RunEnd {
     /// ... or because the generator's own thread was saturated.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waits_for_generator: u64,
+    /// Connections that took 900 ms or more to open (a SYN retransmitted), the longest open
+    /// (µs), and the listen-queue overflows the kernel counted over the run (a loopback target).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub slow_connects: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub connect_max_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_overflows: Option<u64>,
     /// The generator's own stalls: sends that left late while a worker was free to take them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stalls: Vec<crate::Stall>,

@@ -167,6 +167,10 @@ pub struct Numbers {
     pub hidden_stall: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corrected_latency: Option<Latencies>,
+    /// Connections that waited for the target to accept them (a SYN retransmitted), said for a
+    /// reader (`results::Metrics::accept_waits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept_waits: Option<String>,
 }
 
 impl Numbers {
@@ -196,6 +200,7 @@ impl Numbers {
             stalls: m.stalls.clone(),
             hidden_stall: m.hidden_stall().map(|s| s.text()),
             corrected_latency: m.hidden_stall().map(|s| Latencies::of(&s.corrected)),
+            accept_waits: m.accept_waits(),
         }
     }
 

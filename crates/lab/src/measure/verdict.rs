@@ -26,7 +26,8 @@ pub fn step_line(slo: &[Clause], n: &Numbers) -> String {
         (Some(why), Some(c)) => format!("{} ({} as measured; {why})", show_ms(c.p99), show_ms(n.latency.p99)),
         _ => show_ms(n.latency.p99),
     };
-    format!("{:.1} req/s, p99 {p99}, success {:.2}%{verdict}{busy}", n.rate, n.success * 100.0)
+    let waits = n.accept_waits.as_ref().map_or(String::new(), |w| format!("  ({w})"));
+    format!("{:.1} req/s, p99 {p99}, success {:.2}%{verdict}{busy}{waits}", n.rate, n.success * 100.0)
 }
 
 /// Why a step does not count for or against its target, or None when it does: the generator

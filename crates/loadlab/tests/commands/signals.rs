@@ -203,3 +203,50 @@ fn a_closed_models_stall_is_said_with_the_percentiles_it_hid() {
     );
     assert!(json["hidden_stall"]["would_have_waited"].as_u64().unwrap() > 100, "{json}");
 }
+
+#[test]
+fn connections_a_full_accept_queue_held_are_said_in_the_report() {
+    // A server with a listen queue of 2, stopped for 1.5 s under an open model: the new
+    // connections meanwhile overflow its queue and wait for their SYN's retransmission. The
+    // report says that is what the tail is made of.
+    let d = tempdir("accept-queue");
+    std::fs::write(
+        d.join("server.py"),
+        "import sys\nfrom http.server import BaseHTTPRequestHandler, ThreadingHTTPServer\n\
+         class H(BaseHTTPRequestHandler):\n    protocol_version = 'HTTP/1.1'\n    def do_GET(self):\n\
+         \x20       self.send_response(200); self.send_header('Content-Length', '1'); self.end_headers(); self.wfile.write(b'x')\n\
+         \x20   def log_message(self, *a): pass\n\
+         class S(ThreadingHTTPServer):\n    request_queue_size = 2\n    daemon_threads = True\n\
+         s = S(('127.0.0.1', 0), H)\nprint(s.server_address[1], flush=True)\ns.serve_forever()\n",
+    )
+    .unwrap();
+    let mut server =
+        Command::new("python3").arg(d.join("server.py")).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut port = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stdout.take().unwrap()), &mut port).unwrap();
+    let url = format!("http://127.0.0.1:{}/", port.trim());
+    let run = d.join("run.llr");
+    let mut attack = loadlab()
+        .args(["attack", &url, "--rate", "100", "--duration", "4s", "--timeout", "20s", "-o"])
+        .arg(&run)
+        .spawn()
+        .unwrap();
+    // Let connections open and serve, then stop the server.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::metadata(&run).map_or(0, |m| m.len()) == 0 {
+        assert!(Instant::now() < deadline, "the attack never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = nix::unistd::Pid::from_raw(server.id() as i32);
+    nix::sys::signal::kill(pid, Signal::SIGSTOP).unwrap();
+    // The pause is the stimulus.
+    std::thread::sleep(Duration::from_millis(1500));
+    nix::sys::signal::kill(pid, Signal::SIGCONT).unwrap();
+    assert!(attack.wait().unwrap().success());
+    let _ = server.kill();
+    let _ = server.wait();
+    let text = stdout(&loadlab().arg("report").arg(&run).output().unwrap());
+    let line = text.lines().find(|l| l.starts_with("Connect ")).unwrap_or_else(|| panic!("no Connect line: {text}"));
+    assert!(line.contains("for the target to accept: its listen queue overflowed"), "{line}");
+}
