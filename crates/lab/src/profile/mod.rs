@@ -249,6 +249,12 @@ pub fn finish(
 }
 
 /// `38.2µs`, `0.41µs`, `1.20ms` of CPU.
+/// A signed change in the same units: `+4.49ms`, `-120.0µs`.
+pub fn show_change_us(us: f64) -> String {
+    let sign = if us < 0.0 { "-" } else { "+" };
+    format!("{sign}{}", show_us(us.abs()))
+}
+
 pub fn show_us(us: f64) -> String {
     if !us.is_finite() {
         "-".into()

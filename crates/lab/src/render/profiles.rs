@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::plan::matrix::{Axes, Point};
 use crate::profile::diff::{self, Differential};
-use crate::profile::show_us;
+use crate::profile::{show_change_us, show_us};
 use crate::record::Lab;
 
 /// The lab's pairs of profiles, compared: each hypothesis's subject against the other at each
@@ -162,17 +162,23 @@ pub fn differential_md(d: &Differential) -> String {
     let mut md = format!("### What changed: {}\n\n", d.title);
     let _ =
         writeln!(md, "{} -> {} of CPU per request ({} -> {}).\n", show_us(d.old_us), show_us(d.new_us), d.old, d.new);
-    let _ = writeln!(md, "| function | old | new | change | self, old -> new |\n|---|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "Ranked by the change in each function's own CPU (where the work moved); the totals, with what it \
+         calls, come second.\n\n| function | own, old | own, new | own change | total, old -> new | total change |\n\
+         |---|---|---|---|---|---|"
+    );
     for c in &d.changes {
         let _ = writeln!(
             md,
-            "| `{}` | {} | {} | {:+.2}µs | {} -> {} |",
+            "| `{}` | {} | {} | {} | {} -> {} | {} |",
             c.name,
+            show_us(c.old_self_us),
+            show_us(c.new_self_us),
+            show_change_us(c.self_change_us()),
             show_us(c.old_us),
             show_us(c.new_us),
-            c.change_us(),
-            show_us(c.old_self_us),
-            show_us(c.new_self_us)
+            show_change_us(c.change_us())
         );
     }
     let _ = writeln!(md, "\n[differential flame graph]({})\n", d.svg);
@@ -182,14 +188,15 @@ pub fn differential_md(d: &Differential) -> String {
 /// A differential for a terminal: the functions that moved most, per request.
 pub fn differential_text(d: &Differential) -> String {
     let mut s = format!(
-        "\nCPU per request by function, {}: {} -> {}\n  {:<48} {:>10} {:>10} {:>11}\n",
+        "\nCPU per request by function, {}: {} -> {}\n  {:<48} {:>10} {:>10} {:>11} {:>11}\n",
         d.title,
         show_us(d.old_us),
         show_us(d.new_us),
-        "function (with callees)",
+        "function (own CPU)",
         "old",
         "new",
-        "change"
+        "change",
+        "with calls"
     );
     for c in d.changes.iter().take(6) {
         let name: String = if c.name.chars().count() > 48 {
@@ -197,8 +204,14 @@ pub fn differential_text(d: &Differential) -> String {
         } else {
             c.name.clone()
         };
-        let _ =
-            writeln!(s, "  {name:<48} {:>10} {:>10} {:>+10.2}µs", show_us(c.old_us), show_us(c.new_us), c.change_us());
+        let _ = writeln!(
+            s,
+            "  {name:<48} {:>10} {:>10} {:>11} {:>11}",
+            show_us(c.old_self_us),
+            show_us(c.new_self_us),
+            show_change_us(c.self_change_us()),
+            show_change_us(c.change_us())
+        );
     }
     let _ = writeln!(s, "  differential flame graph: {}", d.svg);
     s
