@@ -437,9 +437,12 @@ impl Metrics {
         self.stalls = crate::merge_stalls(all);
     }
 
-    /// The generator's own stalls delayed over [`LATE_SHARE_LIMIT`] of the sends.
+    /// The generator's own stalls of 20 ms or more (`GENERATOR_LAG_P99_US`: shorter ones are a
+    /// busy machine's noise, as for lag) delayed over [`LATE_SHARE_LIMIT`] of the sends.
     pub fn stalled(&self) -> bool {
-        self.stalled_sends as f64 > (self.requests + self.not_sent) as f64 * LATE_SHARE_LIMIT
+        let long: u64 =
+            self.stalls.iter().filter(|s| s.length_us >= crate::GENERATOR_LAG_P99_US).map(|s| s.sends).sum();
+        long as f64 > (self.requests + self.not_sent) as f64 * LATE_SHARE_LIMIT
     }
 
     /// Sends waited mostly for connections the target kept busy, not for the generator's
