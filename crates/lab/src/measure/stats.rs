@@ -175,8 +175,8 @@ pub struct Comparison {
     pub ci: Option<(f64, f64)>,
     /// Two-sided p-value of Welch's test; `None` when it cannot be computed.
     pub p: Option<f64>,
-    /// The interval excludes 1 (and, with one run a side, the change is beyond what a rerun
-    /// moves: `ab::one_run_floor`).
+    /// The interval excludes 1 (and, as `ab::judge` holds it, the change is beyond what a rerun
+    /// moves: `ab::run_to_run_floor`).
     pub significant: bool,
     pub basis: Basis,
     /// Why a visible difference is not called significant, when that is the reason.
@@ -407,7 +407,7 @@ mod within_tests {
         let c = compare_within(Metric::P50, &b, &a);
         assert!((c.ratio - 1.01).abs() < 0.005, "{c:?}");
         assert!(!c.significant, "{c:?}");
-        assert!(c.note.as_deref().is_some_and(|n| n.starts_with("one run a side:")), "{c:?}");
+        assert!(c.note.as_deref().is_some_and(|n| n.starts_with("two labs of one build differ")), "{c:?}");
         // A zero on one side has no ratio.
         let failing: Vec<Window> = a.iter().map(|w| Window { successes: 0, ..w.clone() }).collect();
         assert!(!compare_within(Metric::Throughput, &failing, &a).significant);
