@@ -26,8 +26,12 @@ pub struct Differential {
     /// The functions whose CPU per request changed most, largest first.
     pub changes: Vec<FunctionChange>,
     /// The differential flame graph (widths of the new, red grown, blue shrunk), relative to
-    /// the folder of the report that shows it.
+    /// the folder of the report that shows it ...
     pub svg: String,
+    /// ... and the same on the old profile's shape, where what shrank or vanished is drawn
+    /// (work that is gone has no width on the new one).
+    #[serde(default)]
+    pub svg_old: String,
 }
 
 /// Compares `old` (its files under `old_dir`) with `new` (under `new_dir`), writing the
@@ -44,15 +48,28 @@ pub fn compare(
     let (a, b) = (old.read_folded(old_dir)?, new.read_folded(new_dir)?);
     let (ua, ub) = (old.us_per_weight(), new.us_per_weight());
     let lines = folded::differential(&a, ua, &b, ub);
-    let subtitle = format!(
-        "{old_name} {} -> {new_name} {} of CPU per request; red grew, blue shrank",
+    let totals = format!(
+        "{old_name} {} -> {new_name} {} of CPU per request",
         super::show_us(old.us_per_request),
         super::show_us(new.us_per_request)
     );
-    let svg = super::flame::differential_svg(&lines, title, subtitle).map_err(|e| e.to_string())?;
+    let svg =
+        super::flame::differential_svg(&lines, title, format!("{totals}; the new shape: red grew, blue shrank"), false)
+            .map_err(|e| e.to_string())?;
+    // The old shape: the columns swapped (widths of the old), the colours negated back to
+    // new against old.
+    let swapped = folded::differential(&b, ub, &a, ua);
+    let svg_old = super::flame::differential_svg(
+        &swapped,
+        title,
+        format!("{totals}; the old shape: blue shrank or is gone, red grew"),
+        true,
+    )
+    .map_err(|e| e.to_string())?;
     let dir = out.join(rel);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     crate::files::put(&dir.join(format!("{stem}.svg")), &svg).map_err(|e| e.to_string())?;
+    crate::files::put(&dir.join(format!("{stem}-old.svg")), &svg_old).map_err(|e| e.to_string())?;
     Ok(Differential {
         title: title.to_owned(),
         old: old_name.to_owned(),
@@ -61,5 +78,6 @@ pub fn compare(
         new_us: new.us_per_request,
         changes: folded::changes(&a, ua, &b, ub, SHOWN),
         svg: format!("{rel}/{stem}.svg"),
+        svg_old: format!("{rel}/{stem}-old.svg"),
     })
 }

@@ -33,13 +33,15 @@ pub fn svg(folded: &Folded, us_per_weight: f64, title: &str) -> std::io::Result<
     Ok(out)
 }
 
-/// The differential flame graph of differential folded lines (`stack old new`, ns per request).
-pub fn differential_svg(lines: &str, title: &str, subtitle: String) -> std::io::Result<Vec<u8>> {
+/// The differential flame graph of differential folded lines (`stack first second`, ns per
+/// request): widths of the second, coloured by second minus first (`negate`: first minus second).
+pub fn differential_svg(lines: &str, title: &str, subtitle: String, negate: bool) -> std::io::Result<Vec<u8>> {
     if lines.trim().is_empty() {
         return Ok(empty(title));
     }
     let mut o = options(title, subtitle);
     o.factor = 0.001;
+    o.negate_differentials = negate;
     let mut out = Vec::new();
     flamegraph::from_lines(&mut o, lines.lines(), &mut out).map_err(std::io::Error::other)?;
     Ok(out)
@@ -64,9 +66,16 @@ mod tests {
         let s = String::from_utf8(svg(&f, 2.0, "svc").unwrap()).unwrap();
         assert!(s.starts_with("<?xml") && s.contains("deflate") && s.contains("µs of CPU per request"), "{s}");
         let d = super::super::folded::differential(&f, 1.0, &Folded::parse("main;serve;deflate 90\n"), 1.0);
-        let s = String::from_utf8(differential_svg(&d, "diff", "old -> new".into()).unwrap()).unwrap();
+        let s = String::from_utf8(differential_svg(&d, "diff", "old -> new".into(), false).unwrap()).unwrap();
         // Grown frames are red: inferno fills them rgb(255,...).
         assert!(s.contains("deflate") && s.contains("rgb(255,"), "{s}");
+        // Work that vanished (gzip off) has no width on the new shape; on the old one it is blue.
+        let off = Folded::parse("main;serve;write 10\n");
+        let gone = super::super::folded::differential(&off, 1.0, &f, 1.0);
+        let s = String::from_utf8(differential_svg(&gone, "diff", "old shape".into(), true).unwrap()).unwrap();
+        let deflate = s.find("deflate").expect("deflate drawn on the old shape");
+        let frame = &s[s[..deflate].rfind("<g").unwrap()..deflate + 200];
+        assert!(frame.contains("fill=\"rgb(") && frame.contains(",255)"), "blue: {frame}");
         assert!(String::from_utf8(svg(&Folded::default(), 1.0, "none").unwrap()).unwrap().contains("no samples"));
     }
 }

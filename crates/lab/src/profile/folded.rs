@@ -71,6 +71,23 @@ impl Folded {
         unknown as f64 / total as f64
     }
 
+    /// The binaries whose frames lack symbols, by the weight of leaves in them, largest first:
+    /// inferno writes such a frame `[nginx <51397>]` (an address in the binary `nginx`).
+    pub fn unsymbolised_binaries(&self) -> Vec<(String, u64)> {
+        let mut by: BTreeMap<String, u64> = BTreeMap::new();
+        for (s, n) in &self.stacks {
+            let Some(leaf) = s.rsplit(';').next() else { continue };
+            if let Some(inner) = leaf.strip_prefix('[').and_then(|l| l.strip_suffix(">]")) {
+                if let Some((binary, _)) = inner.split_once(" <") {
+                    *by.entry(binary.to_owned()).or_default() += n;
+                }
+            }
+        }
+        let mut out: Vec<(String, u64)> = by.into_iter().collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+
     /// Total weight of the stacks that pass through a function whose name contains `pattern`.
     pub fn through(&self, pattern: &str) -> u64 {
         self.stacks.iter().filter(|(s, _)| s.split(';').any(|f| f.contains(pattern))).map(|(_, n)| n).sum()
@@ -229,5 +246,7 @@ mod tests {
     fn unsymbolised_frames_are_measured() {
         let f = folded("main;[unknown] 3\nmain;0x4f2a10 1\nmain;work 4\nmain;[burn <270d62>] 8\n");
         assert!((f.unsymbolised_share() - 0.75).abs() < 1e-9);
+        let f = folded("main;[nginx <51397>] 6\nmain;[libz.so.1.2.13 <1f00>] 3\nmain;[nginx <51400>] 2\nmain;ok 1\n");
+        assert_eq!(f.unsymbolised_binaries(), vec![("nginx".to_owned(), 8), ("libz.so.1.2.13".to_owned(), 3)]);
     }
 }

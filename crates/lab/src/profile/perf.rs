@@ -180,14 +180,29 @@ impl Recording {
         let samples = (folded.total() as f64 * f64::from(self.opts.frequency) / 1e9).round() as u64;
         let unknown = folded.unsymbolised_share();
         if unknown > 0.2 {
-            notes.push(format!(
-                "symbols missing for {:.0}% of the CPU (a stripped binary, or code made at run time): \
-                 those frames are shown by address",
-                unknown * 100.0
-            ));
+            notes.push(missing_symbols(unknown, &folded.unsymbolised_binaries()));
         }
         Ok(Taken { folded, samples, notes })
     }
+}
+
+/// What a reader can do about frames without symbols: which binaries lack them, and how to get
+/// them (a distribution's debug-symbol package, or debuginfod where it is reachable).
+fn missing_symbols(share: f64, binaries: &[(String, u64)]) -> String {
+    let total: u64 = binaries.iter().map(|(_, n)| n).sum::<u64>().max(1);
+    let named: Vec<String> = binaries
+        .iter()
+        .take(3)
+        .map(|(b, n)| format!("{b} ({:.0}%)", *n as f64 / total as f64 * share * 100.0))
+        .collect();
+    let which = if named.is_empty() { String::new() } else { format!(", in {}", named.join(", ")) };
+    format!(
+        "symbols missing for {:.0}% of the CPU{which}: those frames are shown by address. A stripped binary's \
+         symbols come with its debug-symbol package (Debian: the -dbgsym package from the debian-debug archive, \
+         e.g. nginx-dbgsym) or from debuginfod (set DEBUGINFOD_URLS where one is reachable); code made at run time \
+         has none",
+        share * 100.0
+    )
 }
 
 /// `perf script` of `data`, folded by inferno (addresses kept where a symbol is missing).
@@ -257,4 +272,17 @@ pub fn cpu_seconds(pids: &[u32]) -> f64 {
         .map(|s| s.utime + s.stime)
         .sum();
     ticks as f64 / procfs::ticks_per_second() as f64
+}
+
+#[cfg(test)]
+mod symbol_tests {
+    #[test]
+    fn missing_symbols_name_the_binaries_and_the_way_to_get_them() {
+        let note = super::missing_symbols(0.97, &[("nginx".into(), 60), ("libz.so.1.2.13".into(), 37)]);
+        assert!(
+            note.starts_with("symbols missing for 97% of the CPU, in nginx (60%), libz.so.1.2.13 (37%):"),
+            "{note}"
+        );
+        assert!(note.contains("-dbgsym") && note.contains("DEBUGINFOD_URLS"), "{note}");
+    }
 }

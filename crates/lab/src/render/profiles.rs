@@ -181,7 +181,11 @@ pub fn differential_md(d: &Differential) -> String {
             show_change_us(c.change_us())
         );
     }
-    let _ = writeln!(md, "\n[differential flame graph]({})\n", d.svg);
+    let _ = writeln!(md, "\n[differential flame graph]({}) (the new shape: what grew, in red)", d.svg);
+    if !d.svg_old.is_empty() {
+        let _ = writeln!(md, "· [on the old shape]({}) (what shrank or is gone, in blue)", d.svg_old);
+    }
+    let _ = writeln!(md);
     md
 }
 
@@ -213,6 +217,6 @@ pub fn differential_text(d: &Differential) -> String {
             show_change_us(c.change_us())
         );
     }
-    let _ = writeln!(s, "  differential flame graph: {}", d.svg);
+    let _ = writeln!(s, "  differential flame graphs: {} (new shape), {} (old shape)", d.svg, d.svg_old);
     s
 }
