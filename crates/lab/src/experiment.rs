@@ -201,7 +201,7 @@ async fn run_steps(
             Some(p) => {
                 let title = format!("{} at {}", target.name, point.label(&crate::plan::matrix::Axes::set_in(point)));
                 let patterns: Vec<String> = plan.hypotheses.iter().filter_map(|h| h.function.clone()).collect();
-                let ended = p.end(ran.numbers.requests, &plan.profile, &patterns, &opts.out, &stem, &title).await;
+                let ended = p.end(ran.numbers.successes, &plan.profile, &patterns, &opts.out, &stem, &title).await;
                 let line = match &ended {
                     Ok(p) => p.line(),
                     Err(e) => e.clone(),

@@ -130,7 +130,10 @@ impl Metric {
         }
     }
 
-    /// µs of CPU per successful request from a process's CPU (% of one core) over a step.
+    /// µs of CPU per successful request from a process's CPU (% of one core) over a step. Per
+    /// successful request, in profiles too: the work the target is there to do, so a target
+    /// that fails half its requests fast is not read as cheaper (it was divided by every
+    /// request in profiles, by successes here: two figures for one step).
     pub fn cpu_per_request(cpu_pct: Option<f64>, n: &Numbers) -> Option<f64> {
         cpu_pct.filter(|_| n.throughput > 0.0).map(|p| p / 100.0 / n.throughput * 1e6)
     }

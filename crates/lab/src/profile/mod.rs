@@ -60,11 +60,12 @@ pub struct StepProfile {
     pub samples: u64,
     pub weight: u64,
     /// CPU seconds of the profiled processes over the window (what the samples stand for), and
-    /// the requests the step counted in it.
+    /// the successful requests the step counted in it: the one denominator of CPU per request
+    /// (`Metric::cpu_per_request`).
     #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub cpu_s: f64,
     pub requests: u64,
-    /// µs of CPU per request in all.
+    /// µs of CPU per successful request in all.
     #[serde(deserialize_with = "crate::measure::nan_is_null")]
     pub us_per_request: f64,
     /// The functions with most CPU of their own.

@@ -82,7 +82,7 @@ pub fn markdown(lab: &Lab, diffs: &[Differential], problems: &[String]) -> Strin
         return md;
     }
     let _ = writeln!(md, "## Profiles\n");
-    let _ = writeln!(md, "Where each profiled target's CPU went during a step's measured window (after the warm-up), in µs of CPU per request: the processes' CPU time in the window, shared out by their samples and divided by the requests the step counted. *Self* is in the function itself, *total* with what it calls.\n");
+    let _ = writeln!(md, "Where each profiled target's CPU went during a step's measured window (after the warm-up), in µs of CPU per request: the processes' CPU time in the window, shared out by their samples and divided by the successful requests the step counted (as the CPU per request in the tables: a target that fails fast is not read as cheaper). *Self* is in the function itself, *total* with what it calls.\n");
     for s in &lab.steps {
         if let Some(why) = &s.profile_missing {
             let _ = writeln!(md, "- **{}**: {why}", s.id);
