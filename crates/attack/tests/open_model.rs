@@ -463,3 +463,58 @@ async fn request_time_beside_msec_sends_each_request_at_its_start() {
     assert_eq!(by_seq, [(0, 0), (1, 90_000), (2, 540_000)]);
     let _ = std::fs::remove_file(log);
 }
+
+/// A server that serves its first connection (2 ms an answer) and then accepts no other, its
+/// listen queue kept full: every later connection waits on SYN retransmissions, as when nginx's
+/// worker stalls under an open model's burst of new connections.
+async fn one_connection_server() -> String {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(1).unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut first, _) = listener.accept().await.unwrap();
+        // Fill the accept queue with connections nobody accepts, until one no longer completes.
+        let mut fillers = Vec::new();
+        while let Ok(Ok(c)) =
+            tokio::time::timeout(Duration::from_millis(200), tokio::net::TcpStream::connect(addr)).await
+        {
+            fillers.push(c);
+        }
+        let mut buf = vec![0u8; 4096];
+        let mut pending = Vec::new();
+        while let Ok(n @ 1..) = first.read(&mut buf).await {
+            pending.extend_from_slice(&buf[..n]);
+            while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                pending.drain(..end + 4);
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                if first.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await.is_err() {
+                    return;
+                }
+            }
+        }
+        drop((fillers, listener));
+    });
+    format!("http://{addr}/")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hit_waits_for_the_first_free_worker_not_for_a_new_connection() {
+    let url = one_connection_server().await;
+    let mut config = open(vec![target(&url)], 100.0, 2.0);
+    // One event loop, one worker up front: one pool, whose first connection is the one served.
+    (config.threads, config.workers) = (Some(1), 1);
+    config.client.timeout = Duration::from_secs(5);
+    let started = std::time::Instant::now();
+    let run = attack(config).await;
+    // Hits that found the one connection busy grew the pool; the new workers' connections wait a
+    // second or more for the full queue. A hit bound to one of them waited as long (20 of these
+    // 200 did, and failed when the run ended); now each waits for the connected worker.
+    assert_eq!(run.metrics.successes, 200, "{:?}", run.errors());
+    let max = ms(run.metrics.latency.max());
+    assert!(max < 500.0, "the slowest request took {max} ms");
+    assert!(run.metrics.connections >= 1);
+    // The workers still connecting give up when the run ends.
+    assert!(started.elapsed() < Duration::from_secs(4), "ended after {:?}", started.elapsed());
+}

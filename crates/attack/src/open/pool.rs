@@ -108,6 +108,8 @@ pub(crate) struct Pool {
     slot: usize,
     stride: usize,
     stop: CancellationToken,
+    /// Cancelled when no more jobs will come: a worker still connecting ahead gives up.
+    ending: CancellationToken,
     /// A hit handed over later than this after it was due (and after the queue last let the
     /// pacer go) is late by the generator's own doing.
     late: Duration,
@@ -143,6 +145,7 @@ impl Pool {
             slot,
             stride,
             stop,
+            ending: CancellationToken::new(),
             late,
             free_since,
             stall: None,
@@ -156,6 +159,7 @@ impl Pool {
     /// No more jobs: waits for the workers to finish theirs.
     pub(crate) async fn finish(mut self) {
         self.close_stall();
+        self.ending.cancel();
         self.tx.close();
         for w in self.workers {
             let _ = w.await;
@@ -170,7 +174,17 @@ impl Pool {
         let slot = self.slot + self.stride * self.workers.len();
         let mut w = Worker::new(Arc::clone(&self.shared), slot);
         let (rx, idle, service) = (self.rx.clone(), Arc::clone(&self.idle), Arc::clone(&self.service));
+        let ending = self.ending.clone();
+        // A worker still connecting counts as idle: the hits queued meanwhile are its to take,
+        // or any other's that frees first, and need no further worker.
+        idle.fetch_add(1, Ordering::Relaxed);
         self.workers.push(tokio::spawn(async move {
+            // Unless the run ends first (a target whose SYNs go unanswered).
+            tokio::select! {
+                _ = w.connect_ahead() => {}
+                _ = ending.cancelled() => {}
+            }
+            idle.fetch_sub(1, Ordering::Relaxed);
             loop {
                 idle.fetch_add(1, Ordering::Relaxed);
                 let job = rx.recv().await;
