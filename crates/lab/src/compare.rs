@@ -114,12 +114,7 @@ pub fn side_of(lab: &crate::record::Lab, dir: &Path) -> Result<Side, CompareErro
             label: point.label(&crate::plan::matrix::Axes::set_in(point)),
             ..Default::default()
         });
-        let why = match (&s.down, &s.uncounted) {
-            (Some(d), _) => Some(format!("target down ({d})")),
-            (None, Some(u)) => Some(u.clone()),
-            (None, None) => None,
-        };
-        if let Some(why) = why {
+        if let Some(why) = s.not_counted() {
             cell.excluded.push(format!("{}: {why}", s.id));
             continue;
         }

@@ -92,6 +92,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
         deaths,
         interrupted: opts.stop.is_cancelled() || opts.abort.is_cancelled(),
         not_run,
+        provenance: opts.provenance.clone(),
         samples,
         series,
         plan: plan.clone(),

@@ -4,7 +4,7 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` whole or not at all: into a temporary file renamed over `path`, so
 /// a full disk leaves no truncated file that looks complete. Errors name the file.
-pub(crate) fn put(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn put(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     let tmp = path.with_extension(format!(
         "{}.partial",

@@ -24,6 +24,7 @@ pub mod measure;
 pub mod outcome;
 pub mod plan;
 pub mod profile;
+pub mod provenance;
 pub mod record;
 pub mod render;
 pub mod run;

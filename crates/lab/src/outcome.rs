@@ -53,6 +53,19 @@ pub struct StepResult {
     pub windows: Vec<crate::measure::windows::Window>,
 }
 
+impl StepResult {
+    /// Why the step says nothing of its target, if it does not count: its target was down, or
+    /// the lab's rule ([`crate::measure::verdict::uncounted`]) left it out. The one answer for
+    /// every reader of a lab (a comparison, a history).
+    pub fn not_counted(&self) -> Option<String> {
+        match (&self.down, &self.uncounted) {
+            (Some(d), _) => Some(format!("target down ({d})")),
+            (None, Some(u)) => Some(u.clone()),
+            (None, None) => None,
+        }
+    }
+}
+
 /// The metrics summarised over repeats in every cell.
 pub const SUMMARISED: [Metric; 8] = [
     Metric::Rps,

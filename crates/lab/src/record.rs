@@ -68,6 +68,10 @@ pub struct Lab {
     /// short).
     pub interrupted: bool,
     pub not_run: Vec<String>,
+    /// The commit, branch and tags under test, the loadlab and the machine (none in a lab.json
+    /// written before they were recorded).
+    #[serde(default)]
+    pub provenance: Option<crate::provenance::Provenance>,
     #[serde(skip)]
     pub samples: Samples,
     /// Chart series of each step's first repeat, by step index.

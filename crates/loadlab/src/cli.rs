@@ -38,6 +38,9 @@ pub enum Command {
     /// Experiments from a plan file: ladders, sweeps, A/B with repeats, capacity search, verdicts.
     #[command(subcommand)]
     Lab(LabCommand),
+    /// A history of labs: list its series, add labs, show each series over commits with its
+    /// change points, check a lab against the current level of its series.
+    History(HistoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout, or with --dir write one page per subcommand
@@ -461,10 +464,12 @@ pub struct PlotArgs {
     pub chart: Chart,
 }
 
+mod history;
 mod k8s;
 mod lab;
 mod load;
 mod replay;
+pub use history::*;
 pub use k8s::*;
 pub use lab::*;
 pub use load::*;

@@ -53,7 +53,11 @@ fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
     let plan = lab::plan::load(&a.plan).map_err(|e| bad(e.to_string()))?;
     let stem = a.plan.file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
     let out = lab::ending::out_dir(a.out.as_deref(), &stem, a.guard.force).map_err(bad)?;
-    execute(&plan, &out, a.quick, &a.guard, &a.live)
+    let given = a.commit.given().map_err(bad)?;
+    let folder = a.plan.parent().map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf);
+    let provenance = lab::provenance::Provenance::gather(&given, &folder);
+    let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
+    execute(&plan, &out, a.quick, &a.guard, &a.live, Some(provenance), history)
 }
 
 fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
@@ -82,7 +86,8 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
             .map_err(|e| bad(format!("--start/--max/--precision/--probe: {e}")))?,
     );
     let out = lab::ending::out_dir(a.out.as_deref(), "capacity", a.guard.force).map_err(bad)?;
-    execute(&plan, &out, false, &a.guard, &a.live)
+    let provenance = lab::provenance::Provenance::gather(&Default::default(), Path::new("."));
+    execute(&plan, &out, false, &a.guard, &a.live, Some(provenance), None)
 }
 
 /// The plan before it runs: its steps and how long it should take; refused over `--max-time`.
@@ -101,7 +106,15 @@ fn preview(plan: &Plan, guard: &LabGuardArgs, out: &Path) -> anyhow::Result<()> 
     Ok(())
 }
 
-fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &LiveArgs) -> anyhow::Result<()> {
+fn execute(
+    plan: &Plan,
+    out: &Path,
+    quick: bool,
+    guard: &LabGuardArgs,
+    live: &LiveArgs,
+    provenance: Option<lab::provenance::Provenance>,
+    history: Option<String>,
+) -> anyhow::Result<()> {
     let quick_plan = quick.then(|| plan.quick());
     preview(quick_plan.as_ref().unwrap_or(plan), guard, out)?;
     let shutdown = Shutdown::watch("stopping after the current step's requests in flight", Second::Abandon)?;
@@ -109,6 +122,7 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
     let lab = runtime.block_on(async {
         let mut opts = RunOptions::new(out.to_path_buf());
         opts.quick = quick;
+        opts.provenance = provenance;
         (opts.stop, opts.abort) = (shutdown.stop(), shutdown.now());
         let serving = crate::live_cmd::start(live, &plan.name).await?;
         let tty = std::io::stderr().is_terminal();
@@ -138,8 +152,35 @@ fn execute(plan: &Plan, out: &Path, quick: bool, guard: &LabGuardArgs, live: &Li
         eprintln!("loadlab: wrote {}", f.display());
     }
     let baseline = if lab.interrupted { None } else { against_baseline(plan, out)? };
-    let verdict = verdict(&lab, shutdown.signalled()).and_then(|()| baseline.map_or(Ok(()), |o| gate(&o)));
+    let recorded = match &history {
+        Some(spec) => runtime.block_on(record(spec, plan, &lab, out)),
+        None => Ok(()),
+    };
+    let verdict =
+        verdict(&lab, shutdown.signalled()).and_then(|()| baseline.map_or(Ok(()), |o| gate(&o))).and(recorded);
     shutdown.outcome(verdict)
+}
+
+/// Records the lab into the history and, with `[history] fail_on`, judges it against the current
+/// level of its series. A history that cannot be opened fails the lab (exit 2): a CI job that
+/// asked for a record must not pass without one.
+async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Result<()> {
+    let mut h = history::History::open(spec).await.map_err(|e| bad(e.to_string()))?;
+    let provenance = history::provenance_of(lab, &Default::default());
+    let entry = history::entry(lab, out, &provenance);
+    let id = match h.add(&entry).await.map_err(|e| bad(e.to_string()))? {
+        history::Added::New(id) => id,
+        history::Added::Already => return Err(bad(format!("{spec}: this lab is in the history already"))),
+    };
+    eprintln!("loadlab: recorded lab {id} in {spec}");
+    let Some(gates) = plan.history.as_ref().map(|h| &h.fail_on).filter(|g| !g.is_empty() && !lab.interrupted) else {
+        return Ok(());
+    };
+    let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
+    let checked =
+        history::check(&labs, id, gates, &history::Settings::default(), false).map_err(|e| bad(e.to_string()))?;
+    eprint!("{}", history::check_text(&checked));
+    crate::history_verdict(&checked)
 }
 
 /// `[baseline]`: this lab compared with the one named, written beside its reports.

@@ -7,6 +7,7 @@ mod attack_cmd;
 mod cli;
 mod demo_cmd;
 mod encode_cmd;
+mod history_cmd;
 mod k8s_cmd;
 mod lab_cmd;
 mod live_cmd;
@@ -41,6 +42,19 @@ pub struct Inconclusive(pub String);
 #[derive(Debug, thiserror::Error)]
 #[error("stopped by {}", if *.0 == 143 { "SIGTERM" } else { "SIGINT" })]
 pub struct Interrupted(pub u8);
+
+/// A history check's exit: 3 when a gated series is worse, 4 when one is too short to tell.
+pub fn history_verdict(c: &history::Checked) -> anyhow::Result<()> {
+    let worse: Vec<String> = c.worse().map(|j| format!("{} ({})", j.key.text(), j.gate)).collect();
+    if !worse.is_empty() {
+        return Err(anyhow::Error::new(VerdictFailed(format!("worse than its history: {}", worse.join("; ")))));
+    }
+    let short = c.too_short();
+    if !short.is_empty() {
+        return Err(anyhow::Error::new(Inconclusive(format!("history too short to tell: {}", short.join("; ")))));
+    }
+    Ok(())
+}
 
 /// Shorthand for a bad-input error.
 pub fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -121,6 +135,7 @@ fn main() -> ExitCode {
         cli::Command::Plot(p) => plot_cmd::run(p),
         cli::Command::Demo(d) => demo_cmd::run(d),
         cli::Command::Lab(l) => lab_cmd::run(l),
+        cli::Command::History(h) => history_cmd::run(h),
         cli::Command::K8s(k) => k8s_cmd::run(k),
         cli::Command::Completions(c) => {
             let mut cmd = <cli::Cli as clap::CommandFactory>::command();

@@ -104,6 +104,7 @@ impl Plan {
             capacity: None,
             hypotheses: Vec::new(),
             baseline: None,
+            history: None,
             profile: Default::default(),
         }
     }

@@ -24,6 +24,8 @@ pub struct Plan {
     pub hypotheses: Vec<Hypothesis>,
     /// A previous lab to compare this one with when it ends (`lab compare`).
     pub baseline: Option<Baseline>,
+    /// `[history]`: where the lab is recorded, and the gate on its series.
+    pub history: Option<HistorySpec>,
     /// How profiled targets are recorded (`[profile]`).
     pub profile: crate::profile::ProfileSpec,
 }
@@ -65,6 +67,15 @@ pub struct Baseline {
     pub fail_on: Vec<gate::Gate>,
     /// Changes within this (%) are `~`.
     pub threshold_pct: f64,
+}
+
+/// `[history]`: the history a lab is recorded into (a file, resolved against the plan's folder,
+/// or a `postgres://` URL; none: `--history` or `LOADLAB_HISTORY` say), and the gate judged on
+/// its series when the lab ends.
+#[derive(Clone, Debug, Default)]
+pub struct HistorySpec {
+    pub path: Option<String>,
+    pub fail_on: Vec<gate::Gate>,
 }
 
 /// An origin simulator the lab embeds for the run (the upstream of the systems under test).
@@ -522,6 +533,21 @@ impl Doc<'_> {
             }
             None => None,
         };
+        let history = match raw.history {
+            Some(h) => {
+                let path = h.path.map(|p| {
+                    if p.starts_with("postgres://") || p.starts_with("postgresql://") {
+                        p
+                    } else {
+                        dir.join(&p).display().to_string()
+                    }
+                });
+                let fail_on = gate::Gate::parse_list(h.fail_on.as_deref().unwrap_or(""))
+                    .map_err(|e| self.err("history.fail_on", e))?;
+                Some(HistorySpec { path, fail_on })
+            }
+            None => None,
+        };
         let plan = Plan {
             name: raw.name,
             question: raw.question,
@@ -533,6 +559,7 @@ impl Doc<'_> {
             capacity,
             hypotheses,
             baseline,
+            history,
             profile: raw.profile.map(|p| self.profile_spec(p)).transpose()?.unwrap_or_default(),
         };
         let steps = plan.step_count();

@@ -22,6 +22,7 @@ pub(super) struct RawPlan {
     #[serde(default)]
     pub(super) hypotheses: Vec<RawHypothesis>,
     pub(super) baseline: Option<RawBaseline>,
+    pub(super) history: Option<RawHistory>,
     pub(super) profile: Option<RawProfile>,
 }
 
@@ -42,6 +43,13 @@ pub(super) struct RawBaseline {
     pub(super) path: String,
     pub(super) fail_on: Option<String>,
     pub(super) threshold: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHistory {
+    pub(super) path: Option<String>,
+    pub(super) fail_on: Option<String>,
 }
 
 #[derive(Deserialize)]

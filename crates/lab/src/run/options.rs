@@ -14,11 +14,19 @@ pub struct RunOptions {
     pub stop: CancellationToken,
     /// Stop at once, abandoning the current step (a second signal).
     pub abort: CancellationToken,
+    /// What the lab is of and where it runs, recorded in lab.json (none: not recorded).
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 impl RunOptions {
     /// Options writing to `out`, with tokens nobody cancels yet.
     pub fn new(out: PathBuf) -> RunOptions {
-        RunOptions { out, quick: false, stop: CancellationToken::new(), abort: CancellationToken::new() }
+        RunOptions {
+            out,
+            quick: false,
+            stop: CancellationToken::new(),
+            abort: CancellationToken::new(),
+            provenance: None,
+        }
     }
 }

@@ -71,6 +71,12 @@ pub struct LabRunArgs {
     pub guard: LabGuardArgs,
     #[command(flatten)]
     pub live: LiveArgs,
+    /// Record the lab into this history (an SQLite file, created on first use, or a
+    /// postgres:// URL); default: the plan's [history] path, else LOADLAB_HISTORY.
+    #[arg(long, value_name = "FILE|URL")]
+    pub history: Option<String>,
+    #[command(flatten)]
+    pub commit: super::CommitArgs,
 }
 
 /// What keeps a lab from running away or writing over a previous one.
@@ -127,6 +133,6 @@ fn one_rate(s: &str) -> Result<f64, String> {
 }
 
 /// A share: `5%` or `0.05`.
-fn share(s: &str) -> Result<f64, String> {
+pub(crate) fn share(s: &str) -> Result<f64, String> {
     lab::measure::verdict::parse_percent(s).ok_or_else(|| format!("{s:?} is not a percentage like 5%"))
 }

@@ -6,6 +6,7 @@ mod support;
 
 mod capacity;
 mod examples;
+mod history;
 mod lab;
 mod profile;
 mod stalls;

@@ -1,0 +1,142 @@
+//! What a lab adds to a history: one entry (the lab: plan, when, commit, machine) and its
+//! steps, each with its figures, or, when it does not count, why.
+
+use std::path::Path;
+
+use lab::measure::metric::Metric;
+use lab::provenance::Provenance;
+use lab::Lab;
+use serde::Serialize;
+
+/// The step figures a history keeps (as `lab compare` compares them, with p90), by the names
+/// `history show --metric` takes. A profiled step adds `fn:NAME` for each of its top functions:
+/// µs of the function's own CPU per successful request.
+pub const RECORDED: [Metric; 7] = [
+    Metric::Throughput,
+    Metric::P50,
+    Metric::P90,
+    Metric::P99,
+    Metric::Success,
+    Metric::TargetCpu,
+    Metric::GeneratorCpu,
+];
+
+/// The prefix of a profiled function's series.
+pub const FUNCTION: &str = "fn:";
+
+/// One lab in a history.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Entry {
+    pub plan: String,
+    pub started_unix_s: i64,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    /// `{"version":"1.4"}`.
+    pub tags: String,
+    pub loadlab: String,
+    pub measurement: u32,
+    /// The machine's fingerprint ([`lab::provenance::Machine::fingerprint`]) and its words.
+    pub machine: String,
+    pub machine_text: String,
+    /// The lab's folder as given, for links from the history's pages.
+    pub path: String,
+    pub quick: bool,
+    pub steps: Vec<Step>,
+}
+
+/// One step of a lab.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    pub id: String,
+    pub target: String,
+    /// The load point as `lab compare` keys it (the point's fields as JSON), and in words.
+    pub load: String,
+    pub label: String,
+    pub repeat: u32,
+    /// Why the step does not count (generator-limited, target down, interrupted); none when it
+    /// does. Steps that do not count are kept, and never enter a series.
+    pub not_counted: Option<String>,
+    /// (metric, value) in the metric's unit: ms, a share, /s, µs per request.
+    pub values: Vec<(String, f64)>,
+}
+
+/// The entry of `lab`, read from `dir`; `provenance` where the lab recorded none (or to say
+/// otherwise: a commit given when importing).
+pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
+    let last = lab.steps.len().saturating_sub(1);
+    let steps = lab
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let point = lab.matrix.points.get(s.point);
+            let not_counted = s.not_counted().or_else(|| {
+                // The last step of an interrupted lab may be short.
+                (lab.interrupted && i == last).then(|| "interrupted: the lab was stopped during it".to_owned())
+            });
+            let mut values = Vec::new();
+            if not_counted.is_none() {
+                for m in RECORDED {
+                    let v = match m {
+                        Metric::TargetCpu => Metric::cpu_per_request(s.target_cpu_pct, &s.numbers),
+                        Metric::GeneratorCpu => Metric::cpu_per_request(s.generator_cpu_pct, &s.numbers),
+                        _ => Some(m.of(&s.numbers)),
+                    };
+                    if let Some(v) = v.filter(|v| v.is_finite()) {
+                        values.push((m.name().to_owned(), v));
+                    }
+                }
+                for f in s.profile.iter().flat_map(|p| &p.top) {
+                    if f.self_us.is_finite() {
+                        values.push((format!("{FUNCTION}{}", f.name), f.self_us));
+                    }
+                }
+            }
+            Step {
+                id: s.id.clone(),
+                target: lab.targets.get(s.target).map_or_else(|| format!("target {}", s.target), |t| t.name.clone()),
+                load: point.map(|p| serde_json::to_string(p).unwrap_or_default()).unwrap_or_default(),
+                label: point.map(|p| p.label(&lab::plan::matrix::Axes::set_in(p))).unwrap_or_default(),
+                repeat: s.repeat,
+                not_counted,
+                values,
+            }
+        })
+        .collect();
+    Entry {
+        plan: lab.name.clone(),
+        started_unix_s: lab.started_unix_s as i64,
+        commit: provenance.commit.clone(),
+        branch: provenance.branch.clone(),
+        tags: serde_json::to_string(&provenance.tags).unwrap_or_else(|_| "{}".into()),
+        loadlab: provenance.loadlab.clone(),
+        measurement: provenance.measurement,
+        machine: provenance.machine.fingerprint(),
+        machine_text: provenance.machine.text(),
+        path: dir.display().to_string(),
+        quick: lab.quick,
+        steps,
+    }
+}
+
+/// The provenance `lab` is recorded with: what it recorded, overridden by what is `given` (a
+/// commit named when importing). A lab.json written before provenance was recorded has only
+/// what is given, on an unknown machine (a series of its own).
+pub fn provenance_of(lab: &Lab, given: &lab::provenance::Given) -> Provenance {
+    let mut p = lab.provenance.clone().unwrap_or_else(|| Provenance {
+        loadlab: "unknown".into(),
+        machine: lab::provenance::Machine {
+            cpu: "unknown machine (the lab recorded none)".into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    if given.commit.is_some() {
+        p.commit.clone_from(&given.commit);
+    }
+    if given.branch.is_some() {
+        p.branch.clone_from(&given.branch);
+    }
+    p.tags.extend(given.tags.clone());
+    p
+}

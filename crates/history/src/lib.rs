@@ -1,0 +1,29 @@
+//! A history of labs, to answer "when did it get slower?": every counted step's figures kept by
+//! plan, target, load point and machine, stamped with the commit; each series' change points
+//! across commits (Apache Otava's method); a gate that judges the newest lab against the current
+//! level of its series rather than one baseline run.
+//!
+//! Modules, each using only those above it:
+//! - `changes`: change points of a series of numbers (pure);
+//! - `entry`: what a lab adds to a history (through the lab's own types);
+//! - `store`: the SQLite file or PostgreSQL database, one schema;
+//! - `series`: the stored labs as series, with their change points;
+//! - `check`: the gate on the newest lab;
+//! - `render`: tables (text, Markdown), JSON, Otava's CSV, and the HTML page.
+
+mod changes;
+mod check;
+mod entry;
+mod render;
+mod series;
+mod store;
+
+pub use changes::{change_points, ChangePoint, Settings, MIN_POINTS};
+pub use check::{check, CheckError, Checked, Judged, Outcome, LEVEL};
+pub use entry::{entry, provenance_of, Entry, Step, FUNCTION, RECORDED};
+pub use render::{check_text, csv, html, json, list_text, markdown, show_text};
+pub use series::{series, Key, Point, Query, Series};
+pub use store::{locate, Added, History, HistoryError, Stored};
+
+/// Where a history is when none is given: the `LOADLAB_HISTORY` environment variable.
+pub const ENV: &str = "LOADLAB_HISTORY";

@@ -1,0 +1,375 @@
+//! A history as people and machines read it: the list of series, each series as a table over
+//! commits with its change points (text and Markdown), JSON, Otava's CSV, and one HTML page.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use lab::measure::metric::Metric;
+use report::chart::{render_xy_svg, Series as Line, XyChart};
+use report::page::{esc, shell};
+
+use crate::changes::{ChangePoint, Settings};
+use crate::check::{Checked, Outcome, LEVEL};
+use crate::series::{Point, Series};
+
+/// A value of `metric` as people write it: `12.3ms`, `99.90%`, `1200.0/s`, `38.1µs/req`.
+fn show(metric: &str, v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    match Metric::parse(metric) {
+        Ok(m) => m.show(v),
+        Err(_) => format!("{v:.1}µs/req"),
+    }
+}
+
+fn when(unix_s: i64) -> String {
+    chrono::DateTime::from_timestamp(unix_s, 0)
+        .map_or_else(|| unix_s.to_string(), |t| t.format("%Y-%m-%d %H:%M").to_string())
+}
+
+/// How change points were found, in one line.
+pub fn settings_text(s: &Settings) -> String {
+    format!(
+        "change points: E-divisive means in windows of {} labs, Student's t-test p <= {}, change > {}%, \
+         {} labs on each side to confirm",
+        s.window,
+        s.max_pvalue,
+        s.min_magnitude * 100.0,
+        s.min_points
+    )
+}
+
+/// A change point in one line: where, the commits either side, the levels and the change.
+fn change_line(s: &Series, c: &ChangePoint) -> String {
+    let (lo, hi) = c.change_interval_pct();
+    let before = s.points.get(c.index.wrapping_sub(1)).map_or_else(|| "-".into(), Point::short_commit);
+    let after = s.points.get(c.index).map_or_else(|| "-".into(), Point::short_commit);
+    let pending = if c.pending > 0 {
+        format!(" (pending: {} more lab{} to confirm)", c.pending, if c.pending == 1 { "" } else { "s" })
+    } else {
+        String::new()
+    };
+    format!(
+        "change at lab {} (after {before}, from {after}): {} -> {}, {:+.1}% [{lo:+.1}, {hi:+.1}], p = {:.2e}{pending}",
+        c.index + 1,
+        show(&s.key.metric, c.mean_before),
+        show(&s.key.metric, c.mean_after),
+        c.change() * 100.0,
+        c.pvalue
+    )
+}
+
+/// `history` with no subcommand: one line per series.
+pub fn list_text(series: &[Series]) -> String {
+    let mut out = String::new();
+    if series.is_empty() {
+        out.push_str("no series yet: record labs with `lab run --history FILE` or `history add LAB_DIR`\n");
+        return out;
+    }
+    let _ = writeln!(out, "{:<60} {:>5} {:>12} {:>8}  machine", "series", "labs", "last", "changes");
+    for s in series {
+        let last = s.points.last().map_or(f64::NAN, |p| p.value);
+        let confirmed = s.changes.iter().filter(|c| c.pending == 0).count();
+        let pending = s.changes.len() - confirmed;
+        let changes = if pending > 0 { format!("{confirmed}+{pending}?") } else { confirmed.to_string() };
+        let _ = writeln!(
+            out,
+            "{:<60} {:>5} {:>12} {:>8}  {}",
+            s.key.text(),
+            s.points.len(),
+            show(&s.key.metric, last),
+            changes,
+            s.key.machine
+        );
+    }
+    out
+}
+
+/// `history show`: each series as a table over its labs, change points marked.
+pub fn show_text(series: &[Series], settings: &Settings) -> String {
+    let mut out = String::new();
+    for s in series {
+        let _ = writeln!(out, "{}\n  machine {}: {}", s.key.text(), s.key.machine, s.machine_text);
+        let _ = writeln!(out, "  {:>4}  {:<16}  {:<10}  {:<12}  {:>12}", "lab", "when", "commit", "branch", "value");
+        for (i, p) in s.points.iter().enumerate() {
+            if let Some(c) = s.changes.iter().find(|c| c.index == i) {
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    change_line(s, c).replacen("change", if c.pending > 0 { "--- change?" } else { "--- change" }, 1)
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  {:>4}  {:<16}  {:<10}  {:<12}  {:>12}",
+                i + 1,
+                when(p.started_unix_s),
+                p.short_commit(),
+                p.branch.as_deref().unwrap_or("-"),
+                show(&s.key.metric, p.value)
+            );
+        }
+        if s.changes.is_empty() {
+            let _ = writeln!(out, "  no change point");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{}", settings_text(settings));
+    out
+}
+
+/// The series and their change points as JSON.
+pub fn json(series: &[Series], settings: &Settings) -> String {
+    let changes: Vec<Vec<serde_json::Value>> = series
+        .iter()
+        .map(|s| {
+            s.changes
+                .iter()
+                .map(|c| {
+                    let (lo, hi) = c.change_interval_pct();
+                    serde_json::json!({
+                        "index": c.index,
+                        "commit_before": s.points.get(c.index.wrapping_sub(1)).and_then(|p| p.commit.clone()),
+                        "commit_after": s.points.get(c.index).and_then(|p| p.commit.clone()),
+                        "lab_before": s.points.get(c.index.wrapping_sub(1)).map(|p| p.path.clone()),
+                        "lab_after": s.points.get(c.index).map(|p| p.path.clone()),
+                        "mean_before": c.mean_before,
+                        "mean_after": c.mean_after,
+                        "change_pct": c.change() * 100.0,
+                        "change_interval_pct": [lo, hi],
+                        "pvalue": c.pvalue,
+                        "pending": c.pending,
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "settings": {
+            "window": settings.window,
+            "max_pvalue": settings.max_pvalue,
+            "min_magnitude": settings.min_magnitude,
+            "min_points": settings.min_points,
+        },
+        "series": series.iter().zip(changes).map(|(s, c)| serde_json::json!({
+            "key": s.key,
+            "machine_text": s.machine_text,
+            "points": s.points,
+            "changes": c,
+        })).collect::<Vec<_>>(),
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
+
+/// The series as a CSV in the layout Otava reads (`time`, `commit`, then a column per series),
+/// one row per lab, a cell left empty where a lab has no figure.
+pub fn csv(series: &[Series]) -> String {
+    let one_cell =
+        series.windows(2).all(|w| w[0].key.target == w[1].key.target && w[0].key.load_key == w[1].key.load_key);
+    let column = |s: &Series| {
+        if one_cell {
+            s.key.metric.clone()
+        } else {
+            format!("{} @ {}: {}", s.key.target, s.key.load, s.key.metric)
+        }
+    };
+    // By (time, lab): the commit and a cell per series.
+    type Row = (Option<String>, Vec<Option<f64>>);
+    let mut rows: BTreeMap<(i64, i64), Row> = BTreeMap::new();
+    for (i, s) in series.iter().enumerate() {
+        for p in &s.points {
+            let row =
+                rows.entry((p.started_unix_s, p.lab)).or_insert_with(|| (p.commit.clone(), vec![None; series.len()]));
+            row.1[i] = Some(p.value);
+        }
+    }
+    let quote =
+        |s: &str| if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() };
+    let mut out = String::from("time,commit");
+    for s in series {
+        out.push(',');
+        out.push_str(&quote(&column(s)));
+    }
+    out.push('\n');
+    for ((t, _), (commit, values)) in rows {
+        let time = chrono::DateTime::from_timestamp(t, 0)
+            .map_or_else(|| t.to_string(), |d| d.format("%Y-%m-%d %H:%M:%S +0000").to_string());
+        let _ = write!(out, "{time},{}", quote(commit.as_deref().unwrap_or("")));
+        for v in values {
+            out.push(',');
+            if let Some(v) = v {
+                let _ = write!(out, "{v}");
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// history.md: a table per series with change points, for a CI summary.
+pub fn markdown(series: &[Series], settings: &Settings) -> String {
+    let mut out = String::from("# History\n\n");
+    let _ = writeln!(out, "{}.\n", settings_text(settings));
+    for s in series {
+        let _ = writeln!(out, "## {}\n\nMachine `{}`: {}.\n", s.key.text(), s.key.machine, s.machine_text);
+        if s.changes.is_empty() {
+            out.push_str("No change point.\n\n");
+        }
+        for c in &s.changes {
+            let _ = writeln!(out, "- {}", change_line(s, c));
+        }
+        if !s.changes.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("| lab | when | commit | branch | value |\n|---:|---|---|---|---:|\n");
+        for (i, p) in s.points.iter().enumerate() {
+            let mark = if s.changes.iter().any(|c| c.index == i) { " **(change)**" } else { "" };
+            let _ = writeln!(
+                out,
+                "| {} | {} | `{}` | {} | {}{mark} |",
+                i + 1,
+                when(p.started_unix_s),
+                p.short_commit(),
+                p.branch.as_deref().unwrap_or("-"),
+                show(&s.key.metric, p.value)
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+const STYLE: &str = r#"body { font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 16px auto; max-width: 1100px; color: #222; }
+h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 15px; margin: 22px 0 4px; }
+.note { color: #555; font-size: 13px; } table { border-collapse: collapse; font-size: 13px; margin: 6px 0; }
+td, th { border-bottom: 1px solid #eee; padding: 2px 8px; text-align: left; } svg { max-width: 100%; height: auto; }
+"#;
+
+/// history.html: each series as a chart over its labs (the values, and each level between
+/// change points dashed), with its change points linked to the labs on either side.
+pub fn html(series: &[Series], settings: &Settings) -> String {
+    let mut body = String::from("<h1>History</h1>\n");
+    let _ = writeln!(
+        body,
+        "<p class=\"note\">{}. Lab numbers run in the order the labs ran.</p>",
+        esc(&settings_text(settings))
+    );
+    for s in series {
+        let points: Vec<(f64, f64)> = s.points.iter().enumerate().map(|(i, p)| ((i + 1) as f64, p.value)).collect();
+        let mut lines = vec![Line { name: s.key.metric.clone(), points, dashed: false, color: Some(0) }];
+        let mut edges: Vec<usize> = vec![0];
+        edges.extend(s.changes.iter().map(|c| c.index));
+        edges.push(s.points.len());
+        for w in edges.windows(2).filter(|w| w[1] > w[0]) {
+            let seg = &s.points[w[0]..w[1]];
+            let mean = seg.iter().map(|p| p.value).sum::<f64>() / seg.len() as f64;
+            let name = if w[0] == 0 { "level".to_owned() } else { format!("level from lab {}", w[0] + 1) };
+            lines.push(Line {
+                name,
+                points: vec![(w[0] as f64 + 1.0, mean), (w[1] as f64, mean)],
+                dashed: true,
+                color: Some(1),
+            });
+        }
+        let chart = XyChart {
+            title: s.key.text(),
+            x_label: "lab".into(),
+            y_label: s.key.metric.clone(),
+            log_y: false,
+            series: lines,
+        };
+        let _ = writeln!(body, "<section>\n<h2>{}</h2>", esc(&s.key.text()));
+        let _ = writeln!(
+            body,
+            "<p class=\"note\">machine <code>{}</code>: {}</p>",
+            esc(&s.key.machine),
+            esc(&s.machine_text)
+        );
+        body.push_str(&render_xy_svg("", &[chart]));
+        if s.changes.is_empty() {
+            body.push_str("<p class=\"note\">No change point.</p>\n");
+        } else {
+            body.push_str("<table><tr><th>change</th><th>lab before</th><th>lab after</th></tr>\n");
+            for c in &s.changes {
+                let link = |p: Option<&Point>| {
+                    p.map_or_else(String::new, |p| {
+                        let href = format!("{}/report.html", p.path.trim_end_matches('/'));
+                        format!("<a href=\"{}\">{}</a>", esc(&href), esc(&p.short_commit()))
+                    })
+                };
+                let _ = writeln!(
+                    body,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&change_line(s, c)),
+                    link(s.points.get(c.index.wrapping_sub(1))),
+                    link(s.points.get(c.index))
+                );
+            }
+            body.push_str("</table>\n");
+        }
+        body.push_str("</section>\n");
+    }
+    shell("History", STYLE, &body)
+}
+
+/// `history check`'s report: each gated series' verdict, then what failed and why.
+pub fn check_text(c: &Checked) -> String {
+    let mut out = String::new();
+    let commit = c.commit.as_deref().unwrap_or("no commit");
+    let _ = writeln!(out, "history check of {} ({commit}), lab {}:", c.plan, c.path);
+    for j in &c.judged {
+        let verdict = match &j.outcome {
+            Outcome::Worse => "WORSE".to_owned(),
+            Outcome::Held => "ok".to_owned(),
+            Outcome::TooShort(why) => format!("cannot tell: {why}"),
+        };
+        let metric = &j.key.metric;
+        if j.level_mean.is_finite() {
+            let since = j
+                .level_since
+                .as_deref()
+                .map_or_else(|| "the series' start".to_owned(), |c| c.chars().take(10).collect());
+            let _ = writeln!(
+                out,
+                "  {} [{}]: {} against a level of {} ± {} over {} labs since {since}: {:+.1}%, p = {:.2e}: {verdict}",
+                j.key.text(),
+                j.gate,
+                show(metric, j.value),
+                show(metric, j.level_mean),
+                show(metric, j.level_std),
+                j.level_points,
+                j.change_pct,
+                j.pvalue
+            );
+        } else {
+            let _ = writeln!(out, "  {} [{}]: {verdict}", j.key.text(), j.gate);
+        }
+        if let Some((cp, before, after)) = &j.last_change {
+            let short =
+                |c: &Option<String>| c.as_deref().map_or_else(|| "-".to_owned(), |c| c.chars().take(10).collect());
+            let _ = writeln!(
+                out,
+                "    its level moved from {} to {} ({:+.1}%) between {} and {}",
+                show(metric, cp.mean_before),
+                show(metric, cp.mean_after),
+                cp.change() * 100.0,
+                short(before),
+                short(after)
+            );
+        }
+        if j.outcome == Outcome::Worse {
+            for (f, was, now) in &j.functions {
+                let _ = writeln!(out, "    grew: {f} {was:.1} -> {now:.1} µs of its own CPU per request");
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "method: the lab against each series' current level (the labs since its last change point), a one-sided \
+         Student's t prediction test, Holm-corrected over {} gated series at a family-wise {}%, and the gate's threshold",
+        c.judged.iter().filter(|j| j.pvalue.is_finite()).count(),
+        LEVEL * 100.0
+    );
+    out
+}

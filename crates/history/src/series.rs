@@ -1,0 +1,168 @@
+//! A history's series: one metric of one target at one load point of one plan, on one machine
+//! (and one way of measuring), a point per lab in the order the labs ran, each the centre of the
+//! lab's counted repeats; with its change points.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::changes::{change_points, ChangePoint, Settings};
+use crate::store::Stored;
+
+/// What a series is of. Labs on different machines (or measured differently) never share a
+/// series unless asked (`any_machine`): then `machine` is `any`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Key {
+    pub plan: String,
+    pub target: String,
+    /// The load point in words (`400/s`), and as `lab compare` keys it.
+    pub load: String,
+    #[serde(skip)]
+    pub load_key: String,
+    pub metric: String,
+    pub machine: String,
+    pub measurement: u32,
+    /// `--quick` labs (2 s steps) are a series of their own.
+    pub quick: bool,
+}
+
+impl Key {
+    /// `api / svc @ 400/s: p99`.
+    pub fn text(&self) -> String {
+        let quick = if self.quick { " (quick)" } else { "" };
+        format!("{} / {} @ {}: {}{quick}", self.plan, self.target, self.load, self.metric)
+    }
+}
+
+/// One lab's value in a series.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Point {
+    /// The lab's key in the history.
+    pub lab: i64,
+    pub started_unix_s: i64,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    /// The lab's folder, for links.
+    pub path: String,
+    pub value: f64,
+    /// The counted repeats it is the centre of.
+    pub repeats: usize,
+}
+
+impl Point {
+    /// The commit's first 10 characters, or `-`.
+    pub fn short_commit(&self) -> String {
+        self.commit.as_deref().map_or_else(|| "-".into(), |c| c.chars().take(10).collect())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Series {
+    pub key: Key,
+    /// The machine in words (the last lab's, under `any_machine`).
+    pub machine_text: String,
+    pub points: Vec<Point>,
+    pub changes: Vec<ChangePoint>,
+}
+
+impl Series {
+    /// The points of the current level: those since the last confirmed change point.
+    pub fn level_since(&self) -> usize {
+        self.changes.iter().filter(|c| c.pending == 0).map(|c| c.index).next_back().unwrap_or(0)
+    }
+}
+
+/// Which series to show.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    pub plan: Option<String>,
+    pub target: Option<String>,
+    /// A metric name (`p99`), or `fn:` for every profiled function's.
+    pub metric: Option<String>,
+    /// A load point: its rate (`400`) or its words (`400/s http2`).
+    pub load: Option<String>,
+    pub branch: Option<String>,
+    /// Put labs of different machines (and loadlab measurements) in one series.
+    pub any_machine: bool,
+}
+
+impl Query {
+    fn takes(&self, key: &Key, branch: Option<&str>) -> bool {
+        let load_ok = self.load.as_deref().is_none_or(|l| {
+            let rate = serde_json::from_str::<serde_json::Value>(&key.load_key)
+                .ok()
+                .and_then(|v| v.get("rate").and_then(serde_json::Value::as_f64));
+            match l.trim_end_matches("/s").parse::<f64>() {
+                Ok(r) => rate == Some(r),
+                Err(_) => key.load == l,
+            }
+        });
+        let metric_ok = self.metric.as_deref().is_none_or(|m| {
+            if m == crate::entry::FUNCTION {
+                key.metric.starts_with(m)
+            } else {
+                key.metric == m
+            }
+        });
+        self.plan.as_deref().is_none_or(|p| key.plan == p)
+            && self.target.as_deref().is_none_or(|t| key.target == t)
+            && self.branch.as_deref().is_none_or(|b| branch == Some(b))
+            && load_ok
+            && metric_ok
+    }
+}
+
+/// The series `query` asks for, each with its change points by `settings`, in key order.
+pub fn series(labs: &[Stored], query: &Query, settings: &Settings) -> Vec<Series> {
+    // Per series: the machine in words, and per lab (in run order) its counted repeats' values.
+    type Gathered = (String, Vec<(usize, Vec<f64>)>);
+    let mut by_key: BTreeMap<Key, Gathered> = BTreeMap::new();
+    for (i, (_, lab)) in labs.iter().enumerate() {
+        for step in lab.steps.iter().filter(|s| s.not_counted.is_none()) {
+            for (metric, value) in &step.values {
+                let key = Key {
+                    plan: lab.plan.clone(),
+                    target: step.target.clone(),
+                    load: step.label.clone(),
+                    load_key: step.load.clone(),
+                    metric: metric.clone(),
+                    machine: if query.any_machine { "any".into() } else { lab.machine.clone() },
+                    measurement: if query.any_machine { 0 } else { lab.measurement },
+                    quick: lab.quick,
+                };
+                if !query.takes(&key, lab.branch.as_deref()) {
+                    continue;
+                }
+                let (machine, points) = by_key.entry(key).or_default();
+                machine.clone_from(&lab.machine_text);
+                match points.last_mut() {
+                    Some((at, values)) if *at == i => values.push(*value),
+                    _ => points.push((i, vec![*value])),
+                }
+            }
+        }
+    }
+    by_key
+        .into_iter()
+        .map(|(key, (machine_text, per_lab))| {
+            let points: Vec<Point> = per_lab
+                .into_iter()
+                .map(|(i, values)| {
+                    let (id, lab) = &labs[i];
+                    Point {
+                        lab: *id,
+                        started_unix_s: lab.started_unix_s,
+                        commit: lab.commit.clone(),
+                        branch: lab.branch.clone(),
+                        path: lab.path.clone(),
+                        value: lab::measure::ab::centre(&values),
+                        repeats: values.len(),
+                    }
+                })
+                .collect();
+            let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+            let changes = change_points(&values, settings);
+            Series { key, machine_text, points, changes }
+        })
+        .collect()
+}

@@ -1,0 +1,242 @@
+//! The history in both stores, through the same calls: an SQLite file, and a real PostgreSQL
+//! server (Debian's package, started here by pid in a folder of its own and stopped after).
+
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use history::{Added, Entry, History, Settings, Step};
+
+/// Twelve labs of one plan: p99 at 10 ms for six, then 13 ms; the sixth lab's second step
+/// not counted (generator-limited); profiled functions, `deflate` growing with the p99.
+fn labs() -> Vec<Entry> {
+    (0..12)
+        .map(|i| {
+            let p99 = if i < 6 { 10.0 } else { 13.0 } + [0.1, -0.1, 0.05, -0.05, 0.0, 0.08][i % 6];
+            let counted = Step {
+                id: "01-r400".into(),
+                target: "svc".into(),
+                load: r#"{"rate":400.0}"#.into(),
+                label: "400/s".into(),
+                repeat: 0,
+                not_counted: None,
+                values: vec![
+                    ("p99".into(), p99),
+                    ("throughput".into(), 400.0),
+                    ("fn:deflate".into(), if i < 6 { 20.0 } else { 29.0 }),
+                    ("fn:memcpy".into(), 5.0),
+                ],
+            };
+            let uncounted = Step {
+                id: "02-r800".into(),
+                label: "800/s".into(),
+                load: r#"{"rate":800.0}"#.into(),
+                not_counted: (i == 5).then(|| "generator-limited: the generator stalled 2.0 s".to_owned()),
+                values: if i == 5 {
+                    vec![]
+                } else {
+                    vec![("p99".into(), 20.0 + [0.1, -0.1, 0.05, -0.05, 0.0, 0.08][i % 6])]
+                },
+                ..counted.clone()
+            };
+            Entry {
+                plan: "api".into(),
+                started_unix_s: 1_790_000_000 + i as i64 * 3600,
+                commit: Some(format!("{i:02}aaaaaaaaaaaaaaa")),
+                branch: Some("main".into()),
+                tags: r#"{"version":"1.4"}"#.into(),
+                loadlab: "0.1.0".into(),
+                measurement: 1,
+                machine: "0badcafe".into(),
+                machine_text: "2 × test CPU, 24 GiB, Linux 6".into(),
+                path: format!("labs/{i}"),
+                quick: false,
+                steps: vec![counted, uncounted],
+            }
+        })
+        .collect()
+}
+
+/// Everything a history does, the same in either store.
+async fn exercise(mut h: History) {
+    let all = labs();
+    let mut ids = Vec::new();
+    for e in &all[..11] {
+        match h.add(e).await.unwrap() {
+            Added::New(id) => ids.push(id),
+            Added::Already => panic!("new lab refused"),
+        }
+    }
+    assert_eq!(h.add(&all[3]).await.unwrap(), Added::Already, "a lab added twice is kept once");
+    // Read back as written.
+    let stored = h.labs().await.unwrap();
+    assert_eq!(stored.len(), 11);
+    let mut back = stored[4].1.clone();
+    back.steps.iter_mut().for_each(|s| s.values.sort_by(|a, b| a.0.cmp(&b.0)));
+    let mut want = all[4].clone();
+    want.steps.iter_mut().for_each(|s| s.values.sort_by(|a, b| a.0.cmp(&b.0)));
+    assert_eq!(back, want);
+    assert_eq!(stored[5].1.steps[1].not_counted.as_deref(), Some("generator-limited: the generator stalled 2.0 s"));
+
+    // Series: the uncounted step is in none; the change at the seventh lab is pending (5 labs
+    // after it needed, 5 there).
+    let s = Settings::default();
+    let q = history::Query { metric: Some("p99".into()), ..Default::default() };
+    let series = history::series(&stored, &q, &s);
+    assert_eq!(series.len(), 2);
+    let slow = series.iter().find(|x| x.key.load == "800/s").unwrap();
+    assert_eq!(slow.points.len(), 10, "the generator-limited step never enters a series");
+    assert!(slow.changes.is_empty(), "{:?}", slow.changes);
+    let p99 = series.iter().find(|x| x.key.load == "400/s").unwrap();
+    assert_eq!(p99.changes.len(), 1, "{:?}", p99.changes);
+    assert_eq!((p99.changes[0].index, p99.changes[0].pending), (6, 0));
+    assert_eq!(p99.points[6].commit.as_deref(), Some("06aaaaaaaaaaaaaaa"));
+    let text = history::show_text(&series, &s);
+    assert!(text.contains("change at lab 7 (after 05aaaaaaaa, from 06aaaaaaaa): 10.0ms -> 13.0ms, +29.8%"), "{text}");
+
+    // The check: the twelfth lab at the new level holds; one 20% above it fails, naming deflate.
+    let gates = lab::plan::gate::Gate::parse_list("p99>+5%").unwrap();
+    let Added::New(last) = h.add(&all[11]).await.unwrap() else { panic!() };
+    let stored = h.labs().await.unwrap();
+    let checked = history::check(&stored, last, &gates, &s, false).unwrap();
+    assert_eq!(checked.worse().count(), 0, "{}", history::check_text(&checked));
+    assert!(checked.too_short().is_empty(), "{:?}", checked.too_short());
+    let mut worse = all[11].clone();
+    worse.started_unix_s += 3600;
+    worse.steps[0].values[0].1 = 15.6;
+    worse.steps[0].values[2].1 = 36.0;
+    let Added::New(id) = h.add(&worse).await.unwrap() else { panic!() };
+    let stored = h.labs().await.unwrap();
+    let checked = history::check(&stored, id, &gates, &s, false).unwrap();
+    let text = history::check_text(&checked);
+    assert_eq!(checked.worse().count(), 1, "{text}");
+    assert!(text.contains("grew: deflate 29.0 -> 36.0"), "{text}");
+    assert!(text.contains("its level moved from 10.0ms to 13.0ms"), "{text}");
+
+    // CSV in Otava's layout, JSON, Markdown and HTML.
+    let one = history::series(&stored, &history::Query { load: Some("400".into()), ..Default::default() }, &s);
+    let csv = history::csv(&one);
+    assert!(csv.starts_with("time,commit,fn:deflate,fn:memcpy,p99,throughput\n"), "{csv}");
+    assert_eq!(csv.lines().count(), 14);
+    let json: serde_json::Value = serde_json::from_str(&history::json(&one, &s)).unwrap();
+    assert_eq!(json["series"].as_array().unwrap().len(), 4);
+    assert!(history::markdown(&one, &s).contains("| 7 |"));
+    let html = history::html(&one, &s);
+    assert!(html.contains("<svg") && html.contains("labs/6/report.html"), "links to the labs either side");
+}
+
+#[tokio::test]
+async fn an_sqlite_history_is_created_on_first_use_and_read_back() {
+    let dir = std::env::temp_dir().join(format!("loadlab-history-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("history.db");
+    let _ = std::fs::remove_file(&file);
+    exercise(History::open(file.to_str().unwrap()).await.unwrap()).await;
+    // Reopened, it holds what it held.
+    let again = History::open(file.to_str().unwrap()).await.unwrap();
+    assert_eq!(again.labs().await.unwrap().len(), 13);
+    let e = match History::open(dir.join("no/such/folder/h.db").to_str().unwrap()).await {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("opened"),
+    };
+    assert!(e.contains("no folder"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A PostgreSQL server of its own: initdb in a fresh folder, started by pid, stopped on drop.
+struct Postgres {
+    child: Child,
+    dir: PathBuf,
+    url: String,
+}
+
+impl Postgres {
+    fn start() -> Postgres {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()
+            .and_then(|d| d.filter_map(Result::ok).map(|e| e.path().join("bin")).find(|b| b.join("initdb").exists()))
+            .expect("PostgreSQL is not installed: Debian's postgresql package (scripts/test-all installs it)");
+        let dir = std::env::temp_dir().join(format!("loadlab-pg-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // PostgreSQL refuses to run as root: as Debian's postgres user when we are root.
+        let root = nix_is_root();
+        let as_user = |program: PathBuf| -> Command {
+            if root {
+                let _ = Command::new("chown").arg("-R").arg("postgres:postgres").arg(&dir).status();
+                let mut c = Command::new("runuser");
+                c.args(["-u", "postgres", "--"]).arg(program);
+                c
+            } else {
+                Command::new(program)
+            }
+        };
+        let data = dir.join("data");
+        let out = as_user(bin.join("initdb"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-A", "trust", "-U", "loadlab", "--no-sync"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = as_user(bin.join("postgres"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-k"])
+            .arg(&dir)
+            .args(["-c", "fsync=off"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "PostgreSQL did not listen on {port} within 30 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Postgres { child, dir, url: format!("postgres://loadlab@127.0.0.1:{port}/postgres") }
+    }
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false)
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // runuser passes SIGTERM on to postgres: a smart shutdown, then the folder goes.
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[tokio::test]
+async fn a_postgres_history_holds_the_same_and_says_why_it_cannot_connect() {
+    let pg = Postgres::start();
+    // Ready to accept does not mean ready for queries: retry the first connection briefly.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let h = loop {
+        match History::open(&pg.url).await {
+            Ok(h) => break h,
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    exercise(h).await;
+    let again = History::open(&pg.url).await.unwrap();
+    assert_eq!(again.labs().await.unwrap().len(), 13);
+    let wrong = pg.url.replace("/postgres", "/nosuchdb");
+    let e = match History::open(&wrong).await {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("opened"),
+    };
+    assert!(e.contains("nosuchdb"), "{e}");
+}

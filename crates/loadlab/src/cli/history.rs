@@ -1,0 +1,157 @@
+//! The `history` subcommands' arguments, and the history flags of `lab run`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: Option<HistoryCommand>,
+    /// With no subcommand: list the series (as `history show` selects them).
+    #[command(flatten)]
+    pub list: HistoryShowArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HistoryCommand {
+    /// Add lab folders already on disk (their lab.json) to the history.
+    Add(HistoryAddArgs),
+    /// Each series as a table over commits with its change points; --json, --csv (Otava's
+    /// layout), or --out DIR for history.html and history.md.
+    Show(HistoryShowArgs),
+    /// Judge a lab (default: the newest) against the current level of each of its series. Exit 3
+    /// when a gated metric is worse past its threshold and beyond the series' noise, 4 when a
+    /// series is too short to tell, 0 otherwise.
+    Check(HistoryCheckArgs),
+}
+
+/// Which history.
+#[derive(Args, Debug, Default)]
+pub struct HistoryAt {
+    /// The history: an SQLite file (created on first use) or a postgres:// URL.
+    #[arg(long, env = "LOADLAB_HISTORY", value_name = "FILE|URL")]
+    pub history: Option<String>,
+}
+
+/// Which series.
+#[derive(Args, Debug, Default)]
+pub struct SeriesArgs {
+    /// Only this plan's series (its name).
+    #[arg(long)]
+    pub plan: Option<String>,
+    /// Only this target's.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Only this metric (throughput, p50, p90, p99, success, target_cpu, generator_cpu, or
+    /// fn: for the profiled functions).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Only this load point: its rate (400) or its words (400/s http2).
+    #[arg(long)]
+    pub load: Option<String>,
+    /// Only labs of this branch.
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// Put labs of different machines (and loadlab measurements) in one series.
+    #[arg(long)]
+    pub any_machine: bool,
+}
+
+/// How change points are found (Apache Otava's method and defaults, but for --min-points).
+#[derive(Args, Debug)]
+pub struct ChangeArgs {
+    /// Labs per sliding window.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(2..))]
+    pub window: u64,
+    /// The t-test's p-value a change must reach.
+    #[arg(long, default_value_t = 0.001)]
+    pub max_pvalue: f64,
+    /// Changes smaller than this are ignored (e.g. 2%).
+    #[arg(long, default_value = "0%", value_parser = super::lab::share)]
+    pub min_change: f64,
+    /// Labs needed on each side of a change to confirm it.
+    #[arg(long, default_value_t = history::MIN_POINTS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_points: u64,
+}
+
+impl Default for ChangeArgs {
+    fn default() -> ChangeArgs {
+        ChangeArgs { window: 50, max_pvalue: 0.001, min_change: 0.0, min_points: history::MIN_POINTS as u64 }
+    }
+}
+
+#[derive(Args, Debug, Default)]
+pub struct HistoryShowArgs {
+    #[command(flatten)]
+    pub at: HistoryAt,
+    #[command(flatten)]
+    pub series: SeriesArgs,
+    #[command(flatten)]
+    pub changes: ChangeArgs,
+    /// Print the series and change points as JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the series as CSV in the layout Apache Otava reads (time, commit, a column each).
+    #[arg(long)]
+    pub csv: bool,
+    /// Also write history.html (charts over commits) and history.md (tables) to this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// What the code under test is: the commit, branch and tags a lab is recorded with.
+#[derive(Args, Debug, Default)]
+pub struct CommitArgs {
+    /// The commit under test (default: GITHUB_SHA, CI_COMMIT_SHA, or `git rev-parse HEAD` in
+    /// the plan's folder).
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// The branch (default: GITHUB_REF_NAME, CI_COMMIT_REF_NAME, or git's).
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// A free tag, KEY=VALUE (repeatable): --tag version=1.4
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+}
+
+impl CommitArgs {
+    pub fn given(&self) -> Result<lab::provenance::Given, String> {
+        let mut g =
+            lab::provenance::Given { commit: self.commit.clone(), branch: self.branch.clone(), ..Default::default() };
+        for t in &self.tags {
+            g.add_tag(t).map_err(|e| format!("--tag: {e}"))?;
+        }
+        Ok(g)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryAddArgs {
+    /// Lab folders (or their lab.json).
+    #[arg(required = true)]
+    pub labs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub at: HistoryAt,
+    /// Say what the labs were of, over what they recorded.
+    #[command(flatten)]
+    pub commit: CommitArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryCheckArgs {
+    /// The lab to judge (its folder, added first if it is not in the history yet); default: the
+    /// newest lab in the history.
+    pub lab: Option<PathBuf>,
+    #[command(flatten)]
+    pub at: HistoryAt,
+    /// The gates, e.g. 'p99>+5%,throughput<-3%'.
+    #[arg(long, value_name = "GATES")]
+    pub fail_on: String,
+    /// Judge across machines.
+    #[arg(long)]
+    pub any_machine: bool,
+    #[command(flatten)]
+    pub changes: ChangeArgs,
+}
