@@ -332,7 +332,7 @@ pub fn check_text(c: &Checked) -> String {
                 .map_or_else(|| "the series' start".to_owned(), |c| c.chars().take(10).collect());
             let _ = writeln!(
                 out,
-                "  {} [{}]: {} against a level of {} ± {} over {} labs since {since}: {:+.1}%, p = {:.2e}: {verdict}",
+                "  {} [{}]: {} against a level of {} ± {} over {} labs since {since}: {:+.1}% (floor {:.0}%), p = {:.2e}: {verdict}",
                 j.key.text(),
                 j.gate,
                 show(metric, j.value),
@@ -340,6 +340,7 @@ pub fn check_text(c: &Checked) -> String {
                 show(metric, j.level_std),
                 j.level_points,
                 j.change_pct,
+                j.floor_pct,
                 j.pvalue
             );
         } else {
@@ -367,7 +368,8 @@ pub fn check_text(c: &Checked) -> String {
     let _ = writeln!(
         out,
         "method: the lab against each series' current level (the labs since its last change point), a one-sided \
-         Student's t prediction test, Holm-corrected over {} gated series at a family-wise {}%, and the gate's threshold",
+         Student's t prediction test, Holm-corrected over {} gated series at a family-wise {}%; a change must also pass \
+         the gate's threshold and the floor two labs of one build are known to reach",
         c.judged.iter().filter(|j| j.pvalue.is_finite()).count(),
         LEVEL * 100.0
     );

@@ -33,8 +33,11 @@ pub struct Sample<'a> {
 /// repeats when every one is positive (the centre Welch's test on logarithms compares), else
 /// their mean. One repeat: its value.
 pub fn centre(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
+    match values {
+        [] => return f64::NAN,
+        // exp(ln(x)) is not always x: one repeat is shown as measured.
+        [one] => return *one,
+        _ => {}
     }
     let n = values.len() as f64;
     if values.iter().all(|v| *v > 0.0) {
