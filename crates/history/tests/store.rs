@@ -176,7 +176,7 @@ impl Postgres {
         let out = as_user(bin.join("initdb"))
             .arg("-D")
             .arg(&data)
-            .args(["-A", "trust", "-U", "loadlab", "--no-sync"])
+            .args(["-A", "trust", "-U", "loadlab", "--no-sync", "--no-locale", "-E", "UTF8"])
             .output()
             .unwrap();
         assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
