@@ -102,7 +102,7 @@ pub fn manifests(a: &JobSpec) -> anyhow::Result<Vec<Value>> {
     let collect = a.results_claim.is_none();
     let mut args: Vec<String> = vec!["attack".into()];
     args.extend(a.attack.iter().cloned());
-    let linger = if collect { report::duration::go_string(a.collect_within.as_nanos() as u64) } else { "60s".into() };
+    let linger = if collect { results::duration::go_string(a.collect_within.as_nanos() as u64) } else { "60s".into() };
     args.extend([
         "--shards".to_owned(),
         a.shards.to_string(),

@@ -32,24 +32,14 @@ pub fn preview(plan: &Plan) -> Preview {
             plural(points),
             l.repeats,
             plural(u128::from(l.repeats)),
-            span(l.duration),
-            span(l.warmup)
+            results::duration::span(l.duration),
+            results::duration::span(l.warmup)
         );
     }
     if plan.capacity.is_some() {
         what += " and a capacity search per target";
     }
     Preview { what, estimate: crate::plan::matrix::estimate(plan) }
-}
-
-/// `1h02m`, `4m05s`, `45.0s`.
-pub fn span(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{:.1}s", d.as_secs_f64()),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-    }
 }
 
 /// How a lab ended, in the order a command checks: stopped early, an SLO broken, a verdict not
@@ -144,6 +134,5 @@ mod tests {
             preview(&plan.quick()).what,
             "12 steps (2 targets x 2 load points x 3 repeats, 2.0s each after 0.5s of warm-up)"
         );
-        assert_eq!((span(Duration::from_secs(3725)), span(Duration::from_secs(245))), ("1h02m".into(), "4m05s".into()));
     }
 }

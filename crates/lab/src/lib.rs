@@ -2,7 +2,7 @@
 //! libraries.
 //!
 //! Layers, each importing only from those above it in this list:
-//! - `files` (whole-or-nothing writes) and `measure`: what a step measured and the pure rules
+//! - `files` (whole-or-nothing writes), `process` (stopping a child) and `measure`: what a step measured and the pure rules
 //!   that read it (windows, numbers, metrics, statistics, SLO verdicts);
 //! - `profile`: CPU profiles of a target under load, and their differentials;
 //! - `plan`: the plan file, checked, and its `matrix` of steps;
@@ -23,6 +23,7 @@ pub mod files;
 pub mod measure;
 pub mod outcome;
 pub mod plan;
+pub mod process;
 pub mod profile;
 pub mod provenance;
 pub mod record;

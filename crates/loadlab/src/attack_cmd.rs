@@ -62,7 +62,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     config.pace_window = a.pace_window;
     config.seed = a.seed;
     config.requests_per_conn = a.requests_per_conn;
-    let text = |d: Option<Duration>| d.map(|d| report::duration::go_string(d.as_nanos() as u64));
+    let text = |d: Option<Duration>| d.map(|d| results::duration::go_string(d.as_nanos() as u64));
     let mut settings = a.load.settings();
     let client = json!({
         "requests_per_conn": a.requests_per_conn, "max_workers": a.max_workers,
@@ -141,7 +141,7 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             Progress::new(extent, Arc::clone(&config.gauges), cap)
         });
         let title = if a.name.is_empty() { "loadlab attack".to_owned() } else { a.name.clone() };
-        let serving = crate::live_cmd::start(&a.live, &title).await?;
+        let serving = crate::live_view::start(&a.live, &title).await?;
         let mut gathering = None;
         if let Some(addr) = &a.shard.barrier {
             let start = fleet::barrier::meet(addr, config.shard, a.shard.barrier_timeout).await?;
@@ -207,7 +207,7 @@ impl Gathering {
         start: fleet::barrier::Start,
         shard: attack::Shard,
         output: &str,
-        serving: Option<&crate::live_cmd::Serving>,
+        serving: Option<&crate::live_view::Serving>,
     ) -> Gathering {
         let file = std::path::PathBuf::from(output);
         let Some(listener) = start.listener else { return Gathering::Sending { run: start.run, file } };

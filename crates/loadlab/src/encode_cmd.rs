@@ -7,7 +7,7 @@ use results::Consumer;
 
 use crate::bad;
 use crate::cli::{EncodeArgs, EncodeFormat};
-use crate::report_cmd::{feed_all, open_inputs};
+use crate::inputs::{feed_all, open_inputs};
 
 pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
     let mut out: Box<dyn Write> = if a.output == "-" {
@@ -28,7 +28,7 @@ pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
             return Err(bad("--to: an import (--from json|csv) writes llr"));
         }
         for input in inputs {
-            import(input.reader, &input.name, format, &mut out).map_err(crate::report_cmd::results_error)?;
+            import(input.reader, &input.name, format, &mut out).map_err(crate::inputs::results_error)?;
         }
         out.flush()?;
         return Ok(());

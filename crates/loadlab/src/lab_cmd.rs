@@ -38,15 +38,7 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
     for f in lab::render::compare::write(&outcome, &old, &new, &out)? {
         eprintln!("loadlab: wrote {}", f.display());
     }
-    gate(&outcome)
-}
-
-/// Exit 3 when a `--fail-on` gate broke.
-pub fn gate(o: &lab::compare::Changes) -> anyhow::Result<()> {
-    if o.failed.is_empty() {
-        return Ok(());
-    }
-    Err(anyhow::Error::new(VerdictFailed(format!("regression beyond --fail-on: {}", o.failed.join("; ")))))
+    crate::compare_verdict(&outcome)
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
@@ -62,16 +54,7 @@ fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
 
 fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     // The plan a file would give, built as a value: one running target, the SLO, a search.
-    let mut slo = Vec::new();
-    for clause in a.slo.split(',').filter(|c| !c.trim().is_empty()) {
-        let c = clause.trim();
-        let at =
-            c.find(['<', '>']).ok_or_else(|| bad(format!("--slo: {c:?}: expected METRIC<VALUE or METRIC>=VALUE")))?;
-        slo.push(
-            lab::measure::verdict::Clause::parse(c[..at].trim(), &c[at..])
-                .map_err(|e| bad(format!("--slo: {c}: {e}")))?,
-        );
-    }
+    let slo = lab::measure::verdict::Clause::parse_list(&a.slo).map_err(|e| bad(format!("--slo: {e}")))?;
     if slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
@@ -93,7 +76,7 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
 /// The plan before it runs: its steps and how long it should take; refused over `--max-time`.
 fn preview(plan: &Plan, guard: &LabGuardArgs, out: &Path) -> anyhow::Result<()> {
     let p = lab::ending::preview(plan);
-    let span = lab::ending::span;
+    let span = results::duration::span;
     if p.estimate > guard.max_time {
         return Err(bad(format!(
             "the plan would run about {} ({}), more than --max-time {}: raise --max-time to run it",
@@ -124,7 +107,7 @@ fn execute(
         opts.quick = quick;
         opts.provenance = provenance;
         (opts.stop, opts.abort) = (shutdown.stop(), shutdown.now());
-        let serving = crate::live_cmd::start(live, &plan.name).await?;
+        let serving = crate::live_view::start(live, &plan.name).await?;
         let tty = std::io::stderr().is_terminal();
         let console = move |e: &Event<'_>| match *e {
             Event::Started { index, of, id } if tty => eprint!("\r\x1b[2K[{}/{of}] {id} ...", index + 1),
@@ -138,7 +121,7 @@ fn execute(
             Event::Probe { target, line, .. } => eprintln!("capacity {target}: {line}"),
             Event::Profile { id, line } => eprintln!("  {id}: {line}"),
         };
-        let watch = (console, serving.as_ref().map(|s| crate::live_cmd::LabView(Arc::clone(&s.live))));
+        let watch = (console, serving.as_ref().map(|s| crate::live_view::LabView(Arc::clone(&s.live))));
         let result = lab::experiment::run(plan, &opts, &watch).await;
         if let Some(s) = serving {
             s.finish(&opts.stop).await;
@@ -156,8 +139,9 @@ fn execute(
         Some(spec) => runtime.block_on(record(spec, plan, &lab, out)),
         None => Ok(()),
     };
-    let verdict =
-        verdict(&lab, shutdown.signalled()).and_then(|()| baseline.map_or(Ok(()), |o| gate(&o))).and(recorded);
+    let verdict = verdict(&lab, shutdown.signalled())
+        .and_then(|()| baseline.map_or(Ok(()), |o| crate::compare_verdict(&o)))
+        .and(recorded);
     shutdown.outcome(verdict)
 }
 

@@ -8,9 +8,10 @@ mod cli;
 mod demo_cmd;
 mod encode_cmd;
 mod history_cmd;
+mod inputs;
 mod k8s_cmd;
 mod lab_cmd;
-mod live_cmd;
+mod live_view;
 mod origin_cmd;
 mod plot_cmd;
 mod progress;
@@ -42,6 +43,14 @@ pub struct Inconclusive(pub String);
 #[derive(Debug, thiserror::Error)]
 #[error("stopped by {}", if *.0 == 143 { "SIGTERM" } else { "SIGINT" })]
 pub struct Interrupted(pub u8);
+
+/// A comparison's exit: 3 when a `--fail-on` gate broke.
+pub fn compare_verdict(o: &lab::compare::Changes) -> anyhow::Result<()> {
+    if o.failed.is_empty() {
+        return Ok(());
+    }
+    Err(anyhow::Error::new(VerdictFailed(format!("regression beyond --fail-on: {}", o.failed.join("; ")))))
+}
 
 /// A history check's exit: 3 when a gated series is worse, 4 when one is too short to tell.
 pub fn history_verdict(c: &history::Checked) -> anyhow::Result<()> {

@@ -4,7 +4,7 @@ use report::chart::{render_html, render_png, render_svg, ChartBuilder};
 
 use crate::bad;
 use crate::cli::PlotArgs;
-use crate::report_cmd::{feed_all, open_inputs};
+use crate::inputs::{feed_all, open_inputs};
 
 enum Format {
     Html,
@@ -38,8 +38,8 @@ pub fn run(a: PlotArgs) -> anyhow::Result<()> {
     })?;
     let (builder, set) = read;
     // Drawn all the same (what was read is worth seeing), but said, and exit 4.
-    crate::report_cmd::refuse_twice(&set.problems())?;
-    let incomplete = crate::report_cmd::shard_problems(&set.problems());
+    crate::inputs::refuse_twice(&set.problems())?;
+    let incomplete = crate::inputs::shard_problems(&set.problems());
     let data = builder.finish();
     if data.runs.is_empty() {
         return Err(bad("nothing to plot: the inputs hold no requests"));

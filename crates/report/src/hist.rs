@@ -4,8 +4,8 @@ use std::io::{self, Write};
 
 use results::Metrics;
 
-use crate::duration::go_string;
 use crate::tabwriter::align;
+use results::duration::go_string;
 
 /// Parses `[0,5ms,10ms]` into bucket bounds in microseconds (ascending, at least one).
 pub fn parse_buckets(s: &str) -> Result<Vec<u64>, String> {

@@ -6,7 +6,6 @@
 //! alignment), `text`, `json`, `hist`, `hdr`, and `chart` (SVG, PNG and HTML charts).
 
 pub mod chart;
-pub mod duration;
 mod hdr;
 mod hist;
 mod json;

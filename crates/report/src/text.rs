@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use results::{Limit, Metrics};
 
-use crate::duration::vegeta;
 use crate::tabwriter::align;
+use results::duration::vegeta;
 
 fn us(v: u64) -> String {
     vegeta(v * 1000)

@@ -69,6 +69,106 @@ pub fn parse(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_nanos(total_ns as u64))
 }
 
+// Go's `time.Duration.String`, after vegeta's rounding (to the unit below the largest one the
+// value reaches), so reports compare with vegeta's by eye.
+
+/// vegeta's rounding: >= 1h to the minute, >= 1m to the second, >= 1s to the ms, >= 1ms to the µs.
+pub fn round_ns(ns: u64) -> u64 {
+    const UNITS: [u64; 6] = [3_600_000_000_000, 60_000_000_000, 1_000_000_000, 1_000_000, 1_000, 1];
+    for w in UNITS.windows(2) {
+        if ns >= w[0] {
+            let q = w[1];
+            return (ns + q / 2) / q * q;
+        }
+    }
+    ns
+}
+
+/// Go's `Duration.String` of `ns`.
+pub fn go_string(ns: u64) -> String {
+    if ns == 0 {
+        return "0s".to_owned();
+    }
+    if ns < 1_000_000_000 {
+        let (unit, div) = if ns < 1_000 {
+            ("ns", 1)
+        } else if ns < 1_000_000 {
+            ("µs", 1_000)
+        } else {
+            ("ms", 1_000_000)
+        };
+        return format!("{}{unit}", frac(ns, div));
+    }
+    let h = ns / 3_600_000_000_000;
+    let m = ns / 60_000_000_000 % 60;
+    let s = ns % 60_000_000_000;
+    let secs = format!("{}s", frac(s, 1_000_000_000));
+    match (h, m) {
+        (0, 0) => secs,
+        (0, m) => format!("{m}m{secs}"),
+        (h, m) => format!("{h}h{m}m{secs}"),
+    }
+}
+
+/// `n / div` with the fraction's trailing zeros dropped.
+fn frac(n: u64, div: u64) -> String {
+    let whole = n / div;
+    let rem = n % div;
+    if rem == 0 {
+        return whole.to_string();
+    }
+    let digits = div.ilog10() as usize;
+    let f = format!("{rem:0digits$}");
+    format!("{whole}.{}", f.trim_end_matches('0'))
+}
+
+/// What vegeta prints for a duration: rounded, then Go's format.
+pub fn vegeta(ns: u64) -> String {
+    go_string(round_ns(ns))
+}
+
+/// A wall-clock span, coarse: `45.0s`, `4m05s`, `1h02m` (a lab's estimate, a step's length).
+pub fn span(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{:.1}s", d.as_secs_f64()),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// Milliseconds as a short latency: `850µs`, `107.3ms`, `1.204s`.
+pub fn show_ms(ms: f64) -> String {
+    if ms < 1.0 {
+        format!("{:.0}µs", ms * 1000.0)
+    } else if ms < 1000.0 {
+        format!("{ms:.1}ms")
+    } else {
+        format!("{:.3}s", ms / 1000.0)
+    }
+}
+
+/// Microseconds of CPU: `38.2µs`, `0.41µs`, `1.20ms`; `-` when not known.
+pub fn show_us(us: f64) -> String {
+    if !us.is_finite() {
+        "-".into()
+    } else if us == 0.0 {
+        "0µs".into()
+    } else if us >= 1000.0 {
+        format!("{:.2}ms", us / 1000.0)
+    } else if us >= 10.0 {
+        format!("{us:.1}µs")
+    } else {
+        format!("{us:.2}µs")
+    }
+}
+
+/// A signed change in [`show_us`]'s units: `+4.49ms`, `-120.0µs`.
+pub fn show_change_us(us: f64) -> String {
+    let sign = if us < 0.0 { "-" } else { "+" };
+    format!("{sign}{}", show_us(us.abs()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +219,37 @@ mod tests {
         // A long input is cut in the message.
         let long = "9".repeat(10_000);
         assert!(parse(&long).unwrap_err().len() < 200);
+    }
+
+    #[test]
+    fn matches_go_and_vegeta() {
+        let cases = [
+            (0, "0s"),
+            (999, "999ns"),
+            (61_242, "61.242µs"),
+            (36_968_123, "36.968ms"),
+            (8_880_000, "8.88ms"),
+            (796_717_420, "796.717ms"),
+            (1_006_793_049, "1.007s"),
+            (59_997_000_000, "59.997s"),
+            (60_034_100_000, "1m0s"),
+            (601_008_528_329, "10m1s"),
+            (3_725_000_000_000, "1h2m0s"),
+        ];
+        for (ns, want) in cases {
+            assert_eq!(vegeta(ns), want, "{ns}");
+        }
+        assert_eq!(go_string(60_034_100_000), "1m0.0341s");
+        assert_eq!(go_string(1_500), "1.5µs");
+    }
+
+    #[test]
+    fn spans_latencies_and_cpu_read_short() {
+        assert_eq!((span(Duration::from_secs(3725)), span(Duration::from_secs(245))), ("1h02m".into(), "4m05s".into()));
+        assert_eq!(
+            (show_ms(0.85), show_ms(107.31), show_ms(1204.0)),
+            ("850µs".into(), "107.3ms".into(), "1.204s".into())
+        );
+        assert_eq!((show_change_us(-45.0), show_change_us(4494.95)), ("-45.0µs".into(), "+4.49ms".into()));
     }
 }

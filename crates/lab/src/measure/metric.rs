@@ -141,21 +141,10 @@ impl Metric {
     /// A value of this metric as people write it (`250.0ms`, `99.90%`, `1200.0/s`).
     pub fn show(self, v: f64) -> String {
         match self {
-            _ if self.is_latency() => show_ms(v),
+            _ if self.is_latency() => results::duration::show_ms(v),
             Metric::Success | Metric::Errors => format!("{:.2}%", v * 100.0),
             Metric::TargetCpu | Metric::GeneratorCpu => format!("{v:.1}µs/req"),
             _ => format!("{v:.1}/s"),
         }
-    }
-}
-
-/// Milliseconds as a short duration: `850µs`, `107.3ms`, `1.204s`.
-pub fn show_ms(ms: f64) -> String {
-    if ms < 1.0 {
-        format!("{:.0}µs", ms * 1000.0)
-    } else if ms < 1000.0 {
-        format!("{ms:.1}ms")
-    } else {
-        format!("{:.3}s", ms / 1000.0)
     }
 }

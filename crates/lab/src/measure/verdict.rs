@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::measure::metric::{show_ms, Metric};
+pub use crate::measure::metric::Metric;
 use crate::measure::numbers::Numbers;
 use crate::measure::stats::Comparison;
+use results::duration::show_ms;
 
 /// A step's line for the console and the live view: its numbers, and what they say of the SLO.
 /// A step the generator could not send says only that: its numbers are not the target's.
@@ -103,6 +104,18 @@ impl Clause {
             rest.trim_end_matches("/s").trim().parse::<f64>().map_err(|_| format!("{rest:?} is not a rate"))?
         };
         Ok(Clause { metric, op, limit })
+    }
+
+    /// Clauses written on one line, as `--slo` takes them: `p99<500ms,success>=99.9%`.
+    pub fn parse_list(s: &str) -> Result<Vec<Clause>, String> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(|c| {
+                let at = c.find(['<', '>']).ok_or_else(|| format!("{c:?}: expected METRIC<VALUE or METRIC>=VALUE"))?;
+                Clause::parse(c[..at].trim(), &c[at..]).map_err(|e| format!("{c}: {e}"))
+            })
+            .collect()
     }
 
     /// `p99 < 1.000s`, as the report names it.

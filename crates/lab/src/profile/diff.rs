@@ -50,8 +50,8 @@ pub fn compare(
     let lines = folded::differential(&a, ua, &b, ub);
     let totals = format!(
         "{old_name} {} -> {new_name} {} of CPU per request",
-        super::show_us(old.us_per_request),
-        super::show_us(new.us_per_request)
+        results::duration::show_us(old.us_per_request),
+        results::duration::show_us(new.us_per_request)
     );
     let svg =
         super::flame::differential_svg(&lines, title, format!("{totals}; the new shape: red grew, blue shrank"), false)

@@ -238,8 +238,8 @@ mod tests {
         let c = changes(&old, 1.0, &new, 1.0, 4);
         let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(&names[..2], ["deflate", "[libz]"], "{c:?}");
-        assert_eq!(crate::profile::show_change_us(c[0].self_change_us()), "-45.0µs");
-        assert_eq!(crate::profile::show_change_us(4494.95), "+4.49ms");
+        assert_eq!(results::duration::show_change_us(c[0].self_change_us()), "-45.0µs");
+        assert_eq!(results::duration::show_change_us(4494.95), "+4.49ms");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use folded::{Folded, FunctionCost};
 pub use perf::PerfOptions;
+use results::duration::show_us;
 
 /// How a target is profiled.
 #[derive(Clone, Debug, PartialEq)]
@@ -247,25 +248,4 @@ pub fn finish(
         notes,
         matched: patterns.iter().map(|p| (p.clone(), raw.folded.through(p))).collect(),
     })
-}
-
-/// `38.2µs`, `0.41µs`, `1.20ms` of CPU.
-/// A signed change in the same units: `+4.49ms`, `-120.0µs`.
-pub fn show_change_us(us: f64) -> String {
-    let sign = if us < 0.0 { "-" } else { "+" };
-    format!("{sign}{}", show_us(us.abs()))
-}
-
-pub fn show_us(us: f64) -> String {
-    if !us.is_finite() {
-        "-".into()
-    } else if us == 0.0 {
-        "0µs".into()
-    } else if us >= 1000.0 {
-        format!("{:.2}ms", us / 1000.0)
-    } else if us >= 10.0 {
-        format!("{us:.1}µs")
-    } else {
-        format!("{us:.2}µs")
-    }
 }

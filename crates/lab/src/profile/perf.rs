@@ -149,16 +149,9 @@ impl Recording {
             Ok(Some(_)) => notes
                 .push("the profiled process exited during the step: the profile covers the step until then".to_owned()),
             _ => {
-                let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
-                let until = Instant::now() + Duration::from_secs(30);
-                while !matches!(self.child.try_wait(), Ok(Some(_))) {
-                    if Instant::now() > until {
-                        let _ = self.child.kill();
-                        let _ = self.child.wait();
-                        return Err("perf record did not stop within 30 s of being asked".into());
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
+                let (signal, grace) = (nix::sys::signal::Signal::SIGINT, Duration::from_secs(30));
+                if !crate::process::stop(&mut self.child, signal, false, grace) {
+                    return Err("perf record did not stop within 30 s of being asked".into());
                 }
             }
         }

@@ -25,7 +25,8 @@ impl Drop for Session {
         self.done.cancel();
         let pid = self.perf_pid.swap(0, Ordering::AcqRel);
         if pid != 0 {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM);
+            // As perf is stopped at a step's end (it writes its file whole); its task reaps it.
+            crate::process::ask(pid, nix::sys::signal::Signal::SIGINT);
         }
     }
 }

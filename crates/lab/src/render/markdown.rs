@@ -5,10 +5,11 @@
 use std::fmt::Write as _;
 
 use crate::measure::stats::{Basis, Estimate};
-use crate::measure::verdict::{show_ms, Metric, SloVerdict};
+use crate::measure::verdict::{Metric, SloVerdict};
 use crate::outcome::Cell;
 use crate::plan::matrix::protocol_text;
 use crate::record::Lab;
+use results::duration::{show_ms, show_us};
 
 /// Renders the report; `charts` are the chart images written beside it (title, relative path).
 pub fn render(lab: &Lab, charts: &[(String, String)]) -> String {
@@ -257,8 +258,8 @@ pub fn hypothesis_sentence(h: &crate::outcome::HypothesisResult, emphasis: &str)
             format!(
                 " (e.g. {}: {} -> {} of CPU per request, ratio {:.3})",
                 p.point,
-                crate::profile::show_us(p.other_us),
-                crate::profile::show_us(p.subject_us),
+                show_us(p.other_us),
+                show_us(p.subject_us),
                 p.ratio
             )
         });

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::plan::matrix::{Axes, Point};
 use crate::profile::diff::{self, Differential};
-use crate::profile::{show_change_us, show_us};
 use crate::record::Lab;
+use results::duration::{show_change_us, show_us};
 
 /// The lab's pairs of profiles, compared: each hypothesis's subject against the other at each
 /// point, and without hypotheses each variant against the first.

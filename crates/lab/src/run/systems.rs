@@ -176,21 +176,7 @@ impl Started {
 
     /// SIGTERM to the process group, SIGKILL after a grace period; waits for the child.
     pub fn stop(&mut self) {
-        use nix::sys::signal::{killpg, Signal};
-        use nix::unistd::Pid;
-        let group = Pid::from_raw(self.child.id() as i32);
-        let _ = killpg(group, Signal::SIGTERM);
-        let deadline = Instant::now() + STOP_GRACE;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                // The leader is gone; make sure the rest of its group is too.
-                let _ = killpg(group, Signal::SIGKILL);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = killpg(group, Signal::SIGKILL);
-        let _ = self.child.wait();
+        crate::process::stop(&mut self.child, nix::sys::signal::Signal::SIGTERM, true, STOP_GRACE);
     }
 }
 

@@ -78,7 +78,7 @@ impl LoadArgs {
 
     /// The flags as given, for the results file's header.
     pub fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
-        let text = |d: Option<Duration>| d.map(|d| report::duration::go_string(d.as_nanos() as u64));
+        let text = |d: Option<Duration>| d.map(|d| results::duration::go_string(d.as_nanos() as u64));
         let settings = serde_json::json!({
             "rate": self.rate.as_ref().map(RateSpec::to_string), "ramp": text(self.ramp),
             "rate_steps": self.rate_steps.as_ref().map(RateSpec::to_string), "duration": text(self.duration),
