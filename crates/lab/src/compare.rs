@@ -31,7 +31,7 @@ pub struct StepData {
     /// The results files (a sharded run has several): the charts are drawn from them.
     pub files: Vec<PathBuf>,
     /// The step's profile and the folder its files are in.
-    pub profile: Option<(crate::profile::StepProfile, PathBuf)>,
+    pub profile: Option<(profile::StepProfile, PathBuf)>,
 }
 
 /// A target at a load point on one side.
@@ -256,7 +256,7 @@ pub struct Changes {
     /// The gate lines broken, with the row that broke each.
     pub failed: Vec<String>,
     /// Where the CPU per request moved, in cells profiled on both sides ([`with_profiles`]).
-    pub profiles: Vec<crate::profile::diff::Differential>,
+    pub profiles: Vec<profile::diff::Differential>,
     /// Profiles that could not be compared, one line each.
     pub profile_problems: Vec<String>,
 }
@@ -272,7 +272,7 @@ pub fn with_profiles(mut o: Changes, old: &Side, new: &Side, out: &Path) -> Chan
         let (Some((oid, op, od)), Some((nid, np, nd))) = (first(oc), first(nc)) else { continue };
         let title = format!("{} at {}: {} against {}", nc.target, nc.label, new.name, old.name);
         let (oname, nname) = (format!("old {oid}"), format!("new {nid}"));
-        match crate::profile::diff::compare(
+        match profile::diff::compare(
             (&op, &od, &oname),
             (&np, &nd, &nname),
             out,

@@ -11,8 +11,6 @@ use crate::outcome::{self, StepResult};
 use crate::plan::matrix::{self, Matrix};
 pub use crate::plan::QUICK_STEP;
 use crate::plan::{Plan, TargetKind};
-use crate::profile::session::Session;
-use crate::profile::Profiler;
 pub use crate::record::{Lab, TargetDeath};
 use crate::run::capacity;
 pub use crate::run::events::{Event, LabError, Watcher};
@@ -21,6 +19,8 @@ use crate::run::sample::{self, Sampler, Source};
 use crate::run::step;
 pub use crate::run::systems::TargetRun;
 use crate::run::systems::{self, Embedded, StartError, Started};
+use profile::session::Session;
+use profile::Profiler;
 use tokio_util::sync::CancellationToken;
 
 pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<Lab, LabError> {

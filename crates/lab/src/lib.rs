@@ -1,10 +1,10 @@
-//! Experiments from a plan, driven in-process through the `attack`, `origin` and `report`
-//! libraries.
+//! Experiments from a plan, driven in-process through the `attack`, `origin`, `profile` and
+//! `report` libraries.
 //!
 //! Layers, each importing only from those above it in this list:
-//! - `files` (whole-or-nothing writes), `process` (stopping a child) and `measure`: what a step measured and the pure rules
-//!   that read it (windows, numbers, metrics, statistics, SLO verdicts);
-//! - `profile`: CPU profiles of a target under load, and their differentials;
+//! - `measure`: what a step measured and the pure rules that read it (windows, numbers,
+//!   metrics, statistics, SLO verdicts, a profiled function's finding);
+//! - `provenance`: what a lab is of and where it ran;
 //! - `plan`: the plan file, checked, and its `matrix` of steps;
 //! - `run`: systems up and down, samples, steps, the capacity search;
 //! - `outcome`: cells, ceilings and hypotheses judged from the steps;
@@ -19,12 +19,9 @@ pub mod compare;
 pub mod demo;
 pub mod ending;
 pub mod experiment;
-pub mod files;
 pub mod measure;
 pub mod outcome;
 pub mod plan;
-pub mod process;
-pub mod profile;
 pub mod provenance;
 pub mod record;
 pub mod render;

@@ -24,9 +24,9 @@ pub struct StepResult {
     pub numbers: Numbers,
     pub warmup_requests: u64,
     /// Seconds since the lab started.
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub started_s: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub ended_s: f64,
     /// The target's process tree, and the generator, during the step.
     pub target_cpu_pct: Option<f64>,
@@ -41,7 +41,7 @@ pub struct StepResult {
     pub uncounted: Option<String>,
     /// Where the target's CPU went during the step (a profiled target's first repeat, or all).
     #[serde(default)]
-    pub profile: Option<crate::profile::StepProfile>,
+    pub profile: Option<profile::StepProfile>,
     /// A profile asked for and not taken: why, in one line.
     #[serde(default)]
     pub profile_missing: Option<String>,
@@ -113,9 +113,9 @@ pub struct Ceiling {
 pub struct HypothesisPoint {
     pub point: String,
     /// Medians of the subject and of the other.
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub subject: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub other: f64,
     pub comparison: Comparison,
     pub finding: Finding,
@@ -132,7 +132,7 @@ pub struct HypothesisResult {
     pub finding: Finding,
     /// Judged on a function's CPU per request as well (`where`), from the profiles.
     #[serde(default)]
-    pub function: Option<crate::profile::judge::FunctionFinding>,
+    pub function: Option<crate::measure::function::FunctionFinding>,
 }
 
 /// Everything the lab found.
@@ -316,7 +316,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
     };
     let mut add = |label: String, (ta, pa): (usize, usize), (tb, pb): (usize, usize)| {
         if let (Some(f), Some(a), Some(b)) = (&h.function, profiled(ta, pa), profiled(tb, pb)) {
-            function_points.extend(crate::profile::judge::point(label.clone(), f, a, b, h.lower));
+            function_points.extend(crate::measure::function::point(label.clone(), f, a, b, h.lower));
         }
         let (a, b) = (values(ta, pa), values(tb, pb));
         if a.is_empty() || b.is_empty() {
@@ -365,7 +365,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         }
     }
     let finding = Finding::overall(&points.iter().map(|p| p.finding).collect::<Vec<_>>());
-    let function = h.function.as_ref().map(|f| crate::profile::judge::FunctionFinding {
+    let function = h.function.as_ref().map(|f| crate::measure::function::FunctionFinding {
         function: f.clone(),
         finding: Finding::overall(&function_points.iter().map(|p| p.finding).collect::<Vec<_>>()),
         points: function_points,

@@ -126,7 +126,7 @@ async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
             [("history.html", history::html(&series, &settings)), ("history.md", history::markdown(&series, &settings))]
         {
             let path = out.join(name);
-            lab::files::put(&path, text.as_bytes())?;
+            results::files::put(&path, text.as_bytes())?;
             eprintln!("loadlab: wrote {}", path.display());
         }
     }

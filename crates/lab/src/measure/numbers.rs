@@ -81,19 +81,19 @@ impl Consumer for StepConsumer {
 /// Latency percentiles in milliseconds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Latencies {
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub mean: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub p50: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub p90: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub p95: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub p99: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub p999: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub max: f64,
 }
 
@@ -121,15 +121,15 @@ pub struct Numbers {
     pub requests: u64,
     pub successes: u64,
     /// Successes / requests, 0..1.
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub success: f64,
     /// Requests per second sent (vegeta's rate).
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub rate: f64,
     /// Successful responses per second of sending (the rate times the success share). vegeta's
     /// throughput divides by the sending and the wait for the last responses: a 2 s `--quick`
     /// step of 1 s requests then read two thirds of its rate at 100% success.
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub throughput: f64,
     /// The open model's asked rate.
     pub asked_rate: Option<f64>,
@@ -137,9 +137,9 @@ pub struct Numbers {
     pub latency: Latencies,
     /// Successful requests only.
     pub ok_latency: Latencies,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub ttfb_p50: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub lag_p99: f64,
     pub late_sends: u64,
     pub connections: u64,
@@ -149,7 +149,7 @@ pub struct Numbers {
     /// The generator fell behind its schedule: the step says nothing about the target.
     pub generator_limited: bool,
     /// Requests per second actually sent (from the first scheduled send to the last actual one).
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub sent_rate: f64,
     /// Scheduled requests the generator never sent.
     pub not_sent: u64,

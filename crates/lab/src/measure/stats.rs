@@ -31,13 +31,13 @@ pub const CONFIDENCE: f64 = 0.95;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Estimate {
     pub n: usize,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub median: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub mean: f64,
     /// 95% interval: across repeats, of the geometric mean when every value is positive; within
     /// runs, of the metric over their pooled windows. Never below 0.
-    #[serde(deserialize_with = "crate::measure::nan_pair_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_pair_is_null")]
     pub ci: Option<(f64, f64)>,
     pub basis: Basis,
 }
@@ -168,10 +168,10 @@ pub fn summarize_share(values: &[f64]) -> Estimate {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Comparison {
     /// A / B: the ratio of geometric means (of means when values are not all positive).
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub ratio: f64,
     /// 95% interval of the ratio; `None` when a side has a single repeat.
-    #[serde(deserialize_with = "crate::measure::nan_pair_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_pair_is_null")]
     pub ci: Option<(f64, f64)>,
     /// Two-sided p-value of Welch's test; `None` when it cannot be computed.
     pub p: Option<f64>,

@@ -27,7 +27,7 @@ pub struct Plan {
     /// `[history]`: where the lab is recorded, and the gate on its series.
     pub history: Option<HistorySpec>,
     /// How profiled targets are recorded (`[profile]`).
-    pub profile: crate::profile::ProfileSpec,
+    pub profile: ::profile::ProfileSpec,
 }
 
 impl Plan {
@@ -99,7 +99,7 @@ pub struct TargetSpec {
     /// How the lab trusts an https target (`insecure`, `root_certs`), as `attack`'s flags.
     pub tls: attack::TlsOptions,
     /// Profiled while the steps run (`profile = true` or a pprof URL).
-    pub profile: Option<crate::profile::Profiler>,
+    pub profile: Option<::profile::Profiler>,
 }
 
 #[derive(Clone, Debug)]

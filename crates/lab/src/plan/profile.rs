@@ -1,6 +1,6 @@
 //! `profile` on a target and the plan's `[profile]` table.
 
-use crate::profile::{PerfOptions, ProfileSpec, Profiler};
+use profile::{PerfOptions, ProfileSpec, Profiler};
 
 use super::raw::RawProfile;
 use super::{fill_port, Doc, PlanError, TargetKind};

@@ -198,17 +198,17 @@ pub fn write(o: &Changes, old: &Side, new: &Side, dir: &Path) -> std::io::Result
         std::fs::create_dir_all(&charts).map_err(named(&charts))?;
         for f in &figures {
             let png = render_png(&f.svg, 1.5).map_err(std::io::Error::other)?;
-            crate::files::put(&charts.join(format!("{}.png", f.stem)), &png)?;
+            results::files::put(&charts.join(format!("{}.png", f.stem)), &png)?;
             images.push((f.title.clone(), format!("charts/{}.png", f.stem)));
         }
     }
     let md_text = markdown(o, &images);
     let (md, page, json) = (dir.join("compare.md"), dir.join("compare.html"), dir.join("compare.json"));
-    crate::files::put(&md, md_text.as_bytes())?;
-    crate::files::put(
+    results::files::put(&md, md_text.as_bytes())?;
+    results::files::put(
         &page,
         super::html::render("What changed", &md_text, &figures, &super::html::flames(dir, &md_text), None).as_bytes(),
     )?;
-    crate::files::put(&json, &serde_json::to_vec_pretty(o).map_err(std::io::Error::other)?)?;
+    results::files::put(&json, &serde_json::to_vec_pretty(o).map_err(std::io::Error::other)?)?;
     Ok(vec![md, page, json])
 }

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use report::chart::{render_html, render_png, Chart, ChartData};
 
-use crate::files::put;
 use crate::record::Lab;
+use results::files::put;
 
 /// Writes the lab's reports into `dir`; returns the files written (report.md, report.html,
 /// lab.json).

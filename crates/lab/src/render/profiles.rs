@@ -5,8 +5,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::plan::matrix::{Axes, Point};
-use crate::profile::diff::{self, Differential};
 use crate::record::Lab;
+use profile::diff::{self, Differential};
 use results::duration::{show_change_us, show_us};
 
 /// The lab's pairs of profiles, compared: each hypothesis's subject against the other at each
@@ -134,7 +134,7 @@ pub fn markdown(lab: &Lab, diffs: &[Differential], problems: &[String]) -> Strin
 
 /// A hypothesis judged on a function: `deflate: 38.2µs -> 0.41µs of CPU per request (300kb ->
 /// gzip 300kb), ratio 0.011 [0.004, 0.03]; supported`, a line per load point.
-pub fn function_text(f: &crate::profile::judge::FunctionFinding, subject: &str, than: &str) -> String {
+pub fn function_text(f: &crate::measure::function::FunctionFinding, subject: &str, than: &str) -> String {
     if f.points.is_empty() {
         return format!(
             "**{}** (CPU per request): inconclusive: no load point has a profile of both {than} and {subject}.",

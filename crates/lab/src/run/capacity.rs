@@ -27,7 +27,7 @@ const CONFIRM_TRIES: usize = 3;
 pub struct Probe {
     /// `capacity--TARGET--NN`: its results file is `steps/ID.llr`.
     pub id: String,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub rate: f64,
     pub holds: bool,
     /// The clauses it broke (with values), or why it says nothing.
@@ -35,9 +35,9 @@ pub struct Probe {
     /// Stopped before its end because it was clearly failing.
     pub stopped_early: bool,
     pub generator_limited: bool,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub p99_ms: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub success: f64,
     /// The error most of its requests failed with, if any failed (`tls: invalid peer
     /// certificate: UnknownIssuer (26 of 26 requests)`): a search where nothing held says why.

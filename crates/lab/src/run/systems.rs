@@ -176,7 +176,7 @@ impl Started {
 
     /// SIGTERM to the process group, SIGKILL after a grace period; waits for the child.
     pub fn stop(&mut self) {
-        crate::process::stop(&mut self.child, nix::sys::signal::Signal::SIGTERM, true, STOP_GRACE);
+        profile::process::stop(&mut self.child, nix::sys::signal::Signal::SIGTERM, true, STOP_GRACE);
     }
 }
 

@@ -68,8 +68,8 @@ pub fn compare(
     .map_err(|e| e.to_string())?;
     let dir = out.join(rel);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    crate::files::put(&dir.join(format!("{stem}.svg")), &svg).map_err(|e| e.to_string())?;
-    crate::files::put(&dir.join(format!("{stem}-old.svg")), &svg_old).map_err(|e| e.to_string())?;
+    results::files::put(&dir.join(format!("{stem}.svg")), &svg).map_err(|e| e.to_string())?;
+    results::files::put(&dir.join(format!("{stem}-old.svg")), &svg_old).map_err(|e| e.to_string())?;
     Ok(Differential {
         title: title.to_owned(),
         old: old_name.to_owned(),

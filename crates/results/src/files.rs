@@ -1,4 +1,4 @@
-//! Output files written whole or not at all.
+//! Output files written whole or not at all (reports, profiles, pages).
 
 use std::path::Path;
 

@@ -1,15 +1,16 @@
-//! Profiles of the targets while the steps run: where their CPU goes, per request. A target
-//! with `profile = true` is recorded with linux-perf (`perf`), one with a pprof URL is read over
-//! HTTP (`pprof`), over each counted step's measured window (after the warm-up). Each profile
-//! becomes folded stacks, a flame graph and a table of functions in µs of CPU per request
-//! (`folded`, `flame`); two profiles become a differential (`folded::changes`).
+//! Profiles of a process under load: where its CPU goes, per request. A process tree is
+//! recorded with linux-perf (`perf`), or a pprof endpoint read over HTTP (`pprof`), over a
+//! window (`session`: a lab step's measured part, after its warm-up). Each profile becomes
+//! folded stacks, a flame graph and a table of functions in µs of CPU per request (`folded`,
+//! `flame`); two profiles become a differential (`diff`, `folded::changes`). `process` is the
+//! one way a child the lab started is stopped (perf here, the lab's targets there).
 
 pub mod diff;
 pub mod flame;
 pub mod folded;
-pub mod judge;
 pub mod perf;
 pub mod pprof;
+pub mod process;
 pub mod session;
 
 use std::path::Path;
@@ -63,11 +64,11 @@ pub struct StepProfile {
     /// CPU seconds of the profiled processes over the window (what the samples stand for), and
     /// the successful requests the step counted in it: the one denominator of CPU per request
     /// (`Metric::cpu_per_request`).
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub cpu_s: f64,
     pub requests: u64,
     /// µs of CPU per successful request in all.
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub us_per_request: f64,
     /// The functions with most CPU of their own.
     pub top: Vec<FunctionCost>,
@@ -229,8 +230,8 @@ pub fn finish(
     let us_per_request = if requests == 0 { f64::NAN } else { raw.cpu_s * 1e6 / requests as f64 };
     let us_per_weight = if weight == 0 || requests == 0 { 0.0 } else { us_per_request / weight as f64 };
     std::fs::create_dir_all(dir).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-    crate::files::put(&dir.join(format!("{stem}.folded")), raw.folded.text().as_bytes())?;
-    crate::files::put(&dir.join(format!("{stem}.svg")), &flame::svg(&raw.folded, us_per_weight, title)?)?;
+    results::files::put(&dir.join(format!("{stem}.folded")), raw.folded.text().as_bytes())?;
+    results::files::put(&dir.join(format!("{stem}.svg")), &flame::svg(&raw.folded, us_per_weight, title)?)?;
     let mut notes = raw.notes;
     if raw.samples == 0 {
         notes.push("no samples: the process used no CPU in the window, or was not running".into());

@@ -6,21 +6,21 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::StepProfile;
 use crate::measure::verdict::Finding;
+use profile::StepProfile;
 
 /// The function's CPU per request at one load point.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FunctionPoint {
     pub point: String,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub subject_us: f64,
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub other_us: f64,
     /// subject / other, with its 95% interval.
-    #[serde(deserialize_with = "crate::measure::nan_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub ratio: f64,
-    #[serde(deserialize_with = "crate::measure::nan_pair_is_null")]
+    #[serde(deserialize_with = "results::nan::nan_pair_is_null")]
     pub ci: Option<(f64, f64)>,
     pub finding: Finding,
 }
