@@ -36,6 +36,49 @@ pub struct Receiving {
 /// What a received file is handed to (the live view offers it for download).
 pub type OnFile = Arc<dyn Fn(&str, &Path) + Send + Sync>;
 
+/// `--collect`: worker 0 receives the others' results files while it runs; the others send
+/// theirs when done.
+pub enum Gathering {
+    Receiving(Receiving),
+    Sending { run: String, file: PathBuf },
+}
+
+impl Gathering {
+    /// After the barrier: worker 0 (the one holding its listener) receives beside its `output`,
+    /// handing each file to `on_file`; the others will send `output`.
+    pub fn start(start: crate::barrier::Start, shard: Shard, output: &Path, on_file: OnFile) -> Gathering {
+        let file = output.to_path_buf();
+        let Some(listener) = start.listener else { return Gathering::Sending { run: start.run, file } };
+        let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| ".".into(), Path::to_path_buf);
+        let own = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Gathering::Receiving(receive(listener, shard, start.run, dir, own, on_file))
+    }
+
+    /// After this worker's run: worker 0 waits up to `timeout` for the others' files (offering
+    /// its own), the others send theirs to `addr`. A set left incomplete is
+    /// [`crate::collect::Incomplete`].
+    pub async fn finish(self, addr: &str, shard: Shard, timeout: Duration) -> anyhow::Result<()> {
+        match self {
+            Gathering::Receiving(r) => {
+                let missing = r.wait(timeout).await;
+                if missing.is_empty() {
+                    eprintln!("loadlab: --collect: the results of all {} workers are here", shard.count);
+                    return Ok(());
+                }
+                let names: Vec<String> = missing.iter().map(ToString::to_string).collect();
+                // Said at once: the live view may linger on for the files that did arrive.
+                eprintln!("loadlab: --collect: no results from worker {} within {timeout:?}", names.join(", "));
+                Err(anyhow::Error::new(crate::collect::Incomplete("--collect: the gathered set is incomplete".into())))
+            }
+            Gathering::Sending { run, file } => {
+                send(addr, shard, &run, &file).await?;
+                eprintln!("loadlab: --collect: results sent to worker 0 at {addr}");
+                Ok(())
+            }
+        }
+    }
+}
+
 /// A file name a worker may send: its own results' name, no directory, nothing hidden.
 fn valid_name(name: &str) -> bool {
     (1..=200).contains(&name.len())

@@ -79,17 +79,8 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
 /// This worker's shard: `--shard I/N`, or `--shards N` with the index a Kubernetes Indexed Job
 /// gives its pods.
 fn shard(a: &AttackArgs) -> anyhow::Result<attack::Shard> {
-    match (a.shard.shard, a.shard.shards) {
-        (Some(s), _) => Ok(s),
-        (None, Some(n)) => {
-            let index = std::env::var("JOB_COMPLETION_INDEX")
-                .map_err(|_| bad("--shards needs JOB_COMPLETION_INDEX (set in each pod of an Indexed Job)"))?;
-            let index: u64 =
-                index.trim().parse().map_err(|_| bad(format!("JOB_COMPLETION_INDEX={index:?} is not a number")))?;
-            attack::Shard::new(index, n).map_err(|e| bad(format!("--shards {n}: {e}")))
-        }
-        (None, None) => Ok(attack::Shard::default()),
-    }
+    let index = std::env::var(fleet::SHARD_INDEX_VAR).ok();
+    fleet::this_shard(a.shard.shard, a.shard.shards, index.as_deref()).map_err(bad)
 }
 
 pub fn run(a: AttackArgs) -> anyhow::Result<()> {
@@ -148,7 +139,12 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             config.start_at = Some(start.at);
             config.run = Some(start.run.clone());
             if a.shard.collect {
-                gathering = Some(Gathering::start(start, config.shard, &a.output, serving.as_ref()));
+                gathering = Some(fleet::gather::Gathering::start(
+                    start,
+                    config.shard,
+                    std::path::Path::new(&a.output),
+                    on_file(serving.as_ref(), config.shard.count),
+                ));
             }
         }
         let out = BufWriter::with_capacity(1 << 16, open()?);
@@ -195,56 +191,15 @@ fn tell_replay(r: &attack::ReplayStats) {
     }
 }
 
-/// `--collect`: worker 0 receives the others' results files while it runs; the others send theirs
-/// when done.
-enum Gathering {
-    Receiving(fleet::gather::Receiving),
-    Sending { run: String, file: std::path::PathBuf },
-}
-
-impl Gathering {
-    fn start(
-        start: fleet::barrier::Start,
-        shard: attack::Shard,
-        output: &str,
-        serving: Option<&crate::live_view::Serving>,
-    ) -> Gathering {
-        let file = std::path::PathBuf::from(output);
-        let Some(listener) = start.listener else { return Gathering::Sending { run: start.run, file } };
-        let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| ".".into(), |d| d.to_path_buf());
-        let own = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let on_file: fleet::gather::OnFile = match serving {
-            Some(s) => {
-                s.live.shelf.expect(usize::try_from(shard.count).unwrap_or(usize::MAX));
-                let live = Arc::clone(&s.live);
-                Arc::new(move |name, path| live.shelf.offer(name, path.to_path_buf()))
-            }
-            None => Arc::new(|_, _| {}),
-        };
-        Gathering::Receiving(fleet::gather::receive(listener, shard, start.run, dir, own, on_file))
-    }
-
-    /// After this worker's run: worker 0 waits for the others' files (offering its own), the
-    /// others send theirs.
-    async fn finish(self, addr: &str, shard: attack::Shard, timeout: Duration) -> anyhow::Result<()> {
-        match self {
-            Gathering::Receiving(r) => {
-                let missing = r.wait(timeout).await;
-                if missing.is_empty() {
-                    eprintln!("loadlab: --collect: the results of all {} workers are here", shard.count);
-                    return Ok(());
-                }
-                let names: Vec<String> = missing.iter().map(ToString::to_string).collect();
-                // Said at once: the live view may linger on for the files that did arrive.
-                eprintln!("loadlab: --collect: no results from worker {} within {timeout:?}", names.join(", "));
-                Err(anyhow::Error::new(crate::Inconclusive("--collect: the gathered set is incomplete".into())))
-            }
-            Gathering::Sending { run, file } => {
-                fleet::gather::send(addr, shard, &run, &file).await?;
-                eprintln!("loadlab: --collect: results sent to worker 0 at {addr}");
-                Ok(())
-            }
+/// What a received file is handed to: the live view's shelf, when it serves one.
+fn on_file(serving: Option<&crate::live_view::Serving>, workers: u64) -> fleet::gather::OnFile {
+    match serving {
+        Some(s) => {
+            s.live.shelf.expect(usize::try_from(workers).unwrap_or(usize::MAX));
+            let live = Arc::clone(&s.live);
+            Arc::new(move |name, path| live.shelf.offer(name, path.to_path_buf()))
         }
+        None => Arc::new(|_, _| {}),
     }
 }
 
