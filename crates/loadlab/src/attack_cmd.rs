@@ -17,11 +17,10 @@ use crate::{bad, BadInput};
 
 fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
     let mut defaults = TargetDefaults::default();
-    for h in &a.headers {
+    for h in &a.request.headers {
         defaults.headers.push(attack::parse_header(h).map_err(|e| bad(format!("--header: {e}")))?);
     }
-    if let Some(path) = &a.body {
-        let body = std::fs::read(path).map_err(|e| bad(format!("--body {}: {e}", path.display())))?;
+    if let Some(body) = a.request.body_bytes().map_err(bad)? {
         defaults.body = Some(Bytes::from(body));
     }
     // A replay's requests come from its log; its one target carries the --header lines.
@@ -33,7 +32,7 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
         return Ok(vec![t]);
     }
     if let Some(url) = &a.url {
-        return attack::target_from_url(&a.method, url, "argument", &defaults)
+        return attack::target_from_url(&a.request.method, url, "argument", &defaults)
             .map(|t| vec![t])
             .map_err(|e| bad(e.to_string()));
     }
@@ -67,7 +66,7 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     let client = json!({
         "requests_per_conn": a.requests_per_conn, "max_workers": a.max_workers,
         "protocol": config.client.protocol.to_string(), "timeout": text(Some(a.client.timeout)),
-        "max_body": a.client.max_body, "keepalive": a.client.keepalive, "compressed": a.client.compressed, "headers": a.headers,
+        "max_body": a.client.max_body, "keepalive": a.client.keepalive, "compressed": a.client.compressed, "headers": a.request.headers,
     });
     if let serde_json::Value::Object(map) = client {
         settings.extend(map);

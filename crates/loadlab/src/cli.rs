@@ -338,6 +338,27 @@ pub struct OriginArgs {
     pub idle_timeout: Duration,
 }
 
+/// What is sent, beside the URL or targets: one group for every command that sends.
+#[derive(Args, Debug, Clone)]
+pub struct RequestArgs {
+    /// Method for a URL given as argument.
+    #[arg(long, default_value = "GET")]
+    pub method: String,
+    /// Header added to every request, "Name: value" (repeatable).
+    #[arg(long = "header", short = 'H')]
+    pub headers: Vec<String>,
+    /// Body file for requests whose target has none.
+    #[arg(long)]
+    pub body: Option<PathBuf>,
+}
+
+impl RequestArgs {
+    /// The body file's bytes, if one was given.
+    pub fn body_bytes(&self) -> Result<Option<Vec<u8>>, String> {
+        self.body.as_ref().map(|p| std::fs::read(p).map_err(|e| format!("--body {}: {e}", p.display()))).transpose()
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct AttackArgs {
     /// URL to request (else targets come from --targets or stdin).
@@ -349,15 +370,8 @@ pub struct AttackArgs {
     /// Targets format.
     #[arg(long, default_value = "http", value_parser = target_formats())]
     pub format: TargetFormat,
-    /// Method for a URL given as argument.
-    #[arg(long, default_value = "GET")]
-    pub method: String,
-    /// Header added to every request, "Name: value" (repeatable).
-    #[arg(long = "header", short = 'H')]
-    pub headers: Vec<String>,
-    /// Body file for requests whose target has none.
-    #[arg(long)]
-    pub body: Option<PathBuf>,
+    #[command(flatten)]
+    pub request: RequestArgs,
     /// Name of the run, recorded in the results.
     #[arg(long, default_value = "")]
     pub name: String,

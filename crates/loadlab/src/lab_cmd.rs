@@ -58,10 +58,20 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     if slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
-    attack::target_from_url("GET", &a.url, "URL", &Default::default()).map_err(|e| bad(e.to_string()))?;
+    attack::target_from_url(&a.request.method, &a.url, "URL", &Default::default()).map_err(|e| bad(e.to_string()))?;
     a.tls.check().map_err(bad)?;
     let protocol = a.protocol.protocol();
-    let load = lab::plan::LoadSpec { protocol: vec![protocol], timeout: a.timeout, ..Default::default() };
+    for h in &a.request.headers {
+        attack::parse_header(h).map_err(|e| bad(format!("--header: {e}")))?;
+    }
+    let load = lab::plan::LoadSpec {
+        protocol: vec![protocol],
+        timeout: a.timeout,
+        method: a.request.method.clone(),
+        headers: a.request.headers.clone(),
+        body: a.request.body_bytes().map_err(bad)?,
+        ..Default::default()
+    };
     let target = lab::plan::TargetSpec { tls: a.tls.options(), ..lab::plan::TargetSpec::running("target", &a.url) };
     let mut plan = lab::plan::Plan::new(&format!("capacity of {}", a.url), vec![target], load, slo);
     plan.capacity = Some(

@@ -109,6 +109,10 @@ pub struct LabCapacityArgs {
     /// Length of each probe.
     #[arg(long, default_value = "10s", value_parser = positive_duration)]
     pub probe: Duration,
+    /// What the probes send (`-H 'Accept-Encoding: gzip'`, `--method POST --body order.json`),
+    /// as for `attack`.
+    #[command(flatten)]
+    pub request: super::RequestArgs,
     /// The protocol of the probes, as for `attack`.
     #[command(flatten)]
     pub protocol: super::ProtocolArgs,

@@ -107,3 +107,32 @@ fn lab_capacity_over_https_trusts_what_it_is_told_and_names_the_error_when_nothi
     let md = std::fs::read_to_string(untrusted_out.join("report.md")).unwrap();
     assert!(md.contains("; most often tls: invalid peer certificate"), "{md}");
 }
+
+#[test]
+fn lab_capacity_sends_the_request_it_is_given() {
+    // A capacity search of an endpoint that needs a header and a POST body, as `attack` sends
+    // them: every probe's request carries them.
+    let d = tempdir("capacity-request");
+    std::fs::write(d.join("order.json"), r#"{"item": 7}"#).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(attack::testing::TestServer::start(Default::default()));
+    let o = loadlab()
+        .args(["lab", "capacity", &server.url("/orders"), "--slo", "p99<500ms,success>=99%"])
+        .args(["--method", "POST", "-H", "Accept-Encoding: gzip", "--body"])
+        .arg(d.join("order.json"))
+        .args(["--start", "20", "--max", "40", "--precision", "50%", "--probe", "1s", "--out"])
+        .arg(d.join("out"))
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_some_and(|c| c == 0 || c == 4), "{}", stderr(&o));
+    let got = server.captured();
+    assert!(got.len() >= 20, "{} requests", got.len());
+    assert!(got.iter().all(|r| r.method == "POST" && r.path == "/orders"), "{:?}", got[0]);
+    assert!(got.iter().all(|r| r.headers.get("accept-encoding").is_some_and(|v| v == "gzip")));
+    assert!(got.iter().all(|r| &r.body[..] == br#"{"item": 7}"#));
+    // A header that is not one is refused before anything is sent.
+    let o =
+        loadlab().args(["lab", "capacity", &server.url("/"), "--slo", "p99<500ms", "-H", "no colon"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--header"), "{}", stderr(&o));
+}
