@@ -2,14 +2,14 @@
 //! its series (the labs since the series' last change point), not against one baseline run.
 //!
 //! A gated metric fails when its change from the level's mean passes the gate's threshold and
-//! the run-to-run floor of `lab compare` (`lab::measure::ab::run_to_run_floor`), and the value
+//! the run-to-run floor of `lab compare` (`lab::run_to_run_floor`), and the value
 //! lies beyond the level's own spread: a one-sided Student's t prediction test (the new lab as
 //! one more draw from the level), p-values corrected for the number of gated series by Holm's
 //! method at a family-wise [`LEVEL`]. The floor is needed: lab series are not normal. Replayed
 //! as a history, 20 A/A labs of nginx (sub-millisecond, labs in two modes) failed 5 of 15 checks
 //! on the t-test alone (a p99 of 4.2 ms against a level of 0.2 ms ± 0.06 ms), none with it.
 
-use lab::plan::gate::Gate;
+use lab::Gate;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -209,7 +209,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], settings: &Settin
     let std = (level.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
     (j.level_mean, j.level_std) = (mean, std);
     j.change_pct = if mean == 0.0 { 0.0 } else { (last.value / mean - 1.0) * 100.0 };
-    j.floor_pct = lab::measure::ab::run_to_run_floor(gate.metric, mean) * 100.0;
+    j.floor_pct = lab::run_to_run_floor(gate.metric, mean) * 100.0;
     // Worse is up for a latency or a CPU, down for a rate or a share of successes.
     let up = gate.above;
     let spread = std * (1.0 + 1.0 / n).sqrt();

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use lab::measure::metric::Metric;
-use lab::provenance::Provenance;
 use lab::Lab;
+use lab::Metric;
+use lab::Provenance;
 use serde::Serialize;
 
 /// The step figures a history keeps (as `lab compare` compares them, with p90), by the names
@@ -35,7 +35,7 @@ pub struct Entry {
     pub tags: String,
     pub loadlab: String,
     pub measurement: u32,
-    /// The machine's fingerprint ([`lab::provenance::Machine::fingerprint`]) and its words.
+    /// The machine's fingerprint ([`lab::Machine::fingerprint`]) and its words.
     pub machine: String,
     pub machine_text: String,
     /// The lab's folder as given, for links from the history's pages.
@@ -96,7 +96,7 @@ pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
                 id: s.id.clone(),
                 target: lab.targets.get(s.target).map_or_else(|| format!("target {}", s.target), |t| t.name.clone()),
                 load: point.map(|p| serde_json::to_string(p).unwrap_or_default()).unwrap_or_default(),
-                label: point.map(|p| p.label(&lab::plan::matrix::Axes::set_in(p))).unwrap_or_default(),
+                label: point.map(|p| p.label(&lab::Axes::set_in(p))).unwrap_or_default(),
                 repeat: s.repeat,
                 not_counted,
                 values,
@@ -122,13 +122,10 @@ pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
 /// The provenance `lab` is recorded with: what it recorded, overridden by what is `given` (a
 /// commit named when importing). A lab.json written before provenance was recorded has only
 /// what is given, on an unknown machine (a series of its own).
-pub fn provenance_of(lab: &Lab, given: &lab::provenance::Given) -> Provenance {
+pub fn provenance_of(lab: &Lab, given: &lab::Given) -> Provenance {
     let mut p = lab.provenance.clone().unwrap_or_else(|| Provenance {
         loadlab: "unknown".into(),
-        machine: lab::provenance::Machine {
-            cpu: "unknown machine (the lab recorded none)".into(),
-            ..Default::default()
-        },
+        machine: lab::Machine { cpu: "unknown machine (the lab recorded none)".into(), ..Default::default() },
         ..Default::default()
     });
     if given.commit.is_some() {

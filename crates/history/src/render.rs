@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use lab::measure::metric::Metric;
+use lab::Metric;
 use report::chart::{render_xy_svg, Series as Line, XyChart};
 use report::page::{esc, shell};
 

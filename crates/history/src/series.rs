@@ -155,7 +155,7 @@ pub fn series(labs: &[Stored], query: &Query, settings: &Settings) -> Vec<Series
                         commit: lab.commit.clone(),
                         branch: lab.branch.clone(),
                         path: lab.path.clone(),
-                        value: lab::measure::ab::centre(&values),
+                        value: lab::centre(&values),
                         repeats: values.len(),
                     }
                 })

@@ -95,7 +95,7 @@ async fn exercise(mut h: History) {
     assert!(text.contains("change at lab 7 (after 05aaaaaaaa, from 06aaaaaaaa): 10.0ms -> 13.0ms, +29.8%"), "{text}");
 
     // The check: the twelfth lab at the new level holds; one 20% above it fails, naming deflate.
-    let gates = lab::plan::gate::Gate::parse_list("p99>+5%").unwrap();
+    let gates = lab::Gate::parse_list("p99>+5%").unwrap();
     let Added::New(last) = h.add(&all[11]).await.unwrap() else { panic!() };
     let stored = h.labs().await.unwrap();
     let checked = history::check(&stored, last, &gates, &s, false).unwrap();

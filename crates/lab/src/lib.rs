@@ -27,6 +27,21 @@ pub mod record;
 pub mod render;
 pub mod run;
 
+// The front door: what the binary and a history use, each under one name here.
+pub use compare::{
+    changes as compare_sides, load_file as read_run_side, load_lab as read_lab_side, with_profiles, Changes, Side,
+};
+pub use demo::{run as run_demo, DemoOptions};
+pub use ending::{out_dir, preview, Ending, Preview};
 pub use experiment::{run, Event, LabError, RunOptions, Watcher};
-pub use plan::Plan;
-pub use record::Lab;
+pub use measure::ab::{centre, run_to_run_floor};
+pub use measure::metric::Metric;
+pub use measure::verdict::{parse_percent, Clause};
+pub use plan::gate::Gate;
+pub use plan::matrix::{Axes, Point};
+pub use plan::{load as load_plan, CapacitySpec, LoadSpec, Plan, TargetSpec};
+pub use provenance::{Given, Machine, Provenance, MEASUREMENT};
+pub use record::{read as read_lab, Lab};
+pub use render::compare::{text as comparison_text, write as write_comparison};
+pub use render::write as write_reports;
+pub use run::step::config as step_config;

@@ -208,8 +208,8 @@ mod tests {
 
     use attack::{AttackConfig, Protocol};
     use clap::Parser;
-    use lab::plan::matrix::Point;
-    use lab::plan::LoadSpec;
+    use lab::LoadSpec;
+    use lab::Point;
 
     use crate::cli::{Cli, Command};
 
@@ -243,7 +243,7 @@ mod tests {
             pace_tick,
             ..LoadSpec::default()
         };
-        lab::run::step::config(
+        lab::step_config(
             "step",
             "http://127.0.0.1:1/x",
             &point,

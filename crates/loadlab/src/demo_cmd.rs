@@ -12,17 +12,12 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         return Err(bad(format!("--rates: {twice} given twice")));
     }
     let shutdown = Shutdown::watch("stopping after the current step's requests in flight", Second::Abandon)?;
-    let opts = lab::demo::DemoOptions {
-        rates: a.rates,
-        step: a.step,
-        out: a.out,
-        stop: shutdown.stop(),
-        abort: shutdown.now(),
-    };
+    let opts =
+        lab::DemoOptions { rates: a.rates, step: a.step, out: a.out, stop: shutdown.stop(), abort: shutdown.now() };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let result = runtime.block_on(async {
         let mut out = std::io::stdout();
-        lab::demo::run(&opts, &mut out).await?;
+        lab::run_demo(&opts, &mut out).await?;
         Ok(())
     });
     shutdown.outcome(result)

@@ -27,8 +27,7 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                 Ok(())
             }
             Some(HistoryCommand::Check(c)) => {
-                let gates =
-                    lab::plan::gate::Gate::parse_list(&c.fail_on).map_err(|e| bad(format!("--fail-on: {e}")))?;
+                let gates = lab::Gate::parse_list(&c.fail_on).map_err(|e| bad(format!("--fail-on: {e}")))?;
                 let mut h = open(&c.at).await?;
                 let id = match &c.lab {
                     Some(dir) => {
@@ -73,7 +72,7 @@ fn read_lab(path: &Path) -> anyhow::Result<(lab::Lab, std::path::PathBuf)> {
     } else {
         (path.parent().map_or_else(|| ".".into(), Path::to_path_buf), path.to_path_buf())
     };
-    let lab = lab::record::read(&json).map_err(|e| bad(e.to_string()))?;
+    let lab = lab::read_lab(&json).map_err(|e| bad(e.to_string()))?;
     Ok((lab, dir))
 }
 
@@ -137,7 +136,7 @@ async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
 async fn check(
     h: &History,
     id: i64,
-    gates: &[lab::plan::gate::Gate],
+    gates: &[lab::Gate],
     settings: &Settings,
     any_machine: bool,
 ) -> anyhow::Result<()> {

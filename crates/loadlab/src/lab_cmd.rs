@@ -4,9 +4,9 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-use lab::ending::Ending;
-use lab::experiment::{Event, Lab, RunOptions};
-use lab::plan::Plan;
+use lab::Ending;
+use lab::Plan;
+use lab::{Event, Lab, RunOptions};
 
 use crate::cli::{LabCapacityArgs, LabCommand, LabGuardArgs, LabRunArgs, LiveArgs};
 use crate::shutdown::{Second, Shutdown};
@@ -21,10 +21,10 @@ pub fn run(c: LabCommand) -> anyhow::Result<()> {
 }
 
 fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
-    let gates = lab::compare::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or(""))
-        .map_err(|e| bad(format!("--fail-on: {e}")))?;
-    let old = lab::compare::load_lab(&a.old).map_err(|e| bad(e.to_string()))?;
-    let new = lab::compare::load_lab(&a.new).map_err(|e| bad(e.to_string()))?;
+    let gates =
+        lab::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or("")).map_err(|e| bad(format!("--fail-on: {e}")))?;
+    let old = lab::read_lab_side(&a.old).map_err(|e| bad(e.to_string()))?;
+    let new = lab::read_lab_side(&a.new).map_err(|e| bad(e.to_string()))?;
     let out = a.out.unwrap_or_else(|| {
         if a.new.is_dir() {
             a.new.clone()
@@ -32,29 +32,29 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
             a.new.parent().map_or(".".into(), Path::to_path_buf)
         }
     });
-    let outcome = lab::compare::changes(&old, &new, a.gate.threshold, gates);
-    let outcome = lab::compare::with_profiles(outcome, &old, &new, &out);
-    print!("{}", lab::render::compare::text(&outcome));
-    for f in lab::render::compare::write(&outcome, &old, &new, &out)? {
+    let outcome = lab::compare_sides(&old, &new, a.gate.threshold, gates);
+    let outcome = lab::with_profiles(outcome, &old, &new, &out);
+    print!("{}", lab::comparison_text(&outcome));
+    for f in lab::write_comparison(&outcome, &old, &new, &out)? {
         eprintln!("loadlab: wrote {}", f.display());
     }
     crate::compare_verdict(&outcome)
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
-    let plan = lab::plan::load(&a.plan).map_err(|e| bad(e.to_string()))?;
+    let plan = lab::load_plan(&a.plan).map_err(|e| bad(e.to_string()))?;
     let stem = a.plan.file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
-    let out = lab::ending::out_dir(a.out.as_deref(), &stem, a.guard.force).map_err(bad)?;
+    let out = lab::out_dir(a.out.as_deref(), &stem, a.guard.force).map_err(bad)?;
     let given = a.commit.given().map_err(bad)?;
     let folder = a.plan.parent().map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf);
-    let provenance = lab::provenance::Provenance::gather(&given, &folder);
+    let provenance = lab::Provenance::gather(&given, &folder);
     let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
     execute(&plan, &out, a.quick, &a.guard, &a.live, Some(provenance), history)
 }
 
 fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     // The plan a file would give, built as a value: one running target, the SLO, a search.
-    let slo = lab::measure::verdict::Clause::parse_list(&a.slo).map_err(|e| bad(format!("--slo: {e}")))?;
+    let slo = lab::Clause::parse_list(&a.slo).map_err(|e| bad(format!("--slo: {e}")))?;
     if slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
@@ -64,7 +64,7 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     for h in &a.request.headers {
         attack::parse_header(h).map_err(|e| bad(format!("--header: {e}")))?;
     }
-    let load = lab::plan::LoadSpec {
+    let load = lab::LoadSpec {
         protocol: vec![protocol],
         timeout: a.timeout,
         method: a.request.method.clone(),
@@ -72,20 +72,20 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
         body: a.request.body_bytes().map_err(bad)?,
         ..Default::default()
     };
-    let target = lab::plan::TargetSpec { tls: a.tls.options(), ..lab::plan::TargetSpec::running("target", &a.url) };
-    let mut plan = lab::plan::Plan::new(&format!("capacity of {}", a.url), vec![target], load, slo);
+    let target = lab::TargetSpec { tls: a.tls.options(), ..lab::TargetSpec::running("target", &a.url) };
+    let mut plan = lab::Plan::new(&format!("capacity of {}", a.url), vec![target], load, slo);
     plan.capacity = Some(
-        lab::plan::CapacitySpec::new(a.start, a.max, a.precision, a.probe)
+        lab::CapacitySpec::new(a.start, a.max, a.precision, a.probe)
             .map_err(|e| bad(format!("--start/--max/--precision/--probe: {e}")))?,
     );
-    let out = lab::ending::out_dir(a.out.as_deref(), "capacity", a.guard.force).map_err(bad)?;
-    let provenance = lab::provenance::Provenance::gather(&Default::default(), Path::new("."));
+    let out = lab::out_dir(a.out.as_deref(), "capacity", a.guard.force).map_err(bad)?;
+    let provenance = lab::Provenance::gather(&Default::default(), Path::new("."));
     execute(&plan, &out, false, &a.guard, &a.live, Some(provenance), None)
 }
 
 /// The plan before it runs: its steps and how long it should take; refused over `--max-time`.
 fn preview(plan: &Plan, guard: &LabGuardArgs, out: &Path) -> anyhow::Result<()> {
-    let p = lab::ending::preview(plan);
+    let p = lab::preview(plan);
     let span = results::duration::span;
     if p.estimate > guard.max_time {
         return Err(bad(format!(
@@ -105,7 +105,7 @@ fn execute(
     quick: bool,
     guard: &LabGuardArgs,
     live: &LiveArgs,
-    provenance: Option<lab::provenance::Provenance>,
+    provenance: Option<lab::Provenance>,
     history: Option<String>,
 ) -> anyhow::Result<()> {
     let quick_plan = quick.then(|| plan.quick());
@@ -132,7 +132,7 @@ fn execute(
             Event::Profile { id, line } => eprintln!("  {id}: {line}"),
         };
         let watch = (console, serving.as_ref().map(|s| crate::live_view::LabView(Arc::clone(&s.live))));
-        let result = lab::experiment::run(plan, &opts, &watch).await;
+        let result = lab::run(plan, &opts, &watch).await;
         if let Some(s) = serving {
             s.finish(&opts.stop).await;
         }
@@ -140,7 +140,7 @@ fn execute(
     });
     // Interrupted before the first step (waiting for a target): nothing to report.
     let lab = lab.map_err(|e| shutdown.outcome(Err(e)).unwrap_err())?;
-    let files = lab::render::write(&lab, out)?;
+    let files = lab::write_reports(&lab, out)?;
     for f in &files {
         eprintln!("loadlab: wrote {}", f.display());
     }
@@ -178,14 +178,14 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
 }
 
 /// `[baseline]`: this lab compared with the one named, written beside its reports.
-fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::compare::Changes>> {
+fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::Changes>> {
     let Some(b) = &plan.baseline else { return Ok(None) };
-    let old = lab::compare::load_lab(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
-    let new = lab::compare::load_lab(out)?;
-    let outcome = lab::compare::changes(&old, &new, b.threshold_pct, b.fail_on.clone());
-    let outcome = lab::compare::with_profiles(outcome, &old, &new, out);
-    eprint!("{}", lab::render::compare::text(&outcome));
-    for f in lab::render::compare::write(&outcome, &old, &new, out)? {
+    let old = lab::read_lab_side(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
+    let new = lab::read_lab_side(out)?;
+    let outcome = lab::compare_sides(&old, &new, b.threshold_pct, b.fail_on.clone());
+    let outcome = lab::with_profiles(outcome, &old, &new, out);
+    eprint!("{}", lab::comparison_text(&outcome));
+    for f in lab::write_comparison(&outcome, &old, &new, out)? {
         eprintln!("loadlab: wrote {}", f.display());
     }
     Ok(Some(outcome))

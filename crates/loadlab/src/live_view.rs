@@ -29,9 +29,9 @@ pub async fn start(args: &LiveArgs, title: &str) -> anyhow::Result<Option<Servin
 /// The live view as a lab's watcher: its steps and verdicts, and every record as it arrives.
 pub struct LabView(pub Arc<Live>);
 
-impl lab::experiment::Watcher for LabView {
-    fn event(&self, event: &lab::experiment::Event<'_>) {
-        use lab::experiment::Event;
+impl lab::Watcher for LabView {
+    fn event(&self, event: &lab::Event<'_>) {
+        use lab::Event;
         match *event {
             Event::Planned { ids } => self.0.set_steps(ids.iter().cloned()),
             Event::Finished { id, line, .. } | Event::Probe { id, line, .. } => self.0.step_done(id, line),

@@ -45,7 +45,7 @@ pub struct Inconclusive(pub String);
 pub struct Interrupted(pub u8);
 
 /// A comparison's exit: 3 when a `--fail-on` gate broke.
-pub fn compare_verdict(o: &lab::compare::Changes) -> anyhow::Result<()> {
+pub fn compare_verdict(o: &lab::Changes) -> anyhow::Result<()> {
     if o.failed.is_empty() {
         return Ok(());
     }

@@ -123,10 +123,10 @@ fn compare(a: &ReportArgs) -> anyhow::Result<()> {
     let [old, new] = a.files.as_slice() else {
         return Err(bad(format!("--compare: give two results files, old then new (got {})", a.files.len())));
     };
-    let gates = lab::compare::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or(""))
-        .map_err(|e| bad(format!("--fail-on: {e}")))?;
-    let load = |f: &String| lab::compare::load_file(std::path::Path::new(f)).map_err(|e| bad(e.to_string()));
-    let outcome = lab::compare::changes(&load(old)?, &load(new)?, a.gate.threshold, gates);
-    output(&a.output)?.write_all(lab::render::compare::text(&outcome).as_bytes())?;
+    let gates =
+        lab::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or("")).map_err(|e| bad(format!("--fail-on: {e}")))?;
+    let load = |f: &String| lab::read_run_side(std::path::Path::new(f)).map_err(|e| bad(e.to_string()));
+    let outcome = lab::compare_sides(&load(old)?, &load(new)?, a.gate.threshold, gates);
+    output(&a.output)?.write_all(lab::comparison_text(&outcome).as_bytes())?;
     crate::compare_verdict(&outcome)
 }

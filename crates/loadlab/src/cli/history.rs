@@ -117,9 +117,8 @@ pub struct CommitArgs {
 }
 
 impl CommitArgs {
-    pub fn given(&self) -> Result<lab::provenance::Given, String> {
-        let mut g =
-            lab::provenance::Given { commit: self.commit.clone(), branch: self.branch.clone(), ..Default::default() };
+    pub fn given(&self) -> Result<lab::Given, String> {
+        let mut g = lab::Given { commit: self.commit.clone(), branch: self.branch.clone(), ..Default::default() };
         for t in &self.tags {
             g.add_tag(t).map_err(|e| format!("--tag: {e}"))?;
         }

@@ -138,5 +138,5 @@ fn one_rate(s: &str) -> Result<f64, String> {
 
 /// A share: `5%` or `0.05`.
 pub(crate) fn share(s: &str) -> Result<f64, String> {
-    lab::measure::verdict::parse_percent(s).ok_or_else(|| format!("{s:?} is not a percentage like 5%"))
+    lab::parse_percent(s).ok_or_else(|| format!("{s:?} is not a percentage like 5%"))
 }
