@@ -9,7 +9,6 @@ use report::chart::RunSeries;
 
 use crate::outcome::{self, StepResult};
 use crate::plan::matrix::{self, Matrix};
-pub use crate::plan::QUICK_STEP;
 use crate::plan::{Plan, TargetKind};
 pub use crate::record::{Lab, TargetDeath};
 use crate::run::capacity;
@@ -285,9 +284,9 @@ impl Up {
                         ),
                         false => None,
                     };
-                    let url = systems::fill_port(url, port);
+                    let url = crate::plan::fill_port(url, port);
                     given_port = port;
-                    metrics = t.metrics.as_deref().map(|m| systems::fill_port(m, port));
+                    metrics = t.metrics.as_deref().map(|m| crate::plan::fill_port(m, port));
                     let s = Started::start(
                         &t.name,
                         &systems::expand_argv(start, port),
@@ -295,7 +294,7 @@ impl Up {
                         &systems::log_path(samples, &t.name),
                         &url,
                         systems::Readiness {
-                            probe: ready.as_deref().map(|r| systems::fill_port(r, port)).as_deref(),
+                            probe: ready.as_deref().map(|r| crate::plan::fill_port(r, port)).as_deref(),
                             tls: &t.tls,
                         },
                         stop,
@@ -324,7 +323,7 @@ impl Up {
                 self.started_of.push(None);
             }
             let profiler = t.profile.as_ref().map(|p| match p {
-                Profiler::Pprof { url } => Profiler::Pprof { url: systems::fill_port(url, given_port) },
+                Profiler::Pprof { url } => Profiler::Pprof { url: crate::plan::fill_port(url, given_port) },
                 other => other.clone(),
             });
             self.profilers.push(profiler.map(|p| (p, pid.into_iter().collect())));

@@ -15,17 +15,17 @@
 //! - `ending` (the lab's preview, exit and folder) and `demo` (a rate ladder against an
 //!   embedded origin).
 
-pub mod compare;
-pub mod demo;
-pub mod ending;
-pub mod experiment;
-pub mod measure;
-pub mod outcome;
-pub mod plan;
-pub mod provenance;
-pub mod record;
-pub mod render;
-pub mod run;
+mod compare;
+mod demo;
+mod ending;
+mod experiment;
+mod measure;
+mod outcome;
+mod plan;
+mod provenance;
+mod record;
+mod render;
+mod run;
 
 // The front door: what the binary and a history use, each under one name here.
 pub use compare::{
@@ -36,12 +36,14 @@ pub use ending::{out_dir, preview, Ending, Preview};
 pub use experiment::{run, Event, LabError, RunOptions, Watcher};
 pub use measure::ab::{centre, run_to_run_floor};
 pub use measure::metric::Metric;
-pub use measure::verdict::{parse_percent, Clause};
+pub use measure::verdict::{parse_percent, Clause, Finding};
 pub use plan::gate::Gate;
 pub use plan::matrix::{Axes, Point};
-pub use plan::{load as load_plan, CapacitySpec, LoadSpec, Plan, TargetSpec};
+pub use plan::{load as load_plan, parse as parse_plan, CapacitySpec, LoadSpec, Plan, TargetSpec};
 pub use provenance::{Given, Machine, Provenance, MEASUREMENT};
 pub use record::{read as read_lab, Lab};
 pub use render::compare::{text as comparison_text, write as write_comparison};
+pub use render::markdown::capacity_sentence;
 pub use render::write as write_reports;
+pub use run::capacity::{CapacityResult, Searched};
 pub use run::step::config as step_config;

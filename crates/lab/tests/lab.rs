@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use lab::experiment::{Event, RunOptions};
-use lab::measure::verdict::Finding;
+use lab::Finding;
+use lab::{Event, RunOptions};
 
 /// The labs here run one at a time, so one lab's load does not show in another's latencies.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -19,10 +19,10 @@ fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 
-async fn run(plan: &Path, out: &Path) -> lab::experiment::Lab {
-    let plan = lab::plan::load(plan).unwrap();
+async fn run(plan: &Path, out: &Path) -> lab::Lab {
+    let plan = lab::load_plan(plan).unwrap();
     let opts = RunOptions::new(out.to_path_buf());
-    lab::experiment::run(&plan, &opts, &|_: &Event<'_>| {}).await.unwrap()
+    lab::run(&plan, &opts, &|_: &Event<'_>| {}).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,7 +86,7 @@ than = "fast"
         assert_eq!(m.requests, 170);
     }
     // The report: every section, parsed as Markdown.
-    let files = lab::render::write(&lab, &out).unwrap();
+    let files = lab::write_reports(&lab, &out).unwrap();
     let md = std::fs::read_to_string(&files[0]).unwrap();
     let headings: Vec<String> = {
         use pulldown_cmark::{Event as E, HeadingLevel, Parser, Tag, TagEnd};
@@ -199,7 +199,7 @@ success = ">= 99%"
     assert_eq!(lab.steps[1].numbers.requests, 80, "{:?}", lab.steps[1].numbers);
     assert!(lab.steps.iter().all(|s| s.numbers.success == 1.0));
     assert!(!lab.findings.slo_failed);
-    let files = lab::render::write(&lab, &out).unwrap();
+    let files = lab::write_reports(&lab, &out).unwrap();
     let md = std::fs::read_to_string(&files[0]).unwrap();
     assert!(md.contains("| replay 2x | svc |"), "{md}");
     // The step file says what it replayed.
@@ -251,10 +251,10 @@ probe = "2s"
     let lab = run(&d.join("plan.toml"), &d.join("out")).await;
     assert!(lab.steps.is_empty(), "a search alone runs no fixed step");
     let c = &lab.capacity[0];
-    assert_eq!(c.of, lab::run::capacity::Searched::Speed);
+    assert_eq!(c.of, lab::Searched::Speed);
     let (h, b) = (c.holds_up_to.unwrap(), c.breaks_at.unwrap());
     assert!((2.0..=8.5).contains(&h) && (4.0..=16.5).contains(&b) && h < b, "{c:?}");
-    let sentence = lab::render::markdown::capacity_sentence(c);
+    let sentence = lab::capacity_sentence(c);
     assert!(sentence.starts_with("Capacity of svc: holds ") && sentence.contains("x, breaks at "), "{sentence}");
 }
 
@@ -298,7 +298,7 @@ success = ">= 99%"
     // HTTP/2 was negotiated by ALPN where the handshake succeeded.
     let h2 = server.captured().iter().filter(|c| c.version == http::Version::HTTP_2).count();
     assert_eq!(h2, 40);
-    let e = lab::plan::parse(
+    let e = lab::parse_plan(
         "[targets.a]\norigin = \"r.json\"\ninsecure = true\n[load]\nrate = 1\n",
         "plan.toml",
         std::path::Path::new("."),
@@ -349,7 +349,7 @@ success = ">= 99%"
         let protocol = h.run_plan.as_ref().unwrap().protocol.clone();
         assert!(s.id.contains(&protocol), "{} ran over {protocol}", s.id);
     }
-    let files = lab::render::write(&lab, &out).unwrap();
+    let files = lab::write_reports(&lab, &out).unwrap();
     let md = std::fs::read_to_string(&files[0]).unwrap();
     assert!(md.contains("h3") && md.contains("h2c"), "{md}");
 }

@@ -204,8 +204,9 @@ pub mod matrix;
 mod ports;
 mod profile;
 mod quick;
-pub use ports::{fill_port, PORT_PLACEHOLDER};
-pub use quick::QUICK_STEP;
+pub use ports::fill_port;
+#[cfg(test)]
+use quick::QUICK_STEP;
 mod raw;
 mod replay;
 use raw::*;

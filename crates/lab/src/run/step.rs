@@ -23,7 +23,6 @@ pub struct StepRun {
     pub text: String,
     /// The counted requests by second, for intervals within the run.
     pub windows: Vec<crate::measure::windows::Window>,
-    pub interrupted: bool,
 }
 
 /// Why a step could not run (a bad setting, an unwritable file): a failed request is never this.
@@ -147,7 +146,6 @@ pub async fn run_watched<E: results::Consumer + Send + 'static>(
         warmup_requests: stats.warmup_requests,
         windows: stats.windows.windows(),
         series: builder.and_then(|b| b.finish().runs.into_iter().next()),
-        interrupted: summary.interrupted,
     };
     Ok((run, extra))
 }

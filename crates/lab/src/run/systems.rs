@@ -254,7 +254,7 @@ pub fn expand_argv(argv: &[String], port: Option<u16>) -> Vec<String> {
     argv.iter().map(|a| fill_port(&a.replace("{loadlab}", &me), port)).collect()
 }
 
-pub use crate::plan::{fill_port, PORT_PLACEHOLDER};
+use crate::plan::fill_port;
 
 /// A loopback port nobody listens on now, from the kernel (bind port 0, read it back). The
 /// socket is closed before the command binds it; the start refuses a port that answers by then.
