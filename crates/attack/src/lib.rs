@@ -34,7 +34,7 @@ pub use open::MAX_PACE_WINDOW;
 pub use replay::{ReplaySpec, ReplayStats};
 pub use results::Gauges;
 pub use run::run;
-pub use schedule::{Rate, RateSpec, Schedule, MAX_RATE};
+pub use schedule::{check_rate, Rate, RateSpec, Schedule, MAX_RATE};
 pub use shard::{Shard, MAX_SHARDS};
 pub use targets::{
     parse_header, parse_targets, parse_url, target_from_url, Target, TargetDefaults, TargetError, TargetFormat,

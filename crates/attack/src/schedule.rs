@@ -40,16 +40,23 @@ impl std::str::FromStr for Rate {
             return Err(format!("bad rate {s:?}: zero period"));
         }
         let rate = n / per.as_secs_f64();
-        if rate > MAX_RATE {
-            return Err(format!("bad rate {s:?}: above the maximum of {MAX_RATE} per second"));
-        }
-        Ok(Rate(rate))
+        check_rate(rate).map(Rate).map_err(|e| format!("bad rate {s:?}: {e}"))
     }
 }
 
 /// The highest rate accepted: ten times what one core of any HTTP generator can send, and low
 /// enough that the schedule's arithmetic stays exact.
 pub const MAX_RATE: f64 = 10_000_000.0;
+
+/// The one bound on a rate, for every front end (flags, plans, the demo, a capacity search):
+/// `r` per second, above 0 and at most [`MAX_RATE`]; else why not.
+pub fn check_rate(r: f64) -> Result<f64, String> {
+    if r.is_finite() && r > 0.0 && r <= MAX_RATE {
+        Ok(r)
+    } else {
+        Err(format!("{r} is out of range (above 0, at most {MAX_RATE} per second)"))
+    }
+}
 
 /// A rate as a user writes it: `R` (constant), `A..B` (a linear ramp) or `R,R,...@STEP` (steps).
 /// The one grammar of `attack --rate`/`--rate-steps` and of lab plans.
@@ -264,6 +271,17 @@ mod tests {
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)
+    }
+
+    #[test]
+    fn one_bound_holds_every_rate() {
+        assert_eq!(check_rate(MAX_RATE), Ok(MAX_RATE));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, MAX_RATE * 1.5] {
+            assert!(check_rate(bad).unwrap_err().contains("out of range"), "{bad}");
+        }
+        // A written rate past it says what was written and why.
+        let e = "20000000/s".parse::<Rate>().unwrap_err();
+        assert!(e.starts_with("bad rate \"20000000/s\": 20000000 is out of range"), "{e}");
     }
 
     #[test]

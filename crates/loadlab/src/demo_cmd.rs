@@ -5,8 +5,11 @@ use crate::cli::DemoArgs;
 use crate::shutdown::{Second, Shutdown};
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
-    if a.rates.is_empty() || a.rates.iter().any(|r| !r.is_finite() || *r <= 0.0 || *r > attack::MAX_RATE) {
-        return Err(bad(format!("--rates must be positive and at most {}", attack::MAX_RATE)));
+    if a.rates.is_empty() {
+        return Err(bad("--rates: give at least one rate"));
+    }
+    for r in &a.rates {
+        attack::check_rate(*r).map_err(|e| bad(format!("--rates: {e}")))?;
     }
     if let Some(twice) = a.rates.iter().enumerate().find(|(i, r)| a.rates[..*i].contains(r)).map(|(_, r)| r) {
         return Err(bad(format!("--rates: {twice} given twice")));

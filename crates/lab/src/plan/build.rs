@@ -38,10 +38,7 @@ impl Default for LoadSpec {
 impl CapacitySpec {
     /// A search from `start` to `max` per second, to `precision` (0.05 = 5%), probes `probe` long.
     pub fn new(start: f64, max: f64, precision: f64, probe: Duration) -> Result<CapacitySpec, String> {
-        let rate_ok = |r: f64| r.is_finite() && r > 0.0 && r <= attack::MAX_RATE;
-        if !rate_ok(start) || !rate_ok(max) {
-            return Err(format!("rates above 0 and at most {} (got {start} and {max})", attack::MAX_RATE));
-        }
+        attack::check_rate(start).and_then(|_| attack::check_rate(max))?;
         if max <= start {
             return Err(format!("max {max} is not above start ({start})"));
         }

@@ -366,10 +366,7 @@ impl Doc<'_> {
             NumOrText::Float(f) => *f,
             NumOrText::Text(t) => t.parse::<attack::Rate>().map_err(|e| self.err(field, e))?.0,
         };
-        if !(r.is_finite() && r > 0.0 && r <= attack::MAX_RATE) {
-            return Err(self.err(field, format!("{r} is out of range (above 0, at most {})", attack::MAX_RATE)));
-        }
-        Ok(r)
+        attack::check_rate(r).map_err(|e| self.err(field, e))
     }
 
     fn check(&self, raw: RawPlan, dir: &Path) -> Result<Plan, PlanError> {
