@@ -223,7 +223,11 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
         let d = tempdir(name);
         let plan = started_origin_plan(&d, latency, warmup);
         let out = d.join("out");
-        let child = spawn_lab(&plan, &out);
+        let mut lab = crate::support::Watched::spawn({
+            let mut c = loadlab();
+            c.args(["lab", "run"]).arg(&plan).arg("--out").arg(&out);
+            c
+        });
         wait_for(&out.join("steps/1-web--r20-http1--1.llr"));
         // Signalled once the first step is under way: answers given, or (10 s each) requests
         // held in flight.
@@ -241,13 +245,15 @@ fn sigterm_and_a_second_sigint_stop_the_targets_and_write_reports_marked_interru
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let sent = std::time::Instant::now();
-        for s in signals {
-            signal(child.id() as i32, s);
-            std::thread::sleep(std::time::Duration::from_millis(300));
+        for (i, s) in signals.iter().enumerate() {
+            lab.signal(*s);
+            // A second signal is sent once the first was heard: the lab says so.
+            if i + 1 < signals.len() {
+                lab.wait_until("the first signal heard", |w| w.stderr().contains("again to stop at once"));
+            }
         }
-        let o = child.wait_with_output().unwrap();
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(code), "{name}: {err}");
+        let (exit, err) = lab.finish();
+        assert_eq!(exit, Some(code), "{name}: {err}");
         assert!(sent.elapsed() < std::time::Duration::from_secs(8), "{name}: took {:?}", sent.elapsed());
         assert!(err.contains(&format!("interrupted after {ran} of 3 steps")), "{name}: {err}");
         assert!(!origin_running(given_port(&out)), "{name}: the started origin must be stopped");

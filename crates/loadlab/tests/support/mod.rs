@@ -93,6 +93,8 @@ pub struct Watched {
     pub child: std::process::Child,
     out: std::sync::Arc<std::sync::Mutex<String>>,
     err: std::sync::Arc<std::sync::Mutex<String>>,
+    /// Set when stderr reached its end (the pipe closed).
+    err_done: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Watched {
@@ -101,18 +103,20 @@ impl Watched {
         let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let gather = |mut from: Box<dyn std::io::Read + Send>| {
             let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-            let into = std::sync::Arc::clone(&text);
+            let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (into, ended) = (std::sync::Arc::clone(&text), std::sync::Arc::clone(&done));
             std::thread::spawn(move || {
                 let mut buf = [0u8; 4096];
                 while let Ok(n @ 1..) = from.read(&mut buf) {
                     into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
                 }
+                ended.store(true, std::sync::atomic::Ordering::Release);
             });
-            text
+            (text, done)
         };
-        let out = gather(Box::new(child.stdout.take().unwrap()));
-        let err = gather(Box::new(child.stderr.take().unwrap()));
-        Watched { child, out, err }
+        let (out, _) = gather(Box::new(child.stdout.take().unwrap()));
+        let (err, err_done) = gather(Box::new(child.stderr.take().unwrap()));
+        Watched { child, out, err, err_done }
     }
 
     pub fn stdout(&self) -> String {
@@ -152,6 +156,19 @@ impl Watched {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+    }
+}
+
+impl Watched {
+    /// Waits for the exit, then for the last of stderr (at most 10 s more: a child of its own
+    /// may hold the pipe), and gives the exit code and all it said.
+    pub fn finish(&mut self) -> (Option<i32>, String) {
+        let code = self.exit_code();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !self.err_done.load(std::sync::atomic::Ordering::Acquire) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        (code, self.stderr())
     }
 }
 
