@@ -2,8 +2,7 @@
 
 use std::fs::File;
 use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use report::{write_report, ReportType};
 use results::{Metrics, ShardSet};
@@ -74,47 +73,18 @@ fn write_with_problems(kind: &ReportType, m: &Metrics, problems: &[String], out:
     Ok(out.write_all(b"\n")?)
 }
 
-/// `--every`: reports the inputs so far at each interval while they grow, then once at the end.
-/// A file is followed until its run ends cleanly or it stops growing for a few seconds, or until
-/// a signal (then the last report covers what was read).
+/// `--every`: the report of the inputs so far at each interval while they grow, then once at
+/// the end (`report::every`); a signal stops the following (the last report covers what was read).
 fn live(inputs: Vec<Input>, kind: &ReportType, every: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
     let shutdown = Shutdown::watch("stopping: a last report of what was read", Second::Exit)?;
     let stop = shutdown.stop();
-    let metrics = Arc::new(Mutex::new(Metrics::new()));
-    let mut readers = Vec::new();
-    for input in inputs {
-        let m = Arc::clone(&metrics);
-        readers.push(std::thread::spawn(move || -> anyhow::Result<()> {
-            let follow = results::Follow::new(input.reader);
-            let ended = follow.end_flag();
-            let input = Input { name: input.name, reader: Box::new(follow) };
-            feed_all(vec![input], &mut (m, ended), |_, _| {})
-        }));
-    }
+    let followed = inputs.into_iter().map(|i| (i.name, i.reader)).collect();
     let clear = std::io::stdout().is_terminal();
-    let mut next = Instant::now() + every;
-    while readers.iter().any(|r| !r.is_finished()) && !stop.is_cancelled() {
-        std::thread::sleep(Duration::from_millis(50).min(next.saturating_duration_since(Instant::now())));
-        if Instant::now() >= next {
-            if clear {
-                out.write_all(b"\x1b[H\x1b[2J")?;
-            }
-            let snapshot = metrics.lock().unwrap().clone();
-            write_report(kind, &snapshot, out)?;
-            out.flush()?;
-            next += every;
-        }
+    let warnings = report::every::every(followed, kind, every, out, clear, &|| stop.is_cancelled())
+        .map_err(crate::inputs::results_error)?;
+    for w in warnings {
+        eprintln!("loadlab: warning: {w}");
     }
-    // Stopped by a signal, the readers still following are left to the process's exit.
-    for r in readers.into_iter().filter(|r| r.is_finished() || !stop.is_cancelled()) {
-        r.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))??;
-    }
-    if clear {
-        out.write_all(b"\x1b[H\x1b[2J")?;
-    }
-    let m = metrics.lock().unwrap().clone();
-    write_report(kind, &m, out)?;
-    out.flush()?;
     shutdown.outcome(Ok(()))
 }
 

@@ -6,6 +6,7 @@
 //! alignment), `text`, `json`, `hist`, `hdr`, and `chart` (SVG, PNG and HTML charts).
 
 pub mod chart;
+pub mod every;
 mod hdr;
 mod hist;
 mod json;
