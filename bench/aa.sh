@@ -6,7 +6,7 @@
 # origin's latency, or the CPU-bound server's work, CHANGE percent more), and the tally is the
 # power: how often that change is found.
 #
-#   SERVER=nginx|cpu|origin REPEATS=1 PAIRS=10 [CHANGE=10] [PIN=1] [OUT=dir] [LOADLAB=bin] bash bench/aa.sh
+#   SERVER=nginx|cpu|origin REPEATS=1 PAIRS=10 [CHANGE=10] [PIN=1] [RATES='[200, 1000]'] [OUT=dir] [LOADLAB=bin] bash bench/aa.sh
 #
 # nginx: one worker serving a 10 KiB file (sub-millisecond); cpu: bench/aa/burn.py hashing for
 # about 2 ms a request, one at a time; origin: `loadlab origin` answering in 10 ms. PIN=1 runs
@@ -55,6 +55,7 @@ NGINX
       rates="[200, 400, 600, 800, 1000, 1200]";;
     *) echo "SERVER is nginx, cpu or origin" >&2; exit 2;;
   esac
+  rates=${RATES:-$rates}
   cat > "$dir/plan.toml" <<PLAN
 name = "aa $SERVER"
 [targets.svc]
