@@ -218,13 +218,18 @@ fn connections_a_full_accept_queue_held_are_said_in_the_report() {
         "import sys\nfrom http.server import BaseHTTPRequestHandler, ThreadingHTTPServer\n\
          class H(BaseHTTPRequestHandler):\n    protocol_version = 'HTTP/1.1'\n    def do_GET(self):\n\
          \x20       self.send_response(200); self.send_header('Content-Length', '1'); self.end_headers(); self.wfile.write(b'x')\n\
+         \x20       open(sys.argv[1], 'a').close()\n\
          \x20   def log_message(self, *a): pass\n\
          class S(ThreadingHTTPServer):\n    request_queue_size = 2\n    daemon_threads = True\n\
          s = S(('127.0.0.1', 0), H)\nprint(s.server_address[1], flush=True)\ns.serve_forever()\n",
     )
     .unwrap();
-    let mut server =
-        Command::new("python3").arg(d.join("server.py")).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut server = Command::new("python3")
+        .arg(d.join("server.py"))
+        .arg(d.join("served"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut port = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stdout.take().unwrap()), &mut port).unwrap();
     let url = format!("http://127.0.0.1:{}/", port.trim());
@@ -234,13 +239,13 @@ fn connections_a_full_accept_queue_held_are_said_in_the_report() {
         .arg(&run)
         .spawn()
         .unwrap();
-    // Let connections open and serve, then stop the server.
+    // Once the server has answered (it marks its first answer), stop it.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::metadata(&run).map_or(0, |m| m.len()) == 0 {
-        assert!(Instant::now() < deadline, "the attack never started");
+    while !d.join("served").exists() {
+        assert!(Instant::now() < deadline, "the server never answered");
+        assert!(attack.try_wait().unwrap().is_none(), "the attack ended before the stall");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(500));
     let pid = nix::unistd::Pid::from_raw(server.id() as i32);
     nix::sys::signal::kill(pid, Signal::SIGSTOP).unwrap();
     // The pause is the stimulus.
