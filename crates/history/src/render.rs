@@ -67,7 +67,9 @@ pub fn list_text(series: &[Series]) -> String {
         out.push_str("no series yet: record labs with `lab run --history FILE` or `history add LAB_DIR`\n");
         return out;
     }
-    let _ = writeln!(out, "{:<60} {:>5} {:>12} {:>8}  machine", "series", "labs", "last", "changes");
+    // As wide as the longest series' name, so the columns line up whatever the plan is called.
+    let w = series.iter().map(|s| s.key.text().chars().count()).max().unwrap_or(0).max(6);
+    let _ = writeln!(out, "{:<w$} {:>5} {:>12} {:>8}  machine", "series", "labs", "last", "changes");
     for s in series {
         let last = s.points.last().map_or(f64::NAN, |p| p.value);
         let confirmed = s.changes.iter().filter(|c| c.pending == 0).count();
@@ -75,7 +77,7 @@ pub fn list_text(series: &[Series]) -> String {
         let changes = if pending > 0 { format!("{confirmed}+{pending}?") } else { confirmed.to_string() };
         let _ = writeln!(
             out,
-            "{:<60} {:>5} {:>12} {:>8}  {}",
+            "{:<w$} {:>5} {:>12} {:>8}  {}",
             s.key.text(),
             s.points.len(),
             show(&s.key.metric, last),
