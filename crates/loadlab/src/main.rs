@@ -60,7 +60,9 @@ pub fn history_verdict(c: &history::Checked) -> anyhow::Result<()> {
     }
     let short = c.too_short();
     if !short.is_empty() {
-        return Err(anyhow::Error::new(Inconclusive(format!("history too short to tell: {}", short.join("; ")))));
+        // Each is said above; one line here, however many series there are.
+        let more = if short.len() > 1 { format!(" (and {} more series)", short.len() - 1) } else { String::new() };
+        return Err(anyhow::Error::new(Inconclusive(format!("history too short to tell: {}{more}", short[0]))));
     }
     Ok(())
 }
