@@ -58,6 +58,28 @@ pub struct Judged {
     pub last_change: Option<(ChangePoint, Option<String>, Option<String>)>,
 }
 
+impl Judged {
+    /// A series' verdict before (or without) any figure: `outcome`, every number unknown.
+    fn unjudged(key: Key, gate: &Gate, machine_text: &str, outcome: Outcome) -> Judged {
+        Judged {
+            key,
+            gate: gate.text(),
+            machine_text: machine_text.to_owned(),
+            value: f64::NAN,
+            level_mean: f64::NAN,
+            level_std: f64::NAN,
+            level_points: 0,
+            level_since: None,
+            change_pct: f64::NAN,
+            floor_pct: f64::NAN,
+            pvalue: f64::NAN,
+            outcome,
+            functions: Vec::new(),
+            last_change: None,
+        }
+    }
+}
+
 /// A check of one lab.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Checked {
@@ -123,34 +145,18 @@ pub fn check(
                 .iter()
                 .any(|j: &Judged| j.key.load_key == step.load && j.key.target == step.target && j.gate == gate.text());
             if !counted_elsewhere && !named {
-                judged.push(Judged {
-                    key: Key {
-                        plan: lab.plan.clone(),
-                        target: step.target.clone(),
-                        load: step.label.clone(),
-                        load_key: step.load.clone(),
-                        metric: metric.to_owned(),
-                        machine: lab.machine.clone(),
-                        measurement: lab.measurement,
-                        quick: lab.quick,
-                    },
-                    gate: gate.text(),
-                    machine_text: lab.machine_text.clone(),
-                    value: f64::NAN,
-                    level_mean: f64::NAN,
-                    level_std: f64::NAN,
-                    level_points: 0,
-                    level_since: None,
-                    change_pct: f64::NAN,
-                    floor_pct: f64::NAN,
-                    pvalue: f64::NAN,
-                    outcome: Outcome::TooShort(format!(
-                        "the lab did not count this step: {}",
-                        step.not_counted.clone().unwrap_or_default()
-                    )),
-                    functions: Vec::new(),
-                    last_change: None,
-                });
+                let key = Key {
+                    plan: lab.plan.clone(),
+                    target: step.target.clone(),
+                    load: step.label.clone(),
+                    load_key: step.load.clone(),
+                    metric: metric.to_owned(),
+                    machine: lab.machine.clone(),
+                    measurement: lab.measurement,
+                    quick: lab.quick,
+                };
+                let why = format!("the lab did not count this step: {}", step.not_counted.clone().unwrap_or_default());
+                judged.push(Judged::unjudged(key, gate, &lab.machine_text, Outcome::TooShort(why)));
             }
         }
     }
@@ -164,22 +170,7 @@ fn owns(s: &Series, lab: &crate::entry::Entry, any_machine: bool) -> bool {
 }
 
 fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], settings: &Settings) -> Judged {
-    let mut j = Judged {
-        key: s.key.clone(),
-        gate: gate.text(),
-        machine_text: s.machine_text.clone(),
-        value: f64::NAN,
-        level_mean: f64::NAN,
-        level_std: f64::NAN,
-        level_points: 0,
-        level_since: None,
-        change_pct: f64::NAN,
-        floor_pct: f64::NAN,
-        pvalue: f64::NAN,
-        outcome: Outcome::Held,
-        functions: Vec::new(),
-        last_change: None,
-    };
+    let mut j = Judged::unjudged(s.key.clone(), gate, &s.machine_text, Outcome::Held);
     let Some(last) = s.points.last().filter(|p| p.lab == lab_id) else {
         j.outcome = Outcome::TooShort("the lab has no counted figure here".into());
         return j;
