@@ -23,45 +23,19 @@ pub const MAX_PACE_TICK: Duration = Duration::from_secs(1);
 /// not sent, so an attack ends within its duration, this grace and its timeout.
 pub const SEND_GRACE: Duration = Duration::from_secs(1);
 
-/// How load is offered.
+/// How load is offered: the one type naming the load models, which `attack`'s flags and a lab
+/// step's point both make. The connections that carry it are [`AttackConfig::connections`],
+/// whatever the model.
 #[derive(Clone, Debug)]
 pub enum Model {
     /// Requests at scheduled times, whatever the server does.
     Open { schedule: Schedule },
-    /// `connections` x `streams` workers, each sending its next request when the last finishes.
-    Closed { connections: usize, streams: usize, requests: Option<u64>, duration: Option<Duration> },
+    /// `connections` x `streams` workers, each sending its next request when its last is
+    /// answered, for `requests` in all or for `duration`.
+    Closed { streams: usize, requests: Option<u64>, duration: Option<Duration> },
     /// An access log's requests at their recorded times (an open model whose schedule is the
-    /// log's).
+    /// log's; its length is the spec's `limit`).
     Replay(crate::replay::ReplaySpec),
-}
-
-/// How to send, as a front end states it (`attack`'s flags, a lab step's point), before
-/// [`AttackConfig::of_load`] applies the one rule that makes a [`Model`] of it: paced hits (by
-/// a schedule or a log) with `connections` bounding or carrying them, or `connections` sending
-/// back to back.
-#[derive(Clone, Debug)]
-pub struct Load {
-    pub pace: Pace,
-    /// Paced: over HTTP/1.1 the most connections (and so requests in flight), over HTTP/2, h2c
-    /// and HTTP/3 the connections shared. Back to back: the connections sending.
-    pub connections: Option<usize>,
-    /// Back to back: requests in flight per connection (HTTP/2, h2c, HTTP/3).
-    pub streams: usize,
-    /// Back to back: total requests.
-    pub requests: Option<u64>,
-    /// Back to back: how long (a schedule has its own length, a replay its `limit`).
-    pub duration: Option<Duration>,
-}
-
-/// What sets the pace of a [`Load`].
-#[derive(Clone, Debug)]
-pub enum Pace {
-    /// Hits at a schedule's times (the open model).
-    Schedule(Schedule),
-    /// A log's requests at their recorded times.
-    Replay(crate::replay::ReplaySpec),
-    /// Each connection's next request when its last is answered (the closed model).
-    BackToBack,
 }
 
 /// Everything an attack needs.
@@ -75,11 +49,11 @@ pub struct AttackConfig {
     /// owns at most one HTTP/1.1 connection); `None` is [`DEFAULT_MAX_WORKERS`].
     pub workers: usize,
     pub max_workers: Option<usize>,
-    /// Open model (`--connections` with a rate): over HTTP/1.1, where a connection carries one
-    /// request at a time, a bound on the requests in flight beside `max_workers`; over HTTP/2,
-    /// h2c and HTTP/3, the connections the workers share. Read with the protocol when the attack
-    /// runs ([`AttackConfig::in_flight_cap`], [`AttackConfig::shared_connections`]), so fields
-    /// may be set in any order.
+    /// `--connections`. Closed model: the connections sending (needed). Open model and replay:
+    /// over HTTP/1.1, where a connection carries one request at a time, a bound on the requests
+    /// in flight beside `max_workers`; over HTTP/2, h2c and HTTP/3, the connections the workers
+    /// share. Read with the protocol when the attack runs ([`AttackConfig::in_flight_cap`],
+    /// [`AttackConfig::shared_connections`]), so fields may be set in any order.
     pub connections: Option<usize>,
     /// Open model: send the hits due within each tick of this length together, at its end
     /// (`--pace-tick`); zero sends each hit at its own time. Fewer wake-ups per request, for up
@@ -137,19 +111,14 @@ impl AttackConfig {
         }
     }
 
-    /// The attack of `load` on `targets` over `client`: the one way `attack` and a lab step
-    /// make theirs, so the same settings make the same attack.
-    pub fn of_load(targets: Vec<Target>, load: Load, client: ClientOptions) -> Result<AttackConfig, String> {
-        let (model, connections) = match load.pace {
-            Pace::Schedule(schedule) => (Model::Open { schedule }, load.connections),
-            Pace::Replay(spec) => (Model::Replay(spec), load.connections),
-            Pace::BackToBack => {
-                let connections = load.connections.ok_or("a closed model needs connections")?;
-                let (streams, requests, duration) = (load.streams, load.requests, load.duration);
-                (Model::Closed { connections, streams, requests, duration }, None)
-            }
-        };
-        Ok(AttackConfig { client, connections, ..AttackConfig::new(targets, model) })
+    /// The same attack carried by `connections` (see [`AttackConfig::connections`]).
+    pub fn with_connections(self, connections: usize) -> AttackConfig {
+        AttackConfig { connections: Some(connections), ..self }
+    }
+
+    /// The closed model's connections sending (one when none was given: `validate` refuses it).
+    pub fn sending_connections(&self) -> usize {
+        self.connections.unwrap_or(1)
     }
 
     /// The open model's (and a replay's) cap on requests in flight: over HTTP/1.1 with
@@ -188,11 +157,14 @@ impl AttackConfig {
                 return Err(format!("--http3 needs https URLs (QUIC is always encrypted): {url}"));
             }
         }
-        if let Model::Closed { connections, streams, requests, duration } = &self.model {
-            if *connections == 0 || *streams == 0 {
+        if let Model::Closed { streams, requests, duration } = &self.model {
+            let Some(connections) = self.connections else {
+                return Err("a closed model needs --connections".into());
+            };
+            if connections == 0 || *streams == 0 {
                 return Err("--connections and --streams must be at least 1".into());
             }
-            if self.shard.share_of(*connections as u64) == 0 {
+            if self.shard.share_of(connections as u64) == 0 {
                 return Err(format!(
                     "shard {} has no connection: {connections} connections for {} workers",
                     self.shard, self.shard.count

@@ -16,6 +16,7 @@ pub mod replay;
 mod run;
 mod runtimes;
 pub mod schedule;
+mod settings;
 mod shard;
 mod sink;
 pub mod targets;
@@ -27,8 +28,7 @@ mod worker;
 pub use client::testing;
 pub use client::{fetch, ClientOptions, Fetched, Protocol, TlsOptions, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT};
 pub use config::{
-    AttackConfig, AttackError, Load, Model, Pace, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, MAX_PACE_TICK,
-    SEND_GRACE,
+    AttackConfig, AttackError, Model, Summary, DEFAULT_MAX_WORKERS, DEFAULT_WORKERS, MAX_PACE_TICK, SEND_GRACE,
 };
 pub use open::MAX_PACE_WINDOW;
 pub use replay::{ReplaySpec, ReplayStats};

@@ -54,7 +54,7 @@ pub async fn run<C: Consumer + Send + 'static>(
     let overflows_before =
         config.targets.iter().all(|t| t.is_loopback()).then(crate::accept::listen_overflows).flatten();
     let slot_count = match &config.model {
-        Model::Closed { connections, .. } => *connections,
+        Model::Closed { .. } => config.sending_connections(),
         Model::Open { .. } | Model::Replay(_) => config.shared_connections(),
     };
     let shared = Arc::new(Shared {
@@ -93,8 +93,9 @@ pub async fn run<C: Consumer + Send + 'static>(
         Model::Replay(spec) => {
             crate::replay::pace::replay(&shared, spec, &config, &runtimes, &replay_stats, &stop).await
         }
-        Model::Closed { connections, streams, requests, duration } => {
-            crate::closed::run(&shared, (*connections, *streams), *requests, *duration, shard, &runtimes, &stop).await;
+        Model::Closed { streams, requests, duration } => {
+            let connections = config.sending_connections();
+            crate::closed::run(&shared, (connections, *streams), *requests, *duration, shard, &runtimes, &stop).await;
             false
         }
     };
@@ -125,7 +126,7 @@ pub async fn run<C: Consumer + Send + 'static>(
         decoded_bytes_in: config.client.compressed.then(|| g.decoded_bytes_in.load(Ordering::Relaxed)),
         in_flight_cap: match &config.model {
             Model::Open { .. } | Model::Replay(_) => Some(config.in_flight_cap() as u64),
-            Model::Closed { connections, streams, .. } => Some((connections * streams) as u64),
+            Model::Closed { streams, .. } => Some((config.sending_connections() * streams) as u64),
         },
         interrupted,
         generator_cpu: (cpu.threads > 0 && cpu.wall_us > 0).then_some(cpu),

@@ -34,10 +34,8 @@ async fn closed_model_counts_requests_and_connections() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closed_model_by_duration_stops_by_itself() {
     let server = TestServer::start(Behaviour { delay: Duration::from_millis(10), ..Default::default() }).await;
-    let config = AttackConfig::new(
-        vec![target(&server.url("/"))],
-        Model::Closed { connections: 2, streams: 1, requests: None, duration: Some(Duration::from_millis(500)) },
-    );
+    let by_time = Model::Closed { streams: 1, requests: None, duration: Some(Duration::from_millis(500)) };
+    let config = AttackConfig::new(vec![target(&server.url("/"))], by_time).with_connections(2);
     let run = attack(config).await;
     // Two connections, 10 ms each: about 100 requests in 0.5 s.
     assert!((40..=110).contains(&run.records.len()), "{}", run.records.len());
@@ -47,16 +45,15 @@ async fn closed_model_by_duration_stops_by_itself() {
 async fn a_closed_model_longer_than_its_timeout_runs_to_its_end() {
     // The run once ended a timeout and a second after it started, whatever its length.
     let server = TestServer::start(Behaviour { delay: Duration::from_millis(10), ..Default::default() }).await;
-    let by_time =
-        Model::Closed { connections: 1, streams: 1, requests: None, duration: Some(Duration::from_millis(2500)) };
-    let mut config = AttackConfig::new(vec![target(&server.url("/"))], by_time);
+    let by_time = Model::Closed { streams: 1, requests: None, duration: Some(Duration::from_millis(2500)) };
+    let mut config = AttackConfig::new(vec![target(&server.url("/"))], by_time).with_connections(1);
     config.client.timeout = Duration::from_millis(300);
     let run = attack(config).await;
     let last = run.records.iter().map(|(r, _)| r.scheduled_us).max().unwrap();
     // Cut short, it ended at 1.3 s (the timeout and a second); a stalled last request ends by 2.2 s.
     assert!(last >= 2_000_000, "the last request was sent at {last} us of 2.5 s");
-    let by_count = Model::Closed { connections: 1, streams: 1, requests: Some(150), duration: None };
-    let mut config = AttackConfig::new(vec![target(&server.url("/"))], by_count);
+    let by_count = Model::Closed { streams: 1, requests: Some(150), duration: None };
+    let mut config = AttackConfig::new(vec![target(&server.url("/"))], by_count).with_connections(1);
     config.client.timeout = Duration::from_millis(300);
     assert_eq!(attack(config).await.records.len(), 150, "every request asked for, however long they take");
 }

@@ -21,8 +21,9 @@ async fn get(addr: std::net::SocketAddr, path: &str) -> String {
 async fn an_attacks_records_read_back_as_metrics_and_a_snapshot() {
     let server = TestServer::start(Behaviour::default()).await;
     let live = live::Live::new("live test");
-    let model = Model::Closed { connections: 2, streams: 1, requests: Some(50), duration: None };
-    let config = AttackConfig::new(vec![Target::new(http::Method::GET, server.url("/").parse().unwrap())], model);
+    let model = Model::Closed { streams: 1, requests: Some(50), duration: None };
+    let target = Target::new(http::Method::GET, server.url("/").parse().unwrap());
+    let config = AttackConfig::new(vec![target], model).with_connections(2);
     attack::run(config, live.consumer(None), CancellationToken::new()).await.unwrap();
 
     let listener = live::bind("127.0.0.1:0", false).await.unwrap();

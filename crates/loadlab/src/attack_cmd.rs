@@ -2,7 +2,6 @@
 
 use std::io::{BufWriter, IsTerminal, Read, Write};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use attack::{AttackConfig, Model, TargetDefaults};
@@ -52,8 +51,9 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
 }
 
 fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
-    let load = a.load.load().map_err(bad)?;
-    let mut config = AttackConfig::of_load(targets(a)?, load, a.client.options()).map_err(bad)?;
+    let mut config = AttackConfig::new(targets(a)?, a.load.model().map_err(bad)?);
+    config.client = a.client.options();
+    config.connections = a.load.connections;
     config.name = a.name.clone();
     config.workers = a.workers;
     config.max_workers = a.max_workers;
@@ -61,17 +61,14 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     config.pace_window = a.pace_window;
     config.seed = a.seed;
     config.requests_per_conn = a.requests_per_conn;
-    let text = |d: Option<Duration>| d.map(|d| results::duration::go_string(d.as_nanos() as u64));
-    let mut settings = a.load.settings();
-    let client = json!({
-        "requests_per_conn": a.requests_per_conn, "max_workers": a.max_workers,
-        "protocol": config.client.protocol.to_string(), "timeout": text(Some(a.client.timeout)),
-        "max_body": a.client.max_body, "keepalive": a.client.keepalive, "compressed": a.client.compressed, "headers": a.request.headers,
-    });
-    if let serde_json::Value::Object(map) = client {
-        settings.extend(map);
+    // The attack's record, with the rate as given (a ramp is not in the schedule's record) and
+    // the headers.
+    let mut settings = config.settings_record();
+    settings.extend(a.load.rate_as_given());
+    if !a.request.headers.is_empty() {
+        settings.insert("headers".into(), json!(a.request.headers));
     }
-    config.settings = settings.into_iter().filter(|(_, v)| !v.is_null()).collect();
+    config.settings = settings;
     Ok(config)
 }
 
@@ -213,11 +210,11 @@ mod tests {
 
     use crate::cli::{Cli, Command};
 
-    /// What an attack does with its settings: all of its config but its name and the free-form
-    /// record of the settings (each names them its own way).
+    /// What an attack does with its settings, and the record of them: all of its config but its
+    /// name and the warm-up a lab adds to the record.
     fn shape(mut c: AttackConfig) -> String {
         c.name.clear();
-        c.settings.clear();
+        c.settings.remove("warmup");
         format!("{c:?}, in flight at most {}, sharing {} connections", c.in_flight_cap(), c.shared_connections())
     }
 

@@ -439,10 +439,8 @@ async fn h2c_and_tls_with_http2() {
     let o = start().await;
     post_recipe(&o, &json!({"route": "/*", "random_content": "1kb", "stages": [{"at": 0, "status": 200}]})).await;
     let target = Target::new(http::Method::GET, format!("http://{}/x", o.addr).parse().unwrap());
-    let mut config = AttackConfig::new(
-        vec![target],
-        Model::Closed { connections: 2, streams: 8, requests: Some(200), duration: None },
-    );
+    let mut config = AttackConfig::new(vec![target], Model::Closed { streams: 8, requests: Some(200), duration: None })
+        .with_connections(2);
     config.client.protocol = Protocol::H2c;
     let s = attack::run(config, (), Default::default()).await.unwrap();
     assert_eq!((s.metrics.successes, s.metrics.connections), (200, 2));
@@ -454,10 +452,8 @@ async fn h2c_and_tls_with_http2() {
     let sim = Simulation::new().await;
     tokio::spawn(origin::serve(listener, sim, AdminPolicy::default(), Some(acceptor), std::future::pending()));
     let target = Target::new(http::Method::GET, format!("https://{addr}/x").parse().unwrap());
-    let mut config = AttackConfig::new(
-        vec![target],
-        Model::Closed { connections: 1, streams: 4, requests: Some(20), duration: None },
-    );
+    let mut config = AttackConfig::new(vec![target], Model::Closed { streams: 4, requests: Some(20), duration: None })
+        .with_connections(1);
     config.client.protocol = Protocol::Http2;
     config.client.tls.root_certs = vec![cert];
     let s = attack::run(config, (), Default::default()).await.unwrap();
@@ -490,25 +486,26 @@ async fn http3_beside_tls_serves_the_same_routes_and_faults() {
         Some(acceptor),
         std::future::pending(),
     ));
-    let h3 = |path: &str, model: Model| {
+    let h3 = |path: &str, (model, connections): (Model, usize)| {
         let target = Target::new(http::Method::GET, format!("https://{addr}{path}").parse().unwrap());
-        let mut config = AttackConfig::new(vec![target], model);
+        let mut config = AttackConfig::new(vec![target], model).with_connections(connections);
         config.client.protocol = Protocol::Http3;
         config.client.tls.root_certs = vec![cert.clone()];
         config
     };
     // A closed model with streams: every answer with its body, after the stage's latency.
-    let closed = Model::Closed { connections: 2, streams: 8, requests: Some(200), duration: None };
+    let closed = (Model::Closed { streams: 8, requests: Some(200), duration: None }, 2);
     let s = attack::run(h3("/x", closed), (), Default::default()).await.unwrap();
     assert_eq!((s.metrics.successes, s.metrics.connections), (200, 2), "{:?}", s.metrics.errors);
     assert_eq!(s.metrics.bytes_in, 200 * 1024);
     assert!(s.metrics.latency_min_us >= 20_000, "{}", s.metrics.latency_min_us);
     // An open model, and a status from the recipe.
-    let open = Model::Open { schedule: Schedule::constant(40.0, std::time::Duration::from_secs(1)) };
+    // (Over HTTP/3 an open model's connections are those its workers share.)
+    let open = (Model::Open { schedule: Schedule::constant(40.0, std::time::Duration::from_secs(1)) }, 1);
     let s = attack::run(h3("/teapot", open), (), Default::default()).await.unwrap();
     assert_eq!((s.metrics.requests, s.metrics.status.get(&418).copied()), (40, Some(40)));
     // Faults are failed requests with their reason; a hang ends with the client's timeout.
-    let one = || Model::Closed { connections: 1, streams: 1, requests: Some(2), duration: None };
+    let one = || (Model::Closed { streams: 1, requests: Some(2), duration: None }, 1);
     let s = attack::run(h3("/reset", one()), (), Default::default()).await.unwrap();
     assert_eq!(s.metrics.successes, 0);
     assert!(s.metrics.errors.keys().all(|e| e.starts_with("http3:")), "{:?}", s.metrics.errors);

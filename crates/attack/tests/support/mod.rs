@@ -45,7 +45,8 @@ pub fn open(targets: Vec<Target>, rate: f64, secs: f64) -> AttackConfig {
 }
 
 pub fn closed(targets: Vec<Target>, connections: usize, streams: usize, requests: u64) -> AttackConfig {
-    AttackConfig::new(targets, Model::Closed { connections, streams, requests: Some(requests), duration: None })
+    AttackConfig::new(targets, Model::Closed { streams, requests: Some(requests), duration: None })
+        .with_connections(connections)
 }
 
 pub async fn attack(config: AttackConfig) -> Run {

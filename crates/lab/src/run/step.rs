@@ -4,7 +4,7 @@
 use std::io::BufWriter;
 use std::path::Path;
 
-use attack::{AttackConfig, ClientOptions, Load, Pace, Schedule, Target, TargetDefaults};
+use attack::{AttackConfig, ClientOptions, Model, Schedule, Target, TargetDefaults};
 use report::chart::{ChartBuilder, RunSeries};
 use results::LlrWriter;
 use tokio_util::sync::CancellationToken;
@@ -61,7 +61,7 @@ pub fn config(
     defaults.body = variant.and_then(|v| v.body.clone()).or_else(|| load.body.clone()).map(bytes::Bytes::from);
     let method = variant.and_then(|v| v.method.clone()).unwrap_or_else(|| load.method.clone());
     let targets: Vec<Target> = vec![attack::target_from_url(&method, url, name, &defaults).map_err(|e| e.to_string())?];
-    let pace = match (point.speed, point.rate) {
+    let model = match (point.speed, point.rate) {
         // A replay step lasts as long as any step: the log from its start, again and again if
         // it is shorter than the step at that speed.
         (Some(speed), _) => {
@@ -70,27 +70,27 @@ pub fn config(
             spec.speed = speed;
             spec.loops = REPLAY_LOOPS;
             spec.limit = Some(length);
-            Pace::Replay(spec)
+            Model::Replay(spec)
         }
-        (None, Some(rate)) => Pace::Schedule(Schedule::constant(rate, length)),
-        (None, None) if point.connections.is_some() => Pace::BackToBack,
+        (None, Some(rate)) => Model::Open { schedule: Schedule::constant(rate, length) },
+        (None, None) if point.connections.is_some() => {
+            Model::Closed { streams: point.streams, requests: None, duration: Some(length) }
+        }
         (None, None) => return Err("a step needs a rate or connections".into()),
     };
-    let shape =
-        Load { pace, connections: point.connections, streams: point.streams, requests: None, duration: Some(length) };
-    let client =
+    let mut c = AttackConfig::new(targets, model);
+    c.client =
         ClientOptions { protocol: point.protocol, timeout: load.timeout, tls: tls.clone(), ..Default::default() };
-    let mut c = AttackConfig::of_load(targets, shape, client)?;
+    c.connections = point.connections;
     c.name = name.to_owned();
     c.max_workers = load.max_workers;
     c.requests_per_conn = point.requests_per_conn;
     if point.rate.is_some() {
         c.pace_tick = load.pace_tick;
     }
-    let mut settings = serde_json::Map::new();
-    settings.insert("point".into(), serde_json::to_value(point).unwrap_or_default());
-    settings.insert("warmup_s".into(), load.warmup.as_secs_f64().into());
-    c.settings = settings;
+    // The attack's record, and the part of it a lab does not count.
+    c.settings = c.settings_record();
+    c.settings.insert("warmup".into(), results::duration::go_string(load.warmup.as_nanos() as u64).into());
     Ok(c)
 }
 
@@ -153,7 +153,6 @@ pub async fn run_watched<E: results::Consumer + Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use attack::Model;
     use std::time::Duration;
 
     #[test]

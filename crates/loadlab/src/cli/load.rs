@@ -1,9 +1,9 @@
 //! How `attack` sends: the flags of its model (a rate, steps of rates, a replay, or connections
-//! back to back), read into the neutral [`attack::Load`] a lab step makes too.
+//! back to back), read into the [`attack::Model`] a lab step makes too.
 
 use std::time::Duration;
 
-use attack::{Load, Pace, RateSpec};
+use attack::{Model, RateSpec};
 use clap::builder::TypedValueParser;
 use clap::Args;
 
@@ -39,9 +39,10 @@ pub struct LoadArgs {
 }
 
 impl LoadArgs {
-    /// The load these flags ask for; the error names the flags at fault.
-    pub fn load(&self) -> Result<Load, String> {
-        let pace = if let Some(path) = &self.replay.replay {
+    /// The load model these flags ask for (its connections are `connections`, whatever the
+    /// model); the error names the flags at fault.
+    pub fn model(&self) -> Result<Model, String> {
+        Ok(if let Some(path) = &self.replay.replay {
             let url = self.replay.base_url.as_deref().unwrap_or_default();
             let base = attack::parse_url(url).map_err(|e| format!("--base-url: {e}"))?;
             let mut spec = attack::ReplaySpec::new(path.clone(), base);
@@ -51,42 +52,32 @@ impl LoadArgs {
             spec.to = self.replay.to;
             spec.strict = self.replay.strict;
             spec.limit = self.duration;
-            Pace::Replay(spec)
+            Model::Replay(spec)
         } else if let Some(steps) = &self.rate_steps {
-            Pace::Schedule(steps.schedule(self.duration, None).map_err(|e| format!("--rate-steps: {e}"))?)
+            Model::Open { schedule: steps.schedule(self.duration, None).map_err(|e| format!("--rate-steps: {e}"))? }
         } else if let Some(r) = &self.rate {
             if self.duration.is_none() && matches!(r, RateSpec::Constant(_)) {
                 return Err("--rate needs --duration (every attack is bounded)".into());
             }
-            Pace::Schedule(r.schedule(self.duration, self.ramp).map_err(|e| format!("--rate: {e}"))?)
+            Model::Open { schedule: r.schedule(self.duration, self.ramp).map_err(|e| format!("--rate: {e}"))? }
         } else if self.connections.is_some() {
             if self.requests.is_none() && self.duration.is_none() {
                 return Err("--connections needs --requests or --duration (every attack is bounded)".into());
             }
-            Pace::BackToBack
+            Model::Closed { streams: self.streams, requests: self.requests, duration: self.duration }
         } else {
             return Err("give --rate or --rate-steps (open model) or --connections (closed model)".into());
-        };
-        Ok(Load {
-            pace,
-            connections: self.connections,
-            streams: self.streams,
-            requests: self.requests,
-            duration: self.duration,
         })
     }
 
-    /// The flags as given, for the results file's header.
-    pub fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
-        let text = |d: Option<Duration>| d.map(|d| results::duration::go_string(d.as_nanos() as u64));
-        let settings = serde_json::json!({
-            "rate": self.rate.as_ref().map(RateSpec::to_string), "ramp": text(self.ramp),
-            "rate_steps": self.rate_steps.as_ref().map(RateSpec::to_string), "duration": text(self.duration),
-            "connections": self.connections, "streams": self.streams, "requests": self.requests,
-        });
-        match settings {
-            serde_json::Value::Object(map) => map,
-            _ => serde_json::Map::new(),
-        }
+    /// The rate flags as given, for the results file's header (a ramp is in no schedule's record).
+    pub fn rate_as_given(&self) -> serde_json::Map<String, serde_json::Value> {
+        let text = |d: Duration| results::duration::go_string(d.as_nanos() as u64);
+        let given = [
+            ("rate", self.rate.as_ref().map(RateSpec::to_string)),
+            ("ramp", self.ramp.map(text)),
+            ("rate_steps", self.rate_steps.as_ref().map(RateSpec::to_string)),
+        ];
+        given.into_iter().filter_map(|(k, v)| Some((k.to_owned(), v?.into()))).collect()
     }
 }

@@ -41,7 +41,7 @@ pub fn check(args: &[String]) -> anyhow::Result<Vec<String>> {
         }
     }
     if let cli::Command::Attack(a) = Cli::from_arg_matches(&matches)?.command {
-        a.load.load().map_err(|e| said(&e))?;
+        a.load.model().map_err(|e| said(&e))?;
     }
     Ok(args.to_vec())
 }
