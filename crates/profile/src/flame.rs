@@ -44,7 +44,36 @@ pub fn differential_svg(lines: &str, title: &str, subtitle: String, negate: bool
     o.negate_differentials = negate;
     let mut out = Vec::new();
     flamegraph::from_lines(&mut o, lines.lines(), &mut out).map_err(std::io::Error::other)?;
-    Ok(out)
+    Ok(vivid(&String::from_utf8_lossy(&out)).into_bytes())
+}
+
+/// A differential's colours made visible. inferno tints a frame in proportion to its change
+/// over the largest one, and the largest is the root's (every change passes through it): the
+/// function that changed, a leaf with a tenth of the root's change, was drawn rgb(255,235,235),
+/// near white. A square root of the share, on a deeper scale, draws it rgb(255,176,176), and the
+/// root deep red (255,50,50); a frame that did not change stays grey.
+fn vivid(svg: &str) -> String {
+    const FILL: &str = "fill=\"rgb(";
+    let mut out = String::with_capacity(svg.len());
+    let mut rest = svg;
+    while let Some(at) = rest.find(FILL) {
+        let (before, after) = rest.split_at(at + FILL.len());
+        out.push_str(before);
+        let Some(end) = after.find(')') else { break };
+        let rgb: Vec<u8> = after[..end].split(',').filter_map(|c| c.trim().parse().ok()).collect();
+        let deeper = |c: u8| {
+            let share = (250.0 - f64::from(c)) / 150.0;
+            (235.0 - 185.0 * share.clamp(0.0, 1.0).sqrt()).round() as u8
+        };
+        match rgb[..] {
+            [255, g, b] if g == b && g < 250 => out.push_str(&format!("255,{0},{0}", deeper(g))),
+            [r, g, 255] if r == g && r < 250 => out.push_str(&format!("{0},{0},255", deeper(r))),
+            _ => out.push_str(&after[..end]),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A picture that says there was nothing to draw (inferno refuses empty input).
@@ -77,5 +106,19 @@ mod tests {
         let frame = &s[s[..deflate].rfind("<g").unwrap()..deflate + 200];
         assert!(frame.contains("fill=\"rgb(") && frame.contains(",255)"), "blue: {frame}");
         assert!(String::from_utf8(svg(&Folded::default(), 1.0, "none").unwrap()).unwrap().contains("no samples"));
+    }
+
+    #[test]
+    fn a_small_change_is_tinted_so_a_reader_sees_it() {
+        // The root carries the whole change; a frame with a tenth of it was near white.
+        assert_eq!(vivid(r#"<rect fill="rgb(255,235,235)"/>"#), r#"<rect fill="rgb(255,176,176)"/>"#);
+        assert_eq!(
+            vivid(r#"fill="rgb(255,100,100)" fill="rgb(100,100,255)""#),
+            r#"fill="rgb(255,50,50)" fill="rgb(50,50,255)""#
+        );
+        // No change, and the other palettes' colours, as they were.
+        for same in [r#"fill="rgb(250,250,250)""#, r#"fill="rgb(230,120,40)""#, "no fill at all"] {
+            assert_eq!(vivid(same), same);
+        }
     }
 }
