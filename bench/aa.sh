@@ -14,6 +14,12 @@
 # of warm-up, REPEATS repeats. The labs and compare.json files stay in OUT (rows.csv holds every
 # row). RESCORE=1 with the same OUT compares the labs already there again, with this build's
 # `lab compare`: another rule tried on the same runs.
+#
+# CALIBRATE=N first runs `lab calibrate` on the unchanged plan (N labs of their own, in
+# OUT/calibration) and compares every pair with `--calibration`: the service's own spread.
+# CALIBRATE=cross (for RESCORE=1 on labs already run) calibrates pair i from the old labs of the
+# 5 pairs after it, so no lab is both calibration and compared. CALIBRATE=DIR uses the
+# calibration.json in DIR (say, an A/A set's, for a set with CHANGE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -70,6 +76,29 @@ repeats = $REPEATS
 PLAN
 }
 
+CALIBRATE=${CALIBRATE:-}
+if [[ "$CALIBRATE" =~ ^[0-9]+$ ]] && [ "${RESCORE:-0}" != 1 ]; then
+  plan cal 0
+  rm -rf "$OUT/calibration"
+  "${pin_lab[@]}" "$LOADLAB" lab calibrate "$OUT/cal/plan.toml" --runs "$CALIBRATE" --out "$OUT/calibration" \
+    > "$OUT/calibration.txt" 2>"$OUT/calibration.err"
+  cat "$OUT/calibration.txt" >&2
+fi
+# calibration I: the --calibration arguments for pair I.
+calibration() {
+  case $CALIBRATE in
+    "") ;;
+    cross)
+      local labs=() j
+      for k in 1 2 3 4 5; do j=$(( (($1 - 1 + k) % PAIRS) + 1 )); labs+=("$OUT/pair$j-old/lab"); done
+      mkdir -p "$OUT/cal-$1"
+      "$LOADLAB" lab calibrate "${labs[@]}" --out "$OUT/cal-$1" >/dev/null 2>&1
+      echo "--calibration $OUT/cal-$1";;
+    *[!0-9]*) echo "--calibration $CALIBRATE";;
+    *) echo "--calibration $OUT/calibration";;
+  esac
+}
+
 for i in $(seq 1 "$PAIRS"); do
   for side in old new; do
     [ "${RESCORE:-0}" = 1 ] && continue
@@ -79,15 +108,16 @@ for i in $(seq 1 "$PAIRS"); do
   done
   code=0
   rm -rf "$OUT/pair$i-cmp"
-  "$LOADLAB" lab compare "$OUT/pair$i-old/lab" "$OUT/pair$i-new/lab" --fail-on "$GATE" --out "$OUT/pair$i-cmp" \
+  # shellcheck disable=SC2046 # the flag and its path, or nothing
+  "$LOADLAB" lab compare "$OUT/pair$i-old/lab" "$OUT/pair$i-new/lab" --fail-on "$GATE" --out "$OUT/pair$i-cmp" $(calibration "$i") \
     >/dev/null 2>"$OUT/pair$i-cmp.err" || code=$?
   echo "$code" > "$OUT/pair$i-cmp/exit"
   echo "pair $i of $PAIRS: lab compare exit $code" >&2
 done
 
-python3 - "$OUT" "$SERVER" "$REPEATS" "$CHANGE" "$PIN" <<'PY'
+python3 - "$OUT" "$SERVER" "$REPEATS" "$CHANGE" "$PIN" "${CALIBRATE:-none}" <<'PY'
 import csv, json, pathlib, sys
-out, server, repeats, change, pin = pathlib.Path(sys.argv[1]), *sys.argv[2:]
+out, server, repeats, change, pin, calibrate = pathlib.Path(sys.argv[1]), *sys.argv[2:]
 rows, gates = [], []
 for cmp in sorted(out.glob("pair*-cmp")):
     j = json.loads((cmp / "compare.json").read_text())
@@ -99,7 +129,7 @@ for cmp in sorted(out.glob("pair*-cmp")):
 with open(out / "rows.csv", "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["pair"])
     w.writeheader(); w.writerows(rows)
-print(f"server {server}, repeats {repeats}, change {change}%, pinned {pin == '1'}: {len(gates)} pairs")
+print(f"server {server}, repeats {repeats}, change {change}%, pinned {pin == '1'}, calibration {calibrate}: {len(gates)} pairs")
 print(f"{'metric':<14}{'cells':>6}{'better':>8}{'worse':>7}{'called':>8}  median |change|  max |change|")
 for m in sorted({r["metric"] for r in rows}):
     rs = [r for r in rows if r["metric"] == m]

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::calibration::{Calibration, Found};
 use crate::measure::ab::{centre, judge, Sample};
 use crate::measure::metric::Metric;
 use crate::measure::numbers::StepConsumer;
@@ -49,6 +50,8 @@ pub struct CellData {
 pub struct Side {
     pub name: String,
     pub cells: BTreeMap<String, CellData>,
+    /// Where the lab ran (none for a results file, or a lab.json that did not record it).
+    pub machine: Option<crate::provenance::Machine>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +106,8 @@ pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
 pub fn side_of(lab: &crate::record::Lab, dir: &Path) -> Result<Side, CompareError> {
     let bad = |what: String| CompareError(format!("{}: lab.json: {what}", dir.display()));
     let name = if lab.name.is_empty() { dir.display().to_string() } else { lab.name.clone() };
-    let mut side = Side { name, cells: BTreeMap::new() };
+    let machine = lab.provenance.as_ref().map(|p| p.machine.clone());
+    let mut side = Side { name, cells: BTreeMap::new(), machine };
     for s in &lab.steps {
         let target = lab.targets.get(s.target).ok_or_else(|| bad(format!("step {}: no target {}", s.id, s.target)))?;
         let point =
@@ -186,7 +190,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
             profile: None,
         });
     }
-    Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]) })
+    Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]), machine: None })
 }
 
 /// What a compared metric did, old to new (a row's `verdict` in compare.json).
@@ -245,6 +249,9 @@ pub struct Changes {
     pub new: String,
     /// Changes within this (%) are `~` however significant.
     pub threshold_pct: f64,
+    /// Where the run-to-run spread the rows are held to was measured (`lab calibrate`), if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
     pub rows: Vec<Row>,
     /// Per metric, the geometric mean of new / old over the cells, as a change in %.
     pub geomean_pct: Vec<(Metric, f64)>,
@@ -287,7 +294,7 @@ pub fn with_profiles(mut o: Changes, old: &Side, new: &Side, out: &Path) -> Chan
     o
 }
 
-fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Option<Row> {
+fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, spread: Option<Found<'_>>) -> Option<Row> {
     let vals = |c: &CellData| -> Vec<f64> {
         c.steps.iter().filter_map(|s| s.values.get(&metric).copied()).filter(|v| v.is_finite()).collect()
     };
@@ -302,6 +309,7 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Op
         metric,
         Sample { values: &a, windows: &wa, requests: requests(new) },
         Sample { values: &b, windows: &wb, requests: requests(old) },
+        spread.map(Found::spread),
     );
     let change_pct = (c.ratio - 1.0) * 100.0;
     let within = change_pct.abs() <= threshold_pct;
@@ -312,10 +320,16 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64) -> Op
     };
     let note = if c.significant && within {
         Some(format!("within the {threshold_pct}% threshold"))
-    } else if verdict == Change::Same && metric.is_sampled() && (a.len() < 2 || b.len() < 2) {
+    } else if verdict == Change::Same && metric.is_sampled() && (a.len() < 2 || b.len() < 2) && spread.is_none() {
         Some("CPU is sampled once a second: set repeats >= 3 to compare it".into())
     } else {
         c.note.clone()
+    };
+    let note = match (spread, note) {
+        (Some(Found::Widest(_)), Some(n)) if n.contains("lab calibrate") => {
+            Some(n.replace(" here ", " at the widest calibrated cell (this one was not calibrated) "))
+        }
+        (_, n) => n,
     };
     Some(Row {
         target: new.target.clone(),
@@ -356,8 +370,19 @@ fn gate_failures(gates: &[Gate], rows: &[Row]) -> Vec<String> {
         .collect()
 }
 
+/// How a comparison decides: the noise threshold, the gates, and the service's measured spread.
+#[derive(Clone, Debug, Default)]
+pub struct Rule {
+    /// Changes within this (%) are `~` however significant.
+    pub threshold_pct: f64,
+    pub gates: Vec<Gate>,
+    /// From `lab calibrate`, with where it was read from.
+    pub calibration: Option<(Calibration, String)>,
+}
+
 /// Compares `new` with `old`.
-pub fn changes(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> Changes {
+pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
+    let Rule { threshold_pct, gates, calibration } = rule;
     let mut rows = Vec::new();
     let mut excluded = Vec::new();
     for (key, n) in &new.cells {
@@ -365,7 +390,8 @@ pub fn changes(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> 
         for (side, c) in [("old", o), ("new", n)] {
             excluded.extend(c.excluded.iter().map(|e| format!("{side} {e}")));
         }
-        rows.extend(COMPARED.iter().filter_map(|m| row(*m, o, n, threshold_pct)));
+        let spread = |m: Metric| calibration.as_ref().and_then(|(c, _)| c.find(key, m));
+        rows.extend(COMPARED.iter().filter_map(|m| row(*m, o, n, threshold_pct, spread(*m))));
     }
     let describe = |c: &CellData| format!("{} at {}", c.target, c.label);
     let only_old = old.cells.iter().filter(|(k, _)| !new.cells.contains_key(*k)).map(|(_, c)| describe(c)).collect();
@@ -387,6 +413,7 @@ pub fn changes(old: &Side, new: &Side, threshold_pct: f64, gates: Vec<Gate>) -> 
         old: old.name.clone(),
         new: new.name.clone(),
         threshold_pct,
+        calibration: calibration.map(|(c, path)| c.describe(&path, new.machine.as_ref())),
         rows,
         geomean_pct,
         only_old,
@@ -424,13 +451,13 @@ mod tests {
             }],
             excluded: vec![],
         };
-        Side { name: format!("{median_ms}"), cells: BTreeMap::from([("svc @ x".to_owned(), cell)]) }
+        Side { name: format!("{median_ms}"), cells: BTreeMap::from([("svc @ x".to_owned(), cell)]), machine: None }
     }
 
     #[test]
     fn a_slower_run_is_worse_on_latency_and_a_gate_catches_it() {
         let gates = Gate::parse_list("p50>+10%, throughput<-3%").unwrap();
-        let o = changes(&side(10.0, 1), &side(13.0, 2), 2.0, gates);
+        let o = changes(&side(10.0, 1), &side(13.0, 2), Rule { threshold_pct: 2.0, gates, calibration: None });
         let p50 = o.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
         assert_eq!(p50.verdict, Change::Worse, "{p50:?}");
         assert!((p50.change_pct - 30.0).abs() < 4.0, "{p50:?}");
@@ -443,7 +470,11 @@ mod tests {
         assert!(o.failed[0].starts_with("p50>+10%: svc at 100 req/s, http1: +"), "{:?}", o.failed);
         assert!(o.geomean_pct.iter().any(|(m, g)| *m == Metric::P50 && (*g - 30.0).abs() < 4.0));
         // The same run against itself: nothing changed, nothing fails.
-        let same = changes(&side(10.0, 1), &side(10.0, 1), 2.0, Gate::parse_list("p50>+10%").unwrap());
+        let same = changes(
+            &side(10.0, 1),
+            &side(10.0, 1),
+            Rule { threshold_pct: 2.0, gates: Gate::parse_list("p50>+10%").unwrap(), calibration: None },
+        );
         assert!(same.rows.iter().all(|r| r.verdict == Change::Same), "{:?}", same.rows);
         assert!(same.failed.is_empty());
     }

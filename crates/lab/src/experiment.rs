@@ -69,9 +69,8 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
         if let Some(rows) = samples.get("generator") {
             s.generator_cpu_pct = sample::window(rows, s.started_s, s.ended_s).0;
         }
-        s.uncounted = crate::measure::verdict::uncounted(&plan.slo, &s.numbers);
     }
-    let findings = outcome::find(plan, &matrix, &steps);
+    let findings = outcome::find(plan, &matrix, &mut steps);
     let not_run = matrix.steps.iter().filter(|s| !steps.iter().any(|r| r.id == s.id)).map(|s| s.id.clone()).collect();
     Ok(Lab {
         format: crate::record::FORMAT,

@@ -11,10 +11,12 @@
 //! - `record`: the [`Lab`], what lab.json holds, and reading it back;
 //! - `experiment`: a plan run end to end into a [`Lab`];
 //! - `compare`: two labs (or results files) side by side;
+//! - `calibration`: a service's run-to-run spread from N labs of one build, for `compare`;
 //! - `render`: report.md, report.html, charts, lab.json;
 //! - `ending` (the lab's preview, exit and folder) and `demo` (a rate ladder against an
 //!   embedded origin).
 
+mod calibration;
 mod compare;
 mod demo;
 mod ending;
@@ -28,8 +30,10 @@ mod render;
 mod run;
 
 // The front door: what the binary and a history use, each under one name here.
+pub use calibration::Calibration;
 pub use compare::{
-    changes as compare_sides, load_file as read_run_side, load_lab as read_lab_side, with_profiles, Changes, Side,
+    changes as compare_sides, load_file as read_run_side, load_lab as read_lab_side, with_profiles, Changes,
+    Rule as CompareRule, Side,
 };
 pub use demo::{run as run_demo, DemoOptions};
 pub use ending::{out_dir, preview, Ending, Preview};

@@ -148,7 +148,13 @@ pub struct Findings {
     pub inconclusive: Vec<String>,
 }
 
-pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
+/// Judges the steps: whether each counts, decided here once by the lab's rule and recorded in
+/// the step (`uncounted`) for everything after to read; then cells, ceilings and hypotheses.
+pub fn find(plan: &Plan, matrix: &Matrix, steps: &mut [StepResult]) -> Findings {
+    for s in steps.iter_mut() {
+        s.uncounted = crate::measure::verdict::uncounted(&plan.slo, &s.numbers);
+    }
+    let steps: &[StepResult] = steps;
     let mut cells = Vec::new();
     for p in 0..matrix.points.len() {
         for t in 0..plan.targets.len() {
@@ -158,22 +164,15 @@ pub fn find(plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> Findings {
                 continue;
             }
             let numbers: Vec<&Numbers> = idx.iter().map(|&i| &steps[i].numbers).collect();
-            let uncounted: Vec<String> =
-                numbers.iter().filter_map(|n| crate::measure::verdict::uncounted(&plan.slo, n)).collect();
+            let uncounted: Vec<String> = idx.iter().filter_map(|&i| steps[i].uncounted.clone()).collect();
             // The cell's numbers are those of the repeats that count: a step the generator
             // could not send has no numbers of the target.
-            let counted: Vec<&Numbers> = numbers
-                .iter()
-                .copied()
-                .filter(|n| crate::measure::verdict::uncounted(&plan.slo, n).is_none())
-                .collect();
+            let counts = |i: &&usize| steps[**i].uncounted.is_none();
+            let counted: Vec<&Numbers> = idx.iter().filter(counts).map(|&i| &steps[i].numbers).collect();
             let values = |m: Metric| counted.iter().map(|n| m.of(n)).collect::<Vec<_>>();
             // Fewer than 3 repeats: the spread comes from within the runs' windows.
-            let pooled: Vec<crate::measure::windows::Window> = idx
-                .iter()
-                .filter(|&&i| crate::measure::verdict::uncounted(&plan.slo, &steps[i].numbers).is_none())
-                .flat_map(|&i| steps[i].windows.iter().cloned())
-                .collect();
+            let pooled: Vec<crate::measure::windows::Window> =
+                idx.iter().filter(counts).flat_map(|&i| steps[i].windows.iter().cloned()).collect();
             let summary = |m: Metric, v: &[f64]| {
                 if v.len() >= MIN_REPEATS {
                     if m == Metric::Success {
@@ -294,12 +293,8 @@ fn ceilings(plan: &Plan, matrix: &Matrix, cells: &[Cell]) -> Vec<Ceiling> {
 /// Compares the subject with the other at every load point where both ran.
 fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]) -> HypothesisResult {
     let target_index = |name: &str| plan.targets.iter().position(|t| t.name == name);
-    let counted = |t: usize, p: usize| {
-        steps
-            .iter()
-            .filter(move |s| s.target == t && s.point == p && s.down.is_none())
-            .filter(|s| crate::measure::verdict::uncounted(&plan.slo, &s.numbers).is_none())
-    };
+    let counted =
+        |t: usize, p: usize| steps.iter().filter(move |s| s.target == t && s.point == p && s.not_counted().is_none());
     let values = |t: usize, p: usize| -> Vec<f64> { counted(t, p).map(|s| h.metric.of(&s.numbers)).collect() };
     let windows = |t: usize, p: usize| -> Vec<crate::measure::windows::Window> {
         counted(t, p).flat_map(|s| s.windows.iter().cloned()).collect()
@@ -328,6 +323,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
             h.metric,
             crate::measure::ab::Sample { values: &a, windows: &wa, requests: requests(ta, pa) },
             crate::measure::ab::Sample { values: &b, windows: &wb, requests: requests(tb, pb) },
+            None,
         );
         let finding = Finding::of(&comparison, h.lower);
         points.push(HypothesisPoint {
@@ -439,7 +435,7 @@ mod tests {
     fn cells_ceilings_and_hypotheses() {
         let p = plan("[[hypotheses]]\nclaim = \"a is faster\"\nmetric = \"p99\"\nlower = \"a\"\nthan = \"b\"\n");
         let m = crate::plan::matrix::expand(&p);
-        let f = find(&p, &m, &steps(&p, &m));
+        let f = find(&p, &m, &mut steps(&p, &m));
         assert_eq!(f.cells.len(), 6);
         assert!(f.cells.iter().all(|c| c.steps.len() == 3));
         // a: p99 60, 70, 80 ms: holds everywhere. b: 120 ms at 100/s already breaks.
@@ -474,7 +470,7 @@ mod tests {
             st.numbers =
                 Numbers { asked_rate: Some(200.0), not_sent: 400, generator_limited: true, ..Default::default() };
         }
-        let f = find(&p, &m, &s);
+        let f = find(&p, &m, &mut s);
         let cell = f.cells.iter().find(|c| c.target == 0 && m.points[c.point].rate == Some(200.0)).unwrap();
         assert!(
             matches!(&cell.slo, SloVerdict::GeneratorLimited { why } if why == "sent 0.0/s of 200.0/s asked, 400 never sent")
@@ -494,7 +490,7 @@ mod tests {
     fn a_claim_the_other_way_is_rejected() {
         let p = plan("[[hypotheses]]\nclaim = \"b is faster\"\nmetric = \"p99\"\nlower = \"b\"\nthan = \"a\"\n");
         let m = crate::plan::matrix::expand(&p);
-        let f = find(&p, &m, &steps(&p, &m));
+        let f = find(&p, &m, &mut steps(&p, &m));
         assert_eq!(f.hypotheses[0].finding, Finding::Rejected);
     }
 }

@@ -8,7 +8,7 @@ use lab::Ending;
 use lab::Plan;
 use lab::{Event, Lab, RunOptions};
 
-use crate::cli::{LabCapacityArgs, LabCommand, LabGuardArgs, LabRunArgs, LiveArgs};
+use crate::cli::{LabCalibrateArgs, LabCapacityArgs, LabCommand, LabGuardArgs, LabRunArgs, LiveArgs};
 use crate::shutdown::{Second, Shutdown};
 use crate::{bad, Inconclusive, Interrupted, VerdictFailed};
 
@@ -17,7 +17,61 @@ pub fn run(c: LabCommand) -> anyhow::Result<()> {
         LabCommand::Run(a) => run_plan(a),
         LabCommand::Capacity(a) => capacity(a),
         LabCommand::Compare(a) => compare(a),
+        LabCommand::Calibrate(a) => calibrate(a),
     }
+}
+
+/// `lab calibrate`: N labs of one build (run here from a plan, or given), their spread written
+/// to calibration.json.
+fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
+    let from_plan = match a.inputs.as_slice() {
+        [one] => one.is_file() && one.extension().is_none_or(|x| x != "json"),
+        _ => false,
+    };
+    let (folders, out) = if from_plan {
+        let mut plan = lab::load_plan(&a.inputs[0]).map_err(|e| bad(e.to_string()))?;
+        // A calibration is A/A labs of one build: no baseline to judge, nothing to record.
+        (plan.baseline, plan.history) = (None, None);
+        let stem = a.inputs[0].file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
+        let out = lab::out_dir(a.out.as_deref(), &format!("calibrate-{stem}"), a.guard.force).map_err(bad)?;
+        let p = lab::preview(&plan);
+        let total = p.estimate * a.runs;
+        if total > a.guard.max_time {
+            let span = results::duration::span;
+            return Err(bad(format!(
+                "{} labs would run about {}, more than --max-time {}: raise --max-time to run them",
+                a.runs,
+                span(total),
+                span(a.guard.max_time)
+            )));
+        }
+        let live = LiveArgs { live: None, live_public: false, live_linger: std::time::Duration::ZERO };
+        let mut folders = Vec::new();
+        for i in 1..=a.runs {
+            let dir = out.join(format!("lab-{i}"));
+            eprintln!("loadlab: calibration lab {i} of {}", a.runs);
+            let provenance = lab::Provenance::gather(&Default::default(), &out);
+            match execute(&plan, &dir, false, &a.guard, &live, Some(provenance), None) {
+                Ok(()) => {}
+                // An SLO broken or a step not counted is part of what the labs show.
+                Err(e) if e.is::<VerdictFailed>() || e.is::<Inconclusive>() => {}
+                Err(e) => return Err(e),
+            }
+            folders.push(dir);
+        }
+        (folders, out)
+    } else {
+        (a.inputs.clone(), a.out.clone().unwrap_or_else(|| ".".into()))
+    };
+    let sides = folders
+        .iter()
+        .map(|f| lab::read_lab_side(f).map_err(|e| bad(e.to_string())))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let calibration = lab::Calibration::of(&sides).map_err(|e| bad(e.to_string()))?;
+    print!("{}", calibration.text());
+    std::fs::create_dir_all(&out)?;
+    eprintln!("loadlab: wrote {}", calibration.write(&out)?.display());
+    Ok(())
 }
 
 fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
@@ -32,13 +86,21 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
             a.new.parent().map_or(".".into(), Path::to_path_buf)
         }
     });
-    let outcome = lab::compare_sides(&old, &new, a.gate.threshold, gates);
+    let calibration = a.calibration.as_deref().map(calibration).transpose()?;
+    let outcome =
+        lab::compare_sides(&old, &new, lab::CompareRule { threshold_pct: a.gate.threshold, gates, calibration });
     let outcome = lab::with_profiles(outcome, &old, &new, &out);
     print!("{}", lab::comparison_text(&outcome));
     for f in lab::write_comparison(&outcome, &old, &new, &out)? {
         eprintln!("loadlab: wrote {}", f.display());
     }
     crate::compare_verdict(&outcome)
+}
+
+/// A calibration.json (or the folder holding it) with the name a comparison quotes it by.
+fn calibration(path: &Path) -> anyhow::Result<(lab::Calibration, String)> {
+    let c = lab::Calibration::read(path).map_err(|e| bad(format!("calibration: {e}")))?;
+    Ok((c, path.display().to_string()))
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
@@ -182,7 +244,9 @@ fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::Chang
     let Some(b) = &plan.baseline else { return Ok(None) };
     let old = lab::read_lab_side(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
     let new = lab::read_lab_side(out)?;
-    let outcome = lab::compare_sides(&old, &new, b.threshold_pct, b.fail_on.clone());
+    let calibration = b.calibration.as_deref().map(calibration).transpose()?;
+    let rule = lab::CompareRule { threshold_pct: b.threshold_pct, gates: b.fail_on.clone(), calibration };
+    let outcome = lab::compare_sides(&old, &new, rule);
     let outcome = lab::with_profiles(outcome, &old, &new, out);
     eprint!("{}", lab::comparison_text(&outcome));
     for f in lab::write_comparison(&outcome, &old, &new, out)? {

@@ -11,9 +11,14 @@
 //!   ran at 50 µs and 17 µs of CPU per request in some labs and at 100 µs and 40 µs in others,
 //!   every repeat of a lab alike, and Welch's test called p50 different in 12% of A/A cells.
 //! - A tail (p95 and beyond) needs [`MIN_BEYOND`] requests past its quantile on each side.
+//! - Where the service's own spread was measured (`lab calibrate`: a [`Spread`] per cell and
+//!   metric), a change must also be one that fewer than 5% of its A/A pairs show, and the
+//!   comparison's p-value is the larger of the two tests' (both must reject). That also lets one
+//!   run a side compare CPU per request, which no run measures from inside.
 
 use crate::measure::metric::Metric;
-use crate::measure::stats::{compare, compare_within, Comparison, MIN_REPEATS};
+use crate::measure::spread::Spread;
+use crate::measure::stats::{compare, compare_within, Comparison, CONFIDENCE, MIN_REPEATS};
 use crate::measure::windows::Window;
 
 /// A tail's value rests on the requests past its quantile: with fewer than this many on a side,
@@ -103,8 +108,9 @@ fn too_few_beyond(metric: Metric, requests: u64) -> Option<String> {
     })
 }
 
-/// Whether `a` differs from `b` in `metric` (the ratio is a / b).
-pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>) -> Comparison {
+/// Whether `a` differs from `b` in `metric` (the ratio is a / b), held to the service's measured
+/// `spread` where there is one.
+pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<&Spread>) -> Comparison {
     let ratio = centre(a.values) / centre(b.values);
     let repeats = a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS;
     let c = if repeats || metric.is_sampled() {
@@ -112,11 +118,36 @@ pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>) -> Comparison {
     } else {
         compare_within(metric, a.windows, b.windows, ratio)
     };
+    let c = match spread {
+        Some(s) => held_to_spread(metric, c, s),
+        None => c,
+    };
     let mut c = held_to_floor(metric, c, centre(a.values).min(centre(b.values)));
     if let Some(why) = too_few_beyond(metric, a.requests.min(b.requests)) {
         c.significant = false;
         c.note = Some(why);
     }
+    c
+}
+
+/// A comparison held to the spread measured between labs of this service. CPU per request with
+/// one repeat a side has no test of its own (it is sampled once a second): the spread is its test.
+fn held_to_spread(metric: Metric, mut c: Comparison, s: &Spread) -> Comparison {
+    let p = s.p(c.ratio);
+    let untested = metric.is_sampled() && c.p.is_none() && c.ratio.is_finite();
+    if untested {
+        c.significant = p < 1.0 - CONFIDENCE;
+        c.note = None;
+    } else if c.significant && p >= 1.0 - CONFIDENCE {
+        c.significant = false;
+        c.note = Some(format!(
+            "{} labs of this service's build differed by up to {:.0}% here (lab calibrate): a smaller change cannot \
+             be told from a rerun",
+            s.labs(),
+            s.floor * 100.0
+        ));
+    }
+    c.p = Some(c.p.map_or(p, |q| q.max(p)));
     c
 }
 
@@ -177,6 +208,16 @@ pub fn one_run_sentence() -> String {
     )
 }
 
+/// What a verdict held to a measured spread (`lab calibrate`) shows, for a reader; `what` names
+/// where the spread came from.
+pub fn calibrated_sentence(what: &str) -> String {
+    format!(
+        "Every change is held to this service's own {what}: it is called only where fewer than 5% of pairs of \
+         those labs differ as much, which also lets one run a side compare CPU per request; `~` means a rerun of \
+         the same build could show this much."
+    )
+}
+
 /// Family-wise control of a gate over many cells: Holm's step-down over the p-values of the
 /// rows a gate would fail, at the 5% level. Returns, per p-value in order, whether it stands.
 pub fn holm(p_values: &[f64]) -> Vec<bool> {
@@ -209,6 +250,7 @@ mod tests {
             Metric::P50,
             Sample { values: &va, windows: &a, requests: 5_000 },
             Sample { values: &vb, windows: &b, requests: 5_000 },
+            None,
         );
         assert!(!c.significant, "{c:?}");
         assert!(c.note.as_deref().unwrap().starts_with("two labs of one build differ by up to"), "{c:?}");
@@ -220,6 +262,7 @@ mod tests {
             Metric::P50,
             Sample { values: &[12.0], windows: &a, requests: 5_000 },
             Sample { values: &[10.0], windows: &b, requests: 5_000 },
+            None,
         );
         assert!(c.significant, "{c:?}");
     }
@@ -231,6 +274,7 @@ mod tests {
             Metric::P99,
             Sample { values: &[20.0], windows: &a, requests: 300 },
             Sample { values: &[10.0], windows: &b, requests: 300 },
+            None,
         );
         assert!(!c.significant);
         assert_eq!(
@@ -249,8 +293,39 @@ mod tests {
             Metric::P50,
             Sample { values: &a, windows: &[], requests: 5_000 },
             Sample { values: &b, windows: &[], requests: 5_000 },
+            None,
         );
         assert!((c.ratio - centre(&a) / centre(&b)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_measured_spread_holds_a_change_a_rerun_shows_and_lets_one_run_compare_cpu() {
+        // Steady runs 60% apart: found against the fixed floor, but this service's labs were
+        // seen in two modes 69% apart.
+        let (a, b) = (run(10, 500, 4.3, 1), run(10, 500, 2.7, 2));
+        let one = |values: &'static [f64], windows| Sample { values, windows, requests: 5_000 };
+        let c = judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), None);
+        assert!(c.significant, "{c:?}");
+        let modes = Spread::of(&[2.6, 4.4, 2.6, 4.4, 2.7]).unwrap();
+        let c = judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), Some(&modes));
+        assert!(!c.significant, "{c:?}");
+        let note = c.note.unwrap();
+        assert!(note.starts_with("5 labs of this service's build differed by up to 202% here"), "{note}");
+        // The p-value is the larger of the two tests': a gate's correction sees the spread.
+        assert!(c.p.unwrap() > 0.05 && (c.p.unwrap() - modes.p(4.3 / 2.7)).abs() < 1e-12);
+        // A steady service: the same change stands.
+        let steady = Spread::of(&[2.6, 2.7, 2.65, 2.6, 2.7]).unwrap();
+        assert!(judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), Some(&steady)).significant);
+        // CPU per request, one run a side: no test without a spread, the spread's with one.
+        let cpu = |spread| judge(Metric::TargetCpu, one(&[400.0], &[]), one(&[200.0], &[]), spread);
+        assert!(!cpu(None).significant);
+        let cpu_spread = Spread::of(&[200.0, 210.0, 190.0, 205.0, 195.0]).unwrap();
+        let c = cpu(Some(&cpu_spread));
+        assert!(c.significant && c.p.unwrap() < 0.001 && c.note.is_none(), "{c:?}");
+        // ... and the fixed floor (30% plus 30 µs) still holds under it.
+        let tight = Spread::of(&[200.0, 201.0, 200.0, 201.0, 200.0]).unwrap();
+        let c = judge(Metric::TargetCpu, one(&[230.0], &[]), one(&[200.0], &[]), Some(&tight));
+        assert!(!c.significant && c.note.unwrap().starts_with("two labs of one build differ by up to 45%"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod ab;
 pub mod function;
 pub mod metric;
 pub mod numbers;
+pub mod spread;
 pub mod stats;
 pub mod verdict;
 pub mod windows;

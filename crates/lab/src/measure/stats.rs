@@ -366,6 +366,7 @@ mod within_tests {
             m,
             Sample { values: &va, windows: a, requests: requests(a) },
             Sample { values: &vb, windows: b, requests: requests(b) },
+            None,
         )
     }
 

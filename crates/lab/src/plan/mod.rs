@@ -67,6 +67,8 @@ pub struct Baseline {
     pub fail_on: Vec<gate::Gate>,
     /// Changes within this (%) are `~`.
     pub threshold_pct: f64,
+    /// The service's run-to-run spread (`lab calibrate`'s calibration.json or its folder).
+    pub calibration: Option<PathBuf>,
 }
 
 /// `[history]`: the history a lab is recorded into (a file, resolved against the plan's folder,
@@ -527,7 +529,11 @@ impl Doc<'_> {
                         })? * 100.0
                     }
                 };
-                Some(Baseline { path, fail_on, threshold_pct })
+                let calibration = b.calibration.map(|c| dir.join(c));
+                if let Some(c) = calibration.as_ref().filter(|_| self.files_exist) {
+                    crate::calibration::Calibration::read(c).map_err(|e| self.err("baseline.calibration", e.0))?;
+                }
+                Some(Baseline { path, fail_on, threshold_pct, calibration })
             }
             None => None,
         };

@@ -43,6 +43,7 @@ pub(super) struct RawBaseline {
     pub(super) path: String,
     pub(super) fail_on: Option<String>,
     pub(super) threshold: Option<String>,
+    pub(super) calibration: Option<String>,
 }
 
 #[derive(Deserialize)]

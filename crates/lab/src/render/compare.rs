@@ -66,7 +66,9 @@ pub fn text(o: &Changes) -> String {
     for p in &o.profile_problems {
         let _ = writeln!(s, "{p}");
     }
-    if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
+    if let Some(c) = &o.calibration {
+        let _ = writeln!(s, "\n{}", crate::measure::ab::calibrated_sentence(c));
+    } else if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
         let _ = writeln!(s, "\n{}", crate::measure::ab::one_run_sentence());
     }
     for f in &o.failed {
@@ -77,7 +79,9 @@ pub fn text(o: &Changes) -> String {
 
 fn basis_text(o: &Changes) -> String {
     let mut s = crate::measure::ab::method_text();
-    if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
+    if let Some(c) = &o.calibration {
+        s = format!("{}\n\n{s}", crate::measure::ab::calibrated_sentence(c));
+    } else if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
         s = format!("{}\n\n{s}", crate::measure::ab::one_run_sentence());
     }
     let _ = write!(

@@ -515,7 +515,7 @@ fn steps(md: &mut String, lab: &Lab) {
     let _ =
         writeln!(md, "Each step's results file is kept (`loadlab report FILE`, `loadlab plot FILE -o chart.html`).\n");
     for s in &lab.steps {
-        let limited = match (&s.down, crate::measure::verdict::uncounted(&lab.plan.slo, &s.numbers)) {
+        let limited = match (&s.down, &s.uncounted) {
             (Some(why), _) => format!(" (target down: {why})"),
             (None, Some(why)) => format!(" (generator-limited: {why}; not counted)"),
             (None, None) => String::new(),

@@ -20,6 +20,28 @@ pub enum LabCommand {
     /// interval and a verdict; writes compare.md, compare.html and compare.json. Exit 3 when a
     /// --fail-on gate breaks, 2 for bad input.
     Compare(LabCompareArgs),
+    /// Measure a service's run-to-run spread: run a plan N times (each a lab of its own, its
+    /// targets started afresh) or read labs of one build already run, and write
+    /// calibration.json: per cell and metric, the change two labs of this build stay under in
+    /// 95% of pairs. `lab compare --calibration` and `[baseline] calibration` hold verdicts to
+    /// it. Exit 2 for bad input, 130/143 when stopped (the labs run so far stay).
+    Calibrate(LabCalibrateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LabCalibrateArgs {
+    /// A plan to run --runs times, or the folders of 3 or more labs of one build.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// How many labs to run from a plan (at least 3; 5 sees a service's modes more often).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=100))]
+    pub runs: u32,
+    /// Where the labs and calibration.json go (default: a new lab-calibrate-PLAN-... folder;
+    /// with lab folders given, the current folder).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub guard: LabGuardArgs,
 }
 
 #[derive(Args, Debug)]
@@ -30,6 +52,10 @@ pub struct LabCompareArgs {
     pub new: PathBuf,
     #[command(flatten)]
     pub gate: CompareGateArgs,
+    /// Hold every change to this service's run-to-run spread, measured by `lab calibrate`
+    /// (its calibration.json, or the folder holding it).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
     /// Where compare.md, compare.html and compare.json go (default: the new lab's folder).
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod calibration;
 mod capacity;
 mod examples;
 mod history;

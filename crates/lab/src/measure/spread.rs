@@ -1,0 +1,98 @@
+//! A service's own run-to-run spread, measured (`lab calibrate`): one metric's value in N labs
+//! of one build, and the test it gives a comparison of two labs.
+//!
+//! Two labs of one build differ by more than either run shows from inside: the processes, their
+//! placement on the cores, connections and caches change between them, and a CPU-bound Python
+//! server answered in 2.6 ms in some labs and 4.4 ms in others. The fixed floors of `ab` were
+//! measured on nginx and an origin; a service of its own modes needs its own. With the values of
+//! N labs, the logarithm of a lab's value has a standard deviation `s` (N - 1 degrees of
+//! freedom), and the difference of two new labs' logarithms divided by `s·√2` follows Student's
+//! t: the chance that two labs of one build differ by a ratio `r` or more is
+//! `2·(1 - T(|ln r| / (s·√2)))`, the p-value of a change against this service's reruns. A change
+//! is called only where that p is under 5%; the floor shown is the ratio at which it is.
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::measure::stats::CONFIDENCE;
+
+/// Labs needed to measure a spread at all: with 2, one difference and one degree of freedom.
+pub const MIN_LABS: usize = 3;
+
+/// One metric's values in N labs of one build, and what they say of a rerun.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// The value in each lab (the centre of its repeats), in the metric's unit.
+    pub values: Vec<f64>,
+    /// Standard deviation of their logarithms.
+    pub sd_log: f64,
+    /// Two labs of one build differ by less than this share in 95% of pairs (the change at
+    /// which [`Spread::p`] is 5%).
+    pub floor: f64,
+}
+
+impl Spread {
+    /// The spread of `values` (one per lab): none with fewer than [`MIN_LABS`] or any value not
+    /// positive (a share of 0 errors has no ratio).
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        if values.len() < MIN_LABS || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+            return None;
+        }
+        let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+        let n = logs.len() as f64;
+        let mean = logs.iter().sum::<f64>() / n;
+        let sd_log = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        let t = student(values.len()).inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
+        let floor = (t * sd_log * std::f64::consts::SQRT_2).exp() - 1.0;
+        Some(Spread { values: values.to_vec(), sd_log, floor })
+    }
+
+    /// How often two labs of one build differ by `ratio` or more (either way).
+    pub fn p(&self, ratio: f64) -> f64 {
+        if !(ratio.is_finite() && ratio > 0.0) {
+            return 1.0;
+        }
+        let d = ratio.ln().abs();
+        if self.sd_log == 0.0 {
+            return if d == 0.0 { 1.0 } else { 0.0 };
+        }
+        2.0 * (1.0 - student(self.values.len()).cdf(d / (self.sd_log * std::f64::consts::SQRT_2)))
+    }
+
+    pub fn labs(&self) -> usize {
+        self.values.len()
+    }
+}
+
+/// Student's t with the degrees of freedom of `labs` values' standard deviation.
+fn student(labs: usize) -> StudentsT {
+    StudentsT::new(0.0, 1.0, labs as f64 - 1.0).expect("at least two labs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_is_where_the_p_value_is_five_percent() {
+        // A bimodal service: 2.6 ms in some labs, 4.4 ms in others.
+        let s = Spread::of(&[2.6, 4.4, 2.6, 4.4, 2.7]).unwrap();
+        // statistics.stdev(map(math.log, v)) = 0.28168; scipy's t.ppf(0.975, 4) = 2.77645;
+        // exp(2.77645 * 0.28168 * sqrt(2)) - 1 = 2.0223
+        assert!((s.sd_log - 0.28168).abs() < 1e-4, "{s:?}");
+        assert!((s.floor - 2.0223).abs() < 1e-3, "{s:?}");
+        assert!((s.p(1.0 + s.floor) - 0.05).abs() < 1e-9);
+        // The two modes are 69% apart: a rerun, not a change.
+        assert!(s.p(4.4 / 2.6) > 0.05);
+        assert!(s.p(3.1) < 0.05);
+        assert_eq!(s.p(1.0), 1.0);
+    }
+
+    #[test]
+    fn too_few_labs_or_a_zero_measure_nothing() {
+        assert!(Spread::of(&[1.0, 1.1]).is_none());
+        assert!(Spread::of(&[0.0, 1.0, 1.0]).is_none());
+        let s = Spread::of(&[1.0, 1.0, 1.0]).unwrap();
+        assert_eq!((s.floor, s.p(1.0), s.p(1.01)), (0.0, 1.0, 0.0));
+    }
+}
