@@ -46,16 +46,27 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
             )));
         }
         let live = LiveArgs { live: None, live_public: false, live_linger: std::time::Duration::ZERO };
+        // One watcher for every lab: a signal stops the lab running and no other starts.
+        let shutdown = watch()?;
         let mut folders = Vec::new();
         for i in 1..=a.runs {
             let dir = out.join(format!("lab-{i}"));
             eprintln!("loadlab: calibration lab {i} of {}", a.runs);
             let provenance = lab::Provenance::gather(&Default::default(), &out);
-            match execute(&plan, &dir, false, &a.guard, &live, Some(provenance), None) {
+            match execute(&plan, &dir, false, &a.guard, &live, Some(provenance), None, &shutdown) {
                 Ok(()) => {}
                 // An SLO broken or a step not counted is part of what the labs show.
                 Err(e) if e.is::<VerdictFailed>() || e.is::<Inconclusive>() => {}
-                Err(e) => return Err(e),
+                Err(e) => {
+                    if e.is::<Interrupted>() {
+                        eprintln!(
+                            "loadlab: calibration stopped in lab {i} of {}: no calibration.json; `lab calibrate` \
+                             reads the labs that finished",
+                            a.runs
+                        );
+                    }
+                    return Err(e);
+                }
             }
             folders.push(dir);
         }
@@ -111,7 +122,7 @@ fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
     let folder = a.plan.parent().map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf);
     let provenance = lab::Provenance::gather(&given, &folder);
     let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
-    execute(&plan, &out, a.quick, &a.guard, &a.live, Some(provenance), history)
+    execute(&plan, &out, a.quick, &a.guard, &a.live, Some(provenance), history, &watch()?)
 }
 
 fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
@@ -142,7 +153,7 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     );
     let out = lab::out_dir(a.out.as_deref(), "capacity", a.guard.force).map_err(bad)?;
     let provenance = lab::Provenance::gather(&Default::default(), Path::new("."));
-    execute(&plan, &out, false, &a.guard, &a.live, Some(provenance), None)
+    execute(&plan, &out, false, &a.guard, &a.live, Some(provenance), None, &watch()?)
 }
 
 /// The plan before it runs: its steps and how long it should take; refused over `--max-time`.
@@ -161,6 +172,12 @@ fn preview(plan: &Plan, guard: &LabGuardArgs, out: &Path) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// The lab's signal policy: the first signal ends the step running, the second abandons it.
+fn watch() -> anyhow::Result<Shutdown> {
+    Ok(Shutdown::watch("stopping after the current step's requests in flight", Second::Abandon)?)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn execute(
     plan: &Plan,
     out: &Path,
@@ -169,10 +186,10 @@ fn execute(
     live: &LiveArgs,
     provenance: Option<lab::Provenance>,
     history: Option<String>,
+    shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
     let quick_plan = quick.then(|| plan.quick());
     preview(quick_plan.as_ref().unwrap_or(plan), guard, out)?;
-    let shutdown = Shutdown::watch("stopping after the current step's requests in flight", Second::Abandon)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let lab = runtime.block_on(async {
         let mut opts = RunOptions::new(out.to_path_buf());

@@ -34,6 +34,15 @@ fn lab(url: &str, dir: &Path) -> Command {
     c
 }
 
+fn calibrate(url: &str, dir: &Path) -> Command {
+    let plan = dir.join("plan.toml");
+    let text = format!("[targets.web]\nurl = \"{url}\"\n[load]\nrate = 20\nduration = \"60s\"\n");
+    std::fs::write(&plan, text).unwrap();
+    let mut c = loadlab();
+    c.args(["lab", "calibrate"]).arg(&plan).args(["--runs", "3", "--out"]).arg(dir.join("out"));
+    c
+}
+
 fn demo(_: &str, dir: &Path) -> Command {
     let mut c = loadlab();
     c.args(["demo", "--rates", "20", "--step", "60s", "--out"]).arg(dir.join("out"));
@@ -79,6 +88,15 @@ fn reports(_: &Watched, dir: &Path) {
     assert!(md.contains("**Interrupted"), "{md}");
 }
 
+/// The lab running has its reports; no calibration is made of labs cut short, and it says so once.
+fn first_lab(w: &Watched, dir: &Path) {
+    let md = std::fs::read_to_string(dir.join("out/lab-1/report.md")).unwrap();
+    assert!(md.contains("**Interrupted"), "{md}");
+    assert!(!dir.join("out/lab-2").exists() && !dir.join("out/calibration.json").exists());
+    assert!(w.stderr().contains("calibration stopped in lab 1 of 3: no calibration.json"), "{}", w.stderr());
+    assert_eq!(w.stderr().matches("stopping after").count(), 1, "{}", w.stderr());
+}
+
 fn last_report(w: &Watched, _: &Path) {
     assert!(w.stdout().matches("Requests").count() >= 2, "{}", w.stdout());
 }
@@ -86,6 +104,7 @@ fn last_report(w: &Watched, _: &Path) {
 const CASES: &[Case] = &[
     Case { name: "attack", command: attack, ready: sending, wrote: whole_results },
     Case { name: "lab run", command: lab, ready: sending, wrote: reports },
+    Case { name: "lab calibrate", command: calibrate, ready: sending, wrote: first_lab },
     Case { name: "demo", command: demo, ready: |w, _, _| w.stdout().contains("running demo"), wrote: reports },
     Case {
         name: "report --every",
