@@ -1,6 +1,7 @@
 //! The origin against hostile clients and recipes: it stays up, answers others, and stays within
 //! its limits.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use origin::{AdminPolicy, ConnLimits, Simulation};
@@ -70,16 +71,21 @@ async fn payloads_past_the_limit_are_refused_before_anything_is_made() {
     assert_eq!(get(&o, "/c").await.body.len(), 900 << 10);
 }
 
-/// A server whose responses never end (chunked, forever) or never start.
-async fn endless_upstream(answer: bool) -> (String, tokio::task::JoinHandle<()>) {
+/// A server whose responses never end (chunked, forever) or never start; the notice is given
+/// each time it has read a request.
+async fn endless_upstream(answer: bool) -> (String, tokio::task::JoinHandle<()>, Arc<tokio::sync::Notify>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/big", l.local_addr().unwrap());
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let notice = Arc::clone(&asked);
     let task = tokio::spawn(async move {
         loop {
             let Ok((mut s, _)) = l.accept().await else { return };
+            let asked = Arc::clone(&asked);
             tokio::spawn(async move {
                 let mut buf = [0u8; 4096];
                 let _ = s.read(&mut buf).await;
+                asked.notify_one();
                 if !answer {
                     tokio::time::sleep(Duration::from_secs(600)).await;
                     return;
@@ -90,13 +96,13 @@ async fn endless_upstream(answer: bool) -> (String, tokio::task::JoinHandle<()>)
             });
         }
     });
-    (url, task)
+    (url, task, notice)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_origin_body_is_cut_at_the_limit_and_a_silent_one_blocks_no_other_upload() {
     let o = start_limited(4 << 20, origin::DEFAULT_LIMITS).await;
-    let (endless, _t1) = endless_upstream(true).await;
+    let (endless, _t1, _) = endless_upstream(true).await;
     let before = rss();
     let r = post_recipe(&o, &json!({"route": "/e", "origin": endless, "stages": [{"at": 0, "status": 200}]})).await;
     assert_eq!(r.status, 400);
@@ -105,13 +111,14 @@ async fn an_endless_origin_body_is_cut_at_the_limit_and_a_silent_one_blocks_no_o
     assert!(rss() < before + (64 << 20), "RSS grew {} MB", (rss() - before) >> 20);
 
     // An origin that never answers holds its own upload, not everyone's.
-    let (silent, _t2) = endless_upstream(false).await;
+    let (silent, _t2, asked) = endless_upstream(false).await;
     let addr = o.addr;
     let stuck = tokio::spawn(async move {
         let o = Origin::at(addr);
         post_recipe(&o, &json!({"route": "/s", "origin": silent, "stages": [{"at": 0, "status": 200}]})).await
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Once the origin is waiting on the silent upstream.
+    tokio::time::timeout(Duration::from_secs(30), asked.notified()).await.expect("the origin never asked");
     let started = Instant::now();
     let r = post_recipe(&o, &json!({"route": "/other", "body": "fine", "stages": [{"at": 0, "status": 200}]})).await;
     assert_eq!(r.status, 201);
@@ -153,6 +160,13 @@ async fn handlers_refuse_bodies_over_their_cap_with_413_without_reading_them() {
     assert_eq!((r.status, r.text().as_str()), (200, "hello"));
 }
 
+/// One of the origin's admin metrics without labels.
+async fn metric(o: &Origin, name: &str) -> u64 {
+    let text = get(o, "/_admin/metrics").await.text();
+    let prefix = format!("{name} ");
+    text.lines().find_map(|l| l.strip_prefix(&prefix)).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn big_fibonacci_numbers_do_not_hold_up_other_requests() {
     let o = start().await;
@@ -173,7 +187,12 @@ async fn big_fibonacci_numbers_do_not_hold_up_other_requests() {
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Once all six have reached the origin (answering, or answered already).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while metric(&o, "loadlab_origin_in_flight").await + metric(&o, "loadlab_origin_response_seconds_count").await < 6 {
+        assert!(Instant::now() < deadline, "the big requests never reached the origin");
+        tokio::task::yield_now().await;
+    }
     let mut worst = Duration::ZERO;
     for _ in 0..5 {
         let t = Instant::now();
