@@ -142,7 +142,7 @@ impl Calibration {
 
     /// What a comparison says of it: how many labs, and whether they ran where these did.
     pub fn describe(&self, path: &str, compared: Option<&Machine>) -> String {
-        let mut s = format!("run-to-run spread from {path}: {} labs of one build", self.labs.len());
+        let mut s = format!("run-to-run spread of {} labs of one build ({path})", self.labs.len());
         if let (Some(mine), Some(theirs)) = (&self.machine, compared) {
             if mine != theirs {
                 s.push_str(&format!(

@@ -65,7 +65,7 @@ fn three_labs_of_one_build_calibrate_a_comparison_and_a_wide_spread_holds_a_chan
     let new = d.join("b/out");
     let o = loadlab().args(["lab", "run"]).arg(&slower).arg("--out").arg(&new).output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(stderr(&o).contains("own run-to-run spread from") && stderr(&o).contains("3 labs of one build"));
+    assert!(stderr(&o).contains("own run-to-run spread of 3 labs of one build ("), "{}", stderr(&o));
     assert_eq!(p50_row(&new.join("compare.json"))["verdict"], "worse");
     assert!(json(&new.join("compare.json"))["calibration"].as_str().unwrap().contains("3 labs"));
 
