@@ -33,7 +33,7 @@ pub struct LabCalibrateArgs {
     /// A plan to run --runs times, or the folders of 3 or more labs of one build.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// How many labs to run from a plan (at least 3; 5 sees a service's modes more often).
+    /// How many labs to run from a plan (at least 3; more labs see a service's modes more surely).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=100))]
     pub runs: u32,
     /// Where the labs and calibration.json go (default: a new lab-calibrate-PLAN-... folder;
