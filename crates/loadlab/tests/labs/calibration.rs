@@ -58,10 +58,11 @@ fn three_labs_of_one_build_calibrate_a_comparison_and_a_wide_spread_holds_a_chan
     let p50 = c["cells"][0]["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "p50").unwrap().clone();
     assert_eq!(p50["values"].as_array().unwrap().len(), 3, "{p50}");
 
-    // A build 30% slower, compared with the first calibration lab as it ends, held to the
-    // spread: a 10 ms origin moves well under 30% between labs, so it is worse, and gated.
+    // A build 50% slower, compared with the first calibration lab as it ends, held to the
+    // spread: a 10 ms origin moves by a few percent between labs on a busy machine (with 3 labs
+    // the floor is about 6 times their spread), so it is worse, and gated.
     let baseline = "[baseline]\npath = \"../cal/lab-1\"\ncalibration = \"../cal\"\nfail_on = \"p50>+10%\"\n";
-    let slower = plan(&d.join("b"), "13ms", baseline);
+    let slower = plan(&d.join("b"), "15ms", baseline);
     let new = d.join("b/out");
     let o = loadlab().args(["lab", "run"]).arg(&slower).arg("--out").arg(&new).output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
