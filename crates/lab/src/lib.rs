@@ -11,11 +11,13 @@
 //! - `record`: the [`Lab`], what lab.json holds, and reading it back;
 //! - `experiment`: a plan run end to end into a [`Lab`];
 //! - `compare`: two labs (or results files) side by side;
-//! - `calibration`: a service's run-to-run spread from N labs of one build, for `compare`;
+//! - `calibration`: a service's run-to-run spread, which `compare` holds its verdicts to;
+//!   `calibrate` makes one from N labs of one build, read as `compare` reads them;
 //! - `render`: report.md, report.html, charts, lab.json;
 //! - `ending` (the lab's preview, exit and folder) and `demo` (a rate ladder against an
 //!   embedded origin).
 
+mod calibrate;
 mod calibration;
 mod compare;
 mod demo;
@@ -30,6 +32,7 @@ mod render;
 mod run;
 
 // The front door: what the binary and a history use, each under one name here.
+pub use calibrate::calibrate;
 pub use calibration::Calibration;
 pub use compare::{
     changes as compare_sides, load_file as read_run_side, load_lab as read_lab_side, with_profiles, Changes,

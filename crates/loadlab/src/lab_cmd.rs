@@ -78,7 +78,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
         .iter()
         .map(|f| lab::read_lab_side(f).map_err(|e| bad(e.to_string())))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let calibration = lab::Calibration::of(&sides).map_err(|e| bad(e.to_string()))?;
+    let calibration = lab::calibrate(&sides).map_err(|e| bad(e.to_string()))?;
     print!("{}", calibration.text());
     std::fs::create_dir_all(&out)?;
     eprintln!("loadlab: wrote {}", calibration.write(&out)?.display());
