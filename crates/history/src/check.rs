@@ -1,35 +1,84 @@
 //! A gate over history (`history check`): the newest lab against the current level of each of
-//! its series (the labs since the series' last change point), not against one baseline run.
+//! its series (the labs since the series' last change point), not against one baseline run; and
+//! every confirmed change for the worse that nobody accepted.
 //!
-//! A gated metric fails when its change from the level's mean passes the gate's threshold and
-//! the run-to-run floor of `lab compare` (`lab::run_to_run_floor`), and the value
-//! lies beyond the level's own spread: a one-sided Student's t prediction test (the new lab as
-//! one more draw from the level), p-values corrected for the number of gated series by Holm's
-//! method at a family-wise [`LEVEL`]. The floor is needed: lab series are not normal. Replayed
-//! as a history, 20 A/A labs of nginx (sub-millisecond, labs in two modes) failed 5 of 15 checks
-//! on the t-test alone (a p99 of 4.2 ms against a level of 0.2 ms ± 0.06 ms), none with it.
+//! Two rules fail a gated series (exit 3), each only past the gate's threshold:
+//! - **the lab against its level**: a one-sided Student's t prediction test on logarithms (the
+//!   new lab as one more draw from the level: `lab::Spread::p_beyond`), Holm-corrected over the
+//!   gated series at a family-wise [`LEVEL`]. A level of [`lab::REPLACES_FLOOR`] labs or more is
+//!   its own calibration: its labs are separate labs, so their spread already is the lab-to-lab
+//!   spread. A shorter level (from [`MIN_LEVEL`] labs) is also held to `lab compare`'s fixed
+//!   run-to-run floor. The level stops at a pending change, so the slower labs waiting to confirm
+//!   it do not widen the level they are judged against.
+//! - **a regression carried**: the current level against the last accepted one (the series'
+//!   start, or the level after a change someone accepted with `history accept`): worse past the
+//!   threshold with Welch's test on logarithms at the change points' own p-value. A change for
+//!   the worse is not absorbed into the new normal: it fails every check until it is accepted,
+//!   and a later change back clears it.
 
-use lab::Gate;
+use lab::{Gate, Spread};
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::changes::{change_points, ChangePoint, Settings};
+use crate::accept::Acceptance;
+use crate::changes::{ChangePoint, Settings};
 use crate::series::{series, Key, Query, Series};
 use crate::store::Stored;
 
 /// The family-wise false-alarm level of a check over all its gated series.
 pub const LEVEL: f64 = 0.01;
 
+/// Labs a level needs before a lab is judged against it at all.
+pub const MIN_LEVEL: usize = lab::MIN_LABS;
+
 /// How one gated series judged the lab.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Past the threshold and beyond the level's spread.
+    /// Past the threshold and beyond the level's spread, or a regression nobody accepted.
     Worse,
     /// Within the threshold or the level's spread.
     Held,
     /// The level has too few labs to tell (or the lab has no counted figure): why.
     TooShort(String),
+}
+
+/// What the lab was held to.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldTo {
+    /// The level's own spread, measured over this many labs.
+    Spread { labs: usize },
+    /// The fixed run-to-run floor (%) as well: the level has too few labs to stand alone.
+    Floor { pct: f64 },
+}
+
+/// A confirmed change for the worse the series still carries: its level now against the last
+/// accepted level.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Regression {
+    /// The first lab of the change's level, and the commits on either side of the change.
+    pub from_lab: i64,
+    pub commit: Option<String>,
+    pub commit_before: Option<String>,
+    /// The accepted level and the level now (geometric means), and how many labs each holds.
+    pub before: f64,
+    pub now: f64,
+    pub labs_before: usize,
+    pub labs_now: usize,
+    /// now / before - 1, in %, with its 95% interval.
+    pub change_pct: f64,
+    pub interval_pct: (f64, f64),
+    /// Welch's two-sided p-value between the two levels.
+    pub pvalue: f64,
+}
+
+/// A change not yet confirmed that is already past the gate: a warning.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pending {
+    pub commit: Option<String>,
+    pub change_pct: f64,
+    /// Labs still needed after it to confirm it.
+    pub needs: usize,
 }
 
 /// A gated series and its verdict on the lab.
@@ -39,23 +88,30 @@ pub struct Judged {
     pub gate: String,
     pub machine_text: String,
     pub value: f64,
-    /// The current level: its mean, standard deviation (of a sample) and labs.
+    /// The current level: its centre (geometric mean), standard deviation and labs.
     pub level_mean: f64,
     pub level_std: f64,
     pub level_points: usize,
     /// Where the level began: the commit of its first lab (none: the series' start).
     pub level_since: Option<String>,
     pub change_pct: f64,
-    /// The smallest change (%) two labs of one build are not known to reach.
-    pub floor_pct: f64,
-    /// One-sided p-value of the prediction test, and the Holm-corrected threshold it met (or not).
+    /// What the lab was held to: the level's spread, or the fixed floor too.
+    pub held_to: Option<HeldTo>,
+    /// One-sided p-value of the prediction test, and whether it failed the lab (past the gate,
+    /// Holm-corrected).
     pub pvalue: f64,
+    pub past_level: bool,
     pub outcome: Outcome,
-    /// Profiled functions at the same target and load whose own CPU per request grew most
-    /// against their level: (function, level µs, now µs).
+    /// Profiled functions at the same target and load whose own CPU per request grew most:
+    /// (function, before µs, now µs); against the level, or against the accepted level for a
+    /// regression.
     pub functions: Vec<(String, f64, f64)>,
     /// The series' last confirmed change before this lab, with the commits on either side.
     pub last_change: Option<(ChangePoint, Option<String>, Option<String>)>,
+    pub regression: Option<Regression>,
+    pub pending: Option<Pending>,
+    /// The series' accepted changes, one line each.
+    pub accepted: Vec<String>,
 }
 
 impl Judged {
@@ -71,11 +127,15 @@ impl Judged {
             level_points: 0,
             level_since: None,
             change_pct: f64::NAN,
-            floor_pct: f64::NAN,
+            held_to: None,
             pvalue: f64::NAN,
+            past_level: false,
             outcome,
             functions: Vec::new(),
             last_change: None,
+            regression: None,
+            pending: None,
+            accepted: Vec::new(),
         }
     }
 }
@@ -87,6 +147,9 @@ pub struct Checked {
     pub plan: String,
     pub commit: Option<String>,
     pub path: String,
+    /// The gates, and whether they were the default (no `--fail-on`, no `[history] fail_on`).
+    pub gates: Vec<String>,
+    pub default_gates: bool,
     pub judged: Vec<Judged>,
 }
 
@@ -111,31 +174,40 @@ impl Checked {
 #[error("{0}")]
 pub struct CheckError(pub String);
 
-/// Judges the lab `lab_id` of `labs` (and only the labs up to it) on `gates`.
-pub fn check(
-    labs: &[Stored],
-    lab_id: i64,
-    gates: &[Gate],
-    settings: &Settings,
-    any_machine: bool,
-) -> Result<Checked, CheckError> {
+/// What a check is held to besides the labs: how change points are found, the gates (none: the
+/// default, [`lab::HISTORY_DEFAULT`]), the acceptances, and whether machines mix.
+pub struct Rules<'a> {
+    pub gates: &'a [Gate],
+    pub settings: &'a Settings,
+    pub accepted: &'a [Acceptance],
+    pub any_machine: bool,
+}
+
+/// Judges the lab `lab_id` of `labs` (and only the labs up to it).
+pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked, CheckError> {
     let at = labs
         .iter()
         .position(|(id, _)| *id == lab_id)
         .ok_or_else(|| CheckError(format!("no lab {lab_id} in the history")))?;
     let (_, lab) = &labs[at];
-    if gates.is_empty() {
-        return Err(CheckError("no gate: give --fail-on (e.g. 'p99>+5%') or [history] fail_on in the plan".into()));
-    }
+    let default_gates;
+    let gates = match rules.gates {
+        [] => {
+            default_gates = Gate::parse_history_list(lab::HISTORY_DEFAULT).expect("the default gates parse");
+            &default_gates[..]
+        }
+        given => given,
+    };
     let upto = &labs[..=at];
-    let query = Query { plan: Some(lab.plan.clone()), any_machine, ..Default::default() };
-    let all = series(upto, &query, settings);
+    let query = Query { plan: Some(lab.plan.clone()), any_machine: rules.any_machine, ..Default::default() };
+    let mut all = series(upto, &query, rules.settings);
+    all.iter_mut().for_each(|s| s.mark_accepted(rules.accepted));
     let mut judged = Vec::new();
     for gate in gates {
         let metric = gate.metric.name();
         // The lab's own series for this metric (one per target and load point).
-        for s in all.iter().filter(|s| s.key.metric == metric && owns(s, lab, any_machine)) {
-            judged.push(judge(s, lab_id, gate, &all, settings));
+        for s in all.iter().filter(|s| s.key.metric == metric && owns(s, lab, rules.any_machine)) {
+            judged.push(judge(s, lab_id, gate, &all, rules));
         }
         // A load point of this lab with no counted figure: nothing to judge there.
         for step in lab.steps.iter().filter(|st| st.not_counted.is_some()) {
@@ -161,7 +233,15 @@ pub fn check(
         }
     }
     holm(&mut judged, gates);
-    Ok(Checked { lab: lab_id, plan: lab.plan.clone(), commit: lab.commit.clone(), path: lab.path.clone(), judged })
+    Ok(Checked {
+        lab: lab_id,
+        plan: lab.plan.clone(),
+        commit: lab.commit.clone(),
+        path: lab.path.clone(),
+        gates: gates.iter().map(Gate::text).collect(),
+        default_gates: rules.gates.is_empty(),
+        judged,
+    })
 }
 
 /// The series is of the lab's machine and kind.
@@ -169,63 +249,155 @@ fn owns(s: &Series, lab: &crate::entry::Entry, any_machine: bool) -> bool {
     s.key.quick == lab.quick && (any_machine || (s.key.machine == lab.machine && s.key.measurement == lab.measurement))
 }
 
-fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], settings: &Settings) -> Judged {
+/// Worse is up for a latency or a CPU, down for a rate or a share of successes: the gate says.
+fn worse_way(gate: &Gate, ratio: f64) -> bool {
+    if gate.above {
+        ratio > 1.0
+    } else {
+        ratio < 1.0
+    }
+}
+
+fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>) -> Judged {
     let mut j = Judged::unjudged(s.key.clone(), gate, &s.machine_text, Outcome::Held);
     let Some(last) = s.points.last().filter(|p| p.lab == lab_id) else {
         j.outcome = Outcome::TooShort("the lab has no counted figure here".into());
         return j;
     };
     j.value = last.value;
-    let before = &s.points[..s.points.len() - 1];
-    let values: Vec<f64> = before.iter().map(|p| p.value).collect();
-    let changes = change_points(&values, settings);
-    let since = changes.iter().filter(|c| c.pending == 0).map(|c| c.index).next_back().unwrap_or(0);
-    if let Some(c) = changes.iter().rfind(|c| c.pending == 0) {
-        j.last_change = Some((c.clone(), before[c.index - 1].commit.clone(), before[c.index].commit.clone()));
+    let at = s.points.len() - 1;
+    let accepted: Vec<Option<&Acceptance>> = (0..s.changes.len()).map(|i| s.acceptance(i)).collect();
+    j.accepted = s
+        .changes
+        .iter()
+        .zip(&accepted)
+        .filter_map(|(c, a)| a.map(|a| format!("change at {}: {}", commit_of(s, c.index), a.text())))
+        .collect();
+    // The level: from the last confirmed change before the lab, up to the first pending one (a
+    // pending change someone accepted already starts the level instead).
+    let mut since =
+        s.changes.iter().filter(|c| c.pending == 0 && c.index < at).map(|c| c.index).next_back().unwrap_or(0);
+    let mut until = at;
+    let start = since;
+    for (c, a) in s.changes.iter().zip(&accepted).filter(|(c, _)| c.pending > 0 && c.index > start && c.index <= at) {
+        if a.is_none() {
+            until = c.index;
+            break;
+        }
+        since = c.index;
     }
-    let level = &values[since..];
-    j.level_since = before.get(since).filter(|_| since > 0).and_then(|p| p.commit.clone());
+    if let Some(c) = s.changes.iter().rfind(|c| c.pending == 0 && c.index <= at) {
+        j.last_change = Some((c.clone(), s.points[c.index - 1].commit.clone(), s.points[c.index].commit.clone()));
+    }
+    j.pending = s
+        .changes
+        .iter()
+        .filter(|c| c.pending > 0 && c.index > since && gate.passed_by(1.0 + c.change()))
+        .map(|c| Pending { commit: s.points[c.index].commit.clone(), change_pct: c.change() * 100.0, needs: c.pending })
+        .next();
+    j.regression = regression(s, gate, &accepted, rules.settings);
+    let level: Vec<f64> = s.points[since..until].iter().map(|p| p.value).collect();
+    j.level_since = s.points.get(since).filter(|_| since > 0).and_then(|p| p.commit.clone());
     j.level_points = level.len();
-    if level.len() < settings.min_points.max(2) {
-        j.outcome = Outcome::TooShort(format!(
-            "{} lab{} at the current level; needs {}",
-            level.len(),
-            if level.len() == 1 { "" } else { "s" },
-            settings.min_points.max(2)
-        ));
+    let level_labs: Vec<i64> = s.points[since..until].iter().map(|p| p.lab).collect();
+    j.functions = match &j.regression {
+        Some(r) => {
+            let from = s.points.iter().position(|p| p.lab == r.from_lab).unwrap_or(0);
+            let before: Vec<i64> = s.points[..from].iter().map(|p| p.lab).collect();
+            let now: Vec<i64> = s.points[from..].iter().map(|p| p.lab).collect();
+            grown(s, all, &before[before.len().saturating_sub(r.labs_before)..], &now)
+        }
+        None => grown(s, all, &level_labs, &[lab_id]),
+    };
+    if j.regression.is_some() {
+        j.outcome = Outcome::Worse;
+    }
+    if level.len() < MIN_LEVEL {
+        if j.regression.is_none() {
+            j.outcome = Outcome::TooShort(format!(
+                "{} lab{} at the current level; needs {MIN_LEVEL}",
+                level.len(),
+                if level.len() == 1 { "" } else { "s" },
+            ));
+        }
         return j;
     }
     let n = level.len() as f64;
-    let mean = level.iter().sum::<f64>() / n;
-    let std = (level.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    (j.level_mean, j.level_std) = (mean, std);
-    j.change_pct = if mean == 0.0 { 0.0 } else { (last.value / mean - 1.0) * 100.0 };
-    j.floor_pct = lab::run_to_run_floor(gate.metric, mean) * 100.0;
-    // Worse is up for a latency or a CPU, down for a rate or a share of successes.
-    let up = gate.above;
-    let spread = std * (1.0 + 1.0 / n).sqrt();
-    j.pvalue = if spread == 0.0 {
-        if (up && last.value > mean) || (!up && last.value < mean) {
-            0.0
-        } else {
-            1.0
+    let plain_mean = level.iter().sum::<f64>() / n;
+    j.level_std = (level.iter().map(|v| (v - plain_mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let Some(spread) = Spread::of(&level) else {
+        // A share of 0 (no errors) has no ratio: the level is shown, nothing is judged.
+        j.level_mean = plain_mean;
+        if j.regression.is_none() {
+            j.outcome = Outcome::TooShort("a level with a value of 0 has no ratio to judge".into());
         }
-    } else {
-        let t = (last.value - mean) / spread;
-        let d = StudentsT::new(0.0, 1.0, n - 1.0).expect("n >= 2");
-        if up {
-            d.sf(t)
-        } else {
-            d.cdf(t)
-        }
+        return j;
     };
-    j.functions = grown(s, lab_id, all, settings);
+    j.level_mean = spread.centre();
+    j.change_pct = (last.value / j.level_mean - 1.0) * 100.0;
+    j.held_to = Some(if spread.replaces_floor() {
+        HeldTo::Spread { labs: spread.labs() }
+    } else {
+        HeldTo::Floor { pct: lab::run_to_run_floor(gate.metric, j.level_mean) * 100.0 }
+    });
+    j.pvalue = spread.p_beyond(last.value, gate.above);
     j
 }
 
-/// The profiled functions at the series' target and load whose own CPU grew most against their
-/// level, largest first (at most 5).
-fn grown(s: &Series, lab_id: i64, all: &[Series], settings: &Settings) -> Vec<(String, f64, f64)> {
+/// The commit at point `i` of `s`, short, or its lab number.
+fn commit_of(s: &Series, i: usize) -> String {
+    s.points.get(i).map_or_else(|| format!("lab {}", i + 1), crate::series::Point::short_commit)
+}
+
+/// The regression the series carries past `gate`, if any: its confirmed level now against the
+/// last accepted one.
+fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>], settings: &Settings) -> Option<Regression> {
+    let confirmed: Vec<usize> = (0..s.changes.len()).filter(|&i| s.changes[i].pending == 0).collect();
+    // The level after the last accepted change (or the series' start) is the reference.
+    let reference = confirmed.iter().rposition(|&i| accepted[i].is_some()).map_or(0, |r| r + 1);
+    if reference == confirmed.len() {
+        return None;
+    }
+    let bound = |k: usize| if k == 0 { 0 } else { s.changes[confirmed[k - 1]].index };
+    let ref_range = bound(reference)..s.changes[confirmed[reference]].index;
+    let now_start = bound(confirmed.len());
+    let now_end = s.changes.iter().filter(|c| c.pending > 0 && c.index > now_start).map(|c| c.index).next();
+    let now_range = now_start..now_end.unwrap_or(s.points.len());
+    let values = |r: std::ops::Range<usize>| -> Vec<f64> { s.points[r].iter().map(|p| p.value).collect() };
+    let (before, now) = (values(ref_range), values(now_range));
+    let c = lab::welch(&now, &before);
+    let p = c.p?;
+    if !(gate.passed_by(c.ratio) && p <= settings.max_pvalue) {
+        return None;
+    }
+    // Where it began: the first change for the worse after the accepted level.
+    let first = confirmed[reference..]
+        .iter()
+        .map(|&i| &s.changes[i])
+        .find(|cp| worse_way(gate, 1.0 + cp.change()))
+        .unwrap_or(&s.changes[confirmed[reference]]);
+    let pct = |r: f64| (r - 1.0) * 100.0;
+    Some(Regression {
+        from_lab: s.points[first.index].lab,
+        commit: s.points[first.index].commit.clone(),
+        commit_before: s.points[first.index - 1].commit.clone(),
+        before: lab::centre(&before),
+        now: lab::centre(&now),
+        labs_before: before.len(),
+        labs_now: now.len(),
+        change_pct: pct(c.ratio),
+        interval_pct: c.ci.map_or((f64::NAN, f64::NAN), |(lo, hi)| (pct(lo), pct(hi))),
+        pvalue: p,
+    })
+}
+
+/// The profiled functions at the series' target and load whose own CPU grew most from the labs
+/// `before` to the labs `now` (their means), largest first (at most 5).
+fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String, f64, f64)> {
+    let mean_at = |f: &Series, labs: &[i64]| {
+        let v: Vec<f64> = f.points.iter().filter(|p| labs.contains(&p.lab)).map(|p| p.value).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
     let mut out: Vec<(String, f64, f64)> = all
         .iter()
         .filter(|f| {
@@ -236,20 +408,9 @@ fn grown(s: &Series, lab_id: i64, all: &[Series], settings: &Settings) -> Vec<(S
                 && f.key.quick == s.key.quick
         })
         .filter_map(|f| {
-            let last = f.points.last().filter(|p| p.lab == lab_id)?;
-            let before: Vec<f64> = f.points[..f.points.len() - 1].iter().map(|p| p.value).collect();
-            if before.is_empty() {
-                return None;
-            }
-            let since = change_points(&before, settings)
-                .iter()
-                .filter(|c| c.pending == 0)
-                .map(|c| c.index)
-                .next_back()
-                .unwrap_or(0);
-            let level = before[since..].iter().sum::<f64>() / (before.len() - since) as f64;
+            let (was, is) = (mean_at(f, before)?, mean_at(f, now)?);
             let name = f.key.metric.trim_start_matches(crate::entry::FUNCTION).to_owned();
-            (last.value > level).then_some((name, level, last.value))
+            (is > was).then_some((name, was, is))
         })
         .collect();
     out.sort_by(|a, b| (b.2 - b.1).total_cmp(&(a.2 - a.1)));
@@ -257,9 +418,10 @@ fn grown(s: &Series, lab_id: i64, all: &[Series], settings: &Settings) -> Vec<(S
     out
 }
 
-/// Holm's step-down over the judged series: the k-th smallest p-value (from 0) passes at
-/// `LEVEL / (m - k)` while every smaller one passed; a series fails when its p-value passes and
-/// its change is past its gate's threshold.
+/// Holm's step-down over the judged series' prediction tests: the k-th smallest p-value (from
+/// 0) passes at `LEVEL / (m - k)` while every smaller one passed; a series fails when its
+/// p-value passes and its change is past its gate's threshold (and, for a short level, past the
+/// fixed floor).
 fn holm(judged: &mut [Judged], gates: &[Gate]) {
     let mut order: Vec<usize> = (0..judged.len()).filter(|&i| judged[i].pvalue.is_finite()).collect();
     order.sort_by(|&a, &b| judged[a].pvalue.total_cmp(&judged[b].pvalue));
@@ -267,17 +429,18 @@ fn holm(judged: &mut [Judged], gates: &[Gate]) {
     let mut passing = true;
     for (k, &i) in order.iter().enumerate() {
         passing &= judged[i].pvalue <= LEVEL / (m - k) as f64;
-        let gate = gates.iter().find(|g| g.text() == judged[i].gate);
-        let (change, floor) = (judged[i].change_pct, judged[i].floor_pct);
-        let past = gate.is_some_and(|g| {
-            if g.above {
-                change > g.limit_pct && change > floor
-            } else {
-                change < g.limit_pct && change < -floor
-            }
+        let j = &judged[i];
+        let ratio = 1.0 + j.change_pct / 100.0;
+        let past = gates.iter().find(|g| g.text() == j.gate).is_some_and(|g| {
+            g.passed_by(ratio)
+                && match j.held_to {
+                    Some(HeldTo::Floor { pct }) => !lab::within_floor(ratio, pct / 100.0),
+                    _ => true,
+                }
         });
-        if judged[i].outcome == Outcome::Held && passing && past {
+        if passing && past && matches!(judged[i].outcome, Outcome::Held | Outcome::Worse) {
             judged[i].outcome = Outcome::Worse;
+            judged[i].past_level = true;
         }
     }
 }

@@ -5,12 +5,14 @@
 //!
 //! Modules, each using only those above it:
 //! - `changes`: change points of a series of numbers (pure);
+//! - `accept`: a change someone accepted, and what it covers (pure);
 //! - `entry`: what a lab adds to a history (through the lab's own types);
 //! - `store`: the SQLite file or PostgreSQL database, one schema;
 //! - `series`: the stored labs as series, with their change points;
 //! - `check`: the gate on the newest lab;
 //! - `render`: tables (text, Markdown), JSON, Otava's CSV, and the HTML page.
 
+mod accept;
 mod changes;
 mod check;
 mod entry;
@@ -18,8 +20,9 @@ mod render;
 mod series;
 mod store;
 
+pub use accept::{who_default, Acceptance, MIN_COMMIT};
 pub use changes::{change_points, ChangePoint, Settings, MIN_POINTS};
-pub use check::{check, CheckError, Checked, Judged, Outcome, LEVEL};
+pub use check::{check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, LEVEL, MIN_LEVEL};
 pub use entry::{entry, provenance_of, Entry, Step, FUNCTION, RECORDED};
 pub use render::{check_text, csv, html, json, list_text, markdown, show_text};
 pub use series::{series, Key, Point, Query, Series};

@@ -9,7 +9,7 @@ use report::chart::{render_xy_svg, Series as Line, XyChart};
 use report::page::{esc, shell};
 
 use crate::changes::{ChangePoint, Settings};
-use crate::check::{Checked, Outcome, LEVEL};
+use crate::check::{Checked, HeldTo, Outcome, LEVEL};
 use crate::series::{Point, Series};
 
 /// A value of `metric` as people write it: `12.3ms`, `99.90%`, `1200.0/s`, `38.1µs/req`.
@@ -50,8 +50,14 @@ fn change_line(s: &Series, c: &ChangePoint) -> String {
     } else {
         String::new()
     };
+    let accepted = s
+        .changes
+        .iter()
+        .position(|x| x.index == c.index)
+        .and_then(|i| s.acceptance(i))
+        .map_or_else(String::new, |a| format!("; {}", a.text()));
     format!(
-        "change at lab {} (after {before}, from {after}): {} -> {}, {:+.1}% [{lo:+.1}, {hi:+.1}], p = {:.2e}{pending}",
+        "change at lab {} (after {before}, from {after}): {} -> {}, {:+.1}% [{lo:+.1}, {hi:+.1}], p = {:.2e}{pending}{accepted}",
         c.index + 1,
         show(&s.key.metric, c.mean_before),
         show(&s.key.metric, c.mean_after),
@@ -128,9 +134,11 @@ pub fn json(series: &[Series], settings: &Settings) -> String {
         .map(|s| {
             s.changes
                 .iter()
-                .map(|c| {
+                .enumerate()
+                .map(|(i, c)| {
                     let (lo, hi) = c.change_interval_pct();
                     serde_json::json!({
+                        "accepted": s.acceptance(i),
                         "index": c.index,
                         "commit_before": s.points.get(c.index.wrapping_sub(1)).and_then(|p| p.commit.clone()),
                         "commit_after": s.points.get(c.index).and_then(|p| p.commit.clone()),
@@ -315,26 +323,38 @@ pub fn html(series: &[Series], settings: &Settings) -> String {
     shell("History", STYLE, &body)
 }
 
-/// `history check`'s report: each gated series' verdict, then what failed and why.
+/// A check as the terminal and a CI log show it: per gated series its verdict, what it was held
+/// to, a regression it still carries (with where it began), a pending change past the gate.
 pub fn check_text(c: &Checked) -> String {
     let mut out = String::new();
     let commit = c.commit.as_deref().unwrap_or("no commit");
     let _ = writeln!(out, "history check of {} ({commit}), lab {}:", c.plan, c.path);
+    if c.default_gates {
+        let _ = writeln!(out, "  gates: {} (the default: --fail-on or [history] fail_on to choose)", c.gates.join(","));
+    }
+    let short = |c: &Option<String>| c.as_deref().map_or_else(|| "-".to_owned(), |c| c.chars().take(10).collect());
     for j in &c.judged {
-        let verdict = match &j.outcome {
-            Outcome::Worse => "WORSE".to_owned(),
-            Outcome::Held => "ok".to_owned(),
-            Outcome::TooShort(why) => format!("cannot tell: {why}"),
+        let verdict = match (&j.outcome, &j.regression) {
+            (Outcome::Worse, Some(_)) if j.past_level => "WORSE (and a regression not accepted)".to_owned(),
+            (Outcome::Worse, Some(_)) => "WORSE (a regression not accepted)".to_owned(),
+            (Outcome::Worse, None) => "WORSE".to_owned(),
+            (Outcome::Held, _) => "ok".to_owned(),
+            (Outcome::TooShort(why), _) => format!("cannot tell: {why}"),
         };
         let metric = &j.key.metric;
-        if j.level_mean.is_finite() {
-            let since = j
-                .level_since
-                .as_deref()
-                .map_or_else(|| "the series' start".to_owned(), |c| c.chars().take(10).collect());
+        if j.level_mean.is_finite() && j.change_pct.is_finite() {
+            let since =
+                j.level_since.as_deref().map_or_else(|| "the series' start".to_owned(), |c| short(&Some(c.into())));
+            let held = match &j.held_to {
+                Some(HeldTo::Spread { labs }) => format!("held to the level's own spread ({labs} labs)"),
+                Some(HeldTo::Floor { pct }) => {
+                    format!("held to the fixed floor {pct:.0}% (a spread of its own from {} labs)", lab::REPLACES_FLOOR)
+                }
+                None => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "  {} [{}]: {} against a level of {} ± {} over {} labs since {since}: {:+.1}% (floor {:.0}%), p = {:.2e}: {verdict}",
+                "  {} [{}]: {} against a level of {} ± {} over {} labs since {since}: {:+.1}%, p = {:.2e}, {held}: {verdict}",
                 j.key.text(),
                 j.gate,
                 show(metric, j.value),
@@ -342,15 +362,29 @@ pub fn check_text(c: &Checked) -> String {
                 show(metric, j.level_std),
                 j.level_points,
                 j.change_pct,
-                j.floor_pct,
                 j.pvalue
             );
         } else {
             let _ = writeln!(out, "  {} [{}]: {verdict}", j.key.text(), j.gate);
         }
-        if let Some((cp, before, after)) = &j.last_change {
-            let short =
-                |c: &Option<String>| c.as_deref().map_or_else(|| "-".to_owned(), |c| c.chars().take(10).collect());
+        if let Some(r) = &j.regression {
+            let _ = writeln!(
+                out,
+                "    regression since {} (after {}): {} -> {}, {:+.1}% [{:+.1}, {:+.1}] over {} and {} labs, p = {:.2e}; \
+                 it fails every check until accepted: loadlab history accept {} --reason \"...\"",
+                short(&r.commit),
+                short(&r.commit_before),
+                show(metric, r.before),
+                show(metric, r.now),
+                r.change_pct,
+                r.interval_pct.0,
+                r.interval_pct.1,
+                r.labs_before,
+                r.labs_now,
+                r.pvalue,
+                short(&r.commit)
+            );
+        } else if let Some((cp, before, after)) = &j.last_change {
             let _ = writeln!(
                 out,
                 "    its level moved from {} to {} ({:+.1}%) between {} and {}",
@@ -361,6 +395,19 @@ pub fn check_text(c: &Checked) -> String {
                 short(after)
             );
         }
+        if let Some(p) = &j.pending {
+            let _ = writeln!(
+                out,
+                "    warning: a change of {:+.1}% from {} past the gate, not yet confirmed ({} more lab{})",
+                p.change_pct,
+                short(&p.commit),
+                p.needs,
+                if p.needs == 1 { "" } else { "s" }
+            );
+        }
+        for a in &j.accepted {
+            let _ = writeln!(out, "    {a}");
+        }
         if j.outcome == Outcome::Worse {
             for (f, was, now) in &j.functions {
                 let _ = writeln!(out, "    grew: {f} {was:.1} -> {now:.1} µs of its own CPU per request");
@@ -369,11 +416,14 @@ pub fn check_text(c: &Checked) -> String {
     }
     let _ = writeln!(
         out,
-        "method: the lab against each series' current level (the labs since its last change point), a one-sided \
-         Student's t prediction test, Holm-corrected over {} gated series at a family-wise {}%; a change must also pass \
-         the gate's threshold and the floor two labs of one build are known to reach",
+        "method: the lab against each series' current level (the labs since its last change point, up to a pending \
+         one), a one-sided Student's t prediction test on logarithms, Holm-corrected over {} gated series at a \
+         family-wise {}%, held to the level's own spread from {} labs and to the fixed run-to-run floor below that; \
+         and the level against the last accepted one (a confirmed change for the worse fails until `history accept`). \
+         A change must also pass the gate's threshold",
         c.judged.iter().filter(|j| j.pvalue.is_finite()).count(),
-        LEVEL * 100.0
+        LEVEL * 100.0,
+        lab::REPLACES_FLOOR
     );
     out
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::accept::Acceptance;
 use crate::changes::{change_points, ChangePoint, Settings};
 use crate::store::Stored;
 
@@ -63,12 +64,32 @@ pub struct Series {
     pub machine_text: String,
     pub points: Vec<Point>,
     pub changes: Vec<ChangePoint>,
+    /// Per change point (in order), the acceptance that covers it ([`Series::mark_accepted`]).
+    #[serde(skip)]
+    pub accepted: Vec<Option<Acceptance>>,
 }
 
 impl Series {
     /// The points of the current level: those since the last confirmed change point.
     pub fn level_since(&self) -> usize {
         self.changes.iter().filter(|c| c.pending == 0).map(|c| c.index).next_back().unwrap_or(0)
+    }
+
+    /// Notes, per change point, the acceptance that covers it (the latest, if several do).
+    pub fn mark_accepted(&mut self, accepted: &[Acceptance]) {
+        self.accepted = self
+            .changes
+            .iter()
+            .map(|c| {
+                let commit = self.points.get(c.index).and_then(|p| p.commit.as_deref());
+                accepted.iter().rev().find(|a| a.covers(&self.key.plan, &self.key.metric, commit)).cloned()
+            })
+            .collect();
+    }
+
+    /// The acceptance of change point `i`, if it was marked accepted.
+    pub fn acceptance(&self, i: usize) -> Option<&Acceptance> {
+        self.accepted.get(i).and_then(Option::as_ref)
     }
 }
 
@@ -162,7 +183,8 @@ pub fn series(labs: &[Stored], query: &Query, settings: &Settings) -> Vec<Series
                 .collect();
             let values: Vec<f64> = points.iter().map(|p| p.value).collect();
             let changes = change_points(&values, settings);
-            Series { key, machine_text, points, changes }
+            let accepted = vec![None; changes.len()];
+            Series { key, machine_text, points, changes, accepted }
         })
         .collect()
 }

@@ -2,10 +2,12 @@
 //! start) or, for a team, a PostgreSQL database (`postgres://...`). One schema and the same
 //! statements for both; only the key column's type differs.
 
+use crate::accept::Acceptance;
 use crate::entry::Entry;
 
-/// The schema's version, kept in the database: a history written by a later loadlab is refused.
-const SCHEMA: i64 = 1;
+/// The schema's version, kept in the database: a history written by a later loadlab is refused,
+/// an earlier one is brought up to this one. 2: the `accepted` table (`history accept`).
+const SCHEMA: i64 = 2;
 
 fn tables(id: &str) -> Vec<String> {
     vec![
@@ -25,6 +27,10 @@ fn tables(id: &str) -> Vec<String> {
          FOREIGN KEY (lab_id, step) REFERENCES steps (lab_id, step))"
             .into(),
         "CREATE INDEX IF NOT EXISTS labs_by_time ON labs (started_unix_s)".into(),
+        format!(
+            "CREATE TABLE IF NOT EXISTS accepted (id {id}, commit_sha TEXT NOT NULL, plan TEXT, metric TEXT, \
+             reason TEXT NOT NULL, who TEXT NOT NULL, accepted_unix_s BIGINT NOT NULL)"
+        ),
     ]
 }
 
@@ -39,6 +45,10 @@ const SELECT_LABS: &str = "SELECT id, plan, started_unix_s, commit_sha, branch, 
 const SELECT_STEPS: &str =
     "SELECT lab_id, step, target, load_key, label, repeat_no, not_counted FROM steps ORDER BY lab_id, step";
 const SELECT_FIGURES: &str = "SELECT lab_id, step, metric, value FROM figures ORDER BY lab_id, step, metric";
+const INSERT_ACCEPTED: &str =
+    "INSERT INTO accepted (commit_sha, plan, metric, reason, who, accepted_unix_s) VALUES ($1, $2, $3, $4, $5, $6)";
+const SELECT_ACCEPTED: &str =
+    "SELECT commit_sha, plan, metric, reason, who, accepted_unix_s FROM accepted ORDER BY accepted_unix_s, id";
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -121,6 +131,14 @@ impl History {
         };
         match found {
             Some(v) if v == SCHEMA => Ok(()),
+            // Schema 1 lacked the `accepted` table, which opening created: say so.
+            Some(1) => {
+                let update = "UPDATE loadlab_schema SET version = $1";
+                match self {
+                    History::Sqlite(c) => c.execute(update, [SCHEMA]).map(|_| ()).map_err(sqlite_error),
+                    History::Postgres(c) => c.execute(update, &[&SCHEMA]).await.map(|_| ()).map_err(postgres_error),
+                }
+            }
             Some(v) => Err(HistoryError(format!(
                 "history {spec}: written by a loadlab with schema {v}; this one reads schema {SCHEMA}"
             ))),
@@ -215,6 +233,31 @@ impl History {
                 }
                 tx.commit().await.map_err(postgres_error)?;
                 Ok(Added::New(id))
+            }
+        }
+    }
+
+    /// Records that a change was accepted.
+    pub async fn accept(&mut self, a: &Acceptance) -> Result<(), HistoryError> {
+        match self {
+            History::Sqlite(c) => c
+                .execute(INSERT_ACCEPTED, rusqlite::params![a.commit, a.plan, a.metric, a.reason, a.who, a.at_unix_s])
+                .map(|_| ())
+                .map_err(sqlite_error),
+            History::Postgres(c) => c
+                .execute(INSERT_ACCEPTED, &[&a.commit, &a.plan, &a.metric, &a.reason, &a.who, &a.at_unix_s])
+                .await
+                .map(|_| ())
+                .map_err(postgres_error),
+        }
+    }
+
+    /// Every acceptance, oldest first.
+    pub async fn acceptances(&self) -> Result<Vec<Acceptance>, HistoryError> {
+        match self {
+            History::Sqlite(c) => sqlite_all(c, SELECT_ACCEPTED, |r| acceptance_of(r)),
+            History::Postgres(c) => {
+                c.query(SELECT_ACCEPTED, &[]).await.map_err(postgres_error)?.iter().map(acceptance_of).collect()
             }
         }
     }
@@ -323,6 +366,18 @@ fn step_of(r: &impl Cells) -> Result<(i64, crate::entry::Step), HistoryError> {
         values: Vec::new(),
     };
     Ok((r.at(0)?, step))
+}
+
+/// A row of SELECT_ACCEPTED.
+fn acceptance_of(r: &impl Cells) -> Result<Acceptance, HistoryError> {
+    Ok(Acceptance {
+        commit: r.at(0)?,
+        plan: r.at(1)?,
+        metric: r.at(2)?,
+        reason: r.at(3)?,
+        who: r.at(4)?,
+        at_unix_s: r.at(5)?,
+    })
 }
 
 /// A row of SELECT_FIGURES: lab, step, metric, value.

@@ -94,21 +94,45 @@ async fn exercise(mut h: History) {
     let text = history::show_text(&series, &s);
     assert!(text.contains("change at lab 7 (after 05aaaaaaaa, from 06aaaaaaaa): 10.0ms -> 13.0ms, +29.8%"), "{text}");
 
-    // The check: the twelfth lab at the new level holds; one 20% above it fails, naming deflate.
-    let gates = lab::Gate::parse_list("p99>+5%").unwrap();
+    // The check: the twelfth lab at the new level is within it, but the series carries the
+    // confirmed +30% from 06aaaa that nobody accepted: it fails, naming where it began.
+    let gates = lab::Gate::parse_history_list("p99>+5%").unwrap();
     let Added::New(last) = h.add(&all[11]).await.unwrap() else { panic!() };
     let stored = h.labs().await.unwrap();
-    let checked = history::check(&stored, last, &gates, &s, false).unwrap();
-    assert_eq!(checked.worse().count(), 0, "{}", history::check_text(&checked));
+    let rules = |accepted| history::Rules { gates: &gates, settings: &s, accepted, any_machine: false };
+    let checked = history::check(&stored, last, &rules(&[])).unwrap();
+    let text = history::check_text(&checked);
+    assert_eq!(checked.worse().count(), 1, "{text}");
+    assert!(text.contains("WORSE (a regression not accepted)"), "{text}");
+    assert!(text.contains("regression since 06aaaaaaaa (after 05aaaaaaaa): 10.0ms -> 13.0ms, +30.0% ["), "{text}");
+    assert!(text.contains("grew: deflate 20.0 -> 29.0"), "{text}");
     assert!(checked.too_short().is_empty(), "{:?}", checked.too_short());
+    // Accepted (by a prefix of its commit), it holds, and the acceptance is kept and shown.
+    assert!(h.acceptances().await.unwrap().is_empty());
+    let acceptance = history::Acceptance {
+        commit: "06aaaa".into(),
+        plan: Some("api".into()),
+        metric: None,
+        reason: "zstd replaced gzip".into(),
+        who: "ana".into(),
+        at_unix_s: 1_790_100_000,
+    };
+    h.accept(&acceptance).await.unwrap();
+    let accepted = h.acceptances().await.unwrap();
+    assert_eq!(accepted, vec![acceptance]);
+    let checked = history::check(&stored, last, &rules(&accepted)).unwrap();
+    let text = history::check_text(&checked);
+    assert_eq!(checked.worse().count(), 0, "{text}");
+    assert!(text.contains("accepted by ana on 2026-09-22: \"zstd replaced gzip\""), "{text}");
     let mut worse = all[11].clone();
     worse.started_unix_s += 3600;
-    // +80%: past the gate and the p99 floor (25% and 5 ms, 63% of 13 ms).
+    // +80% against the accepted level: past the gate and the p99 floor (25% and 5 ms, 63% of
+    // 13 ms; the level has 5 labs, its own spread from 5).
     worse.steps[0].values[0].1 = 23.4;
     worse.steps[0].values[2].1 = 36.0;
     let Added::New(id) = h.add(&worse).await.unwrap() else { panic!() };
     let stored = h.labs().await.unwrap();
-    let checked = history::check(&stored, id, &gates, &s, false).unwrap();
+    let checked = history::check(&stored, id, &rules(&accepted)).unwrap();
     let text = history::check_text(&checked);
     assert_eq!(checked.worse().count(), 1, "{text}");
     assert!(text.contains("grew: deflate 29.0 -> 36.0"), "{text}");

@@ -252,6 +252,9 @@ pub struct Changes {
     /// Where the run-to-run spread the rows are held to was measured (`lab calibrate`), if it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<String>,
+    /// The labs that calibration was measured from (0 without one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub calibration_labs: usize,
     pub rows: Vec<Row>,
     /// Per metric, the geometric mean of new / old over the cells, as a change in %.
     pub geomean_pct: Vec<(Metric, f64)>,
@@ -294,6 +297,10 @@ pub fn with_profiles(mut o: Changes, old: &Side, new: &Side, out: &Path) -> Chan
     o
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, spread: Option<Found<'_>>) -> Option<Row> {
     let vals = |c: &CellData| -> Vec<f64> {
         c.steps.iter().filter_map(|s| s.values.get(&metric).copied()).filter(|v| v.is_finite()).collect()
@@ -312,7 +319,7 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
         spread.map(Found::spread),
     );
     let change_pct = (c.ratio - 1.0) * 100.0;
-    let within = change_pct.abs() <= threshold_pct;
+    let within = crate::measure::ab::within_floor(c.ratio, threshold_pct / 100.0);
     let verdict = match (c.significant && !within, (c.ratio > 1.0) == metric.higher_is_better()) {
         (false, _) => Change::Same,
         (true, true) => Change::Better,
@@ -413,6 +420,7 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
         old: old.name.clone(),
         new: new.name.clone(),
         threshold_pct,
+        calibration_labs: calibration.as_ref().map_or(0, |(c, _)| c.labs.len()),
         calibration: calibration.map(|(c, path)| c.describe(&path, new.machine.as_ref())),
         rows,
         geomean_pct,
@@ -479,14 +487,24 @@ mod tests {
         assert!(same.failed.is_empty());
     }
 
+    fn lab_gate_default() -> &'static str {
+        crate::plan::gate::HISTORY_DEFAULT
+    }
+
     #[test]
     fn gates_parse_and_refuse() {
         assert_eq!(Gate::parse("p99>+5%").unwrap(), Gate { metric: Metric::P99, above: true, limit_pct: 5.0 });
         assert_eq!(Gate::parse("throughput<-3%").unwrap().text(), "throughput<-3%");
         assert_eq!(Gate::parse("target_cpu>+10%").unwrap().metric, Metric::TargetCpu);
         // p90 is a metric, but not one compared: a gate on it could never break.
-        for bad in ["p99", "p42>+5%", "p99>5", "p99>fast%", "p90>+5%"] {
+        for bad in ["p99", "p42>+5%", "p99>5", "p99>fast%", "p90>+5%", "p99>-5%", "throughput<+3%", "p50<-100%"] {
             assert!(Gate::parse(bad).is_err(), "{bad}");
         }
+        assert_eq!(Gate::parse("p99>-5%").unwrap_err(), "\"p99>-5%\": a gate on p99> takes a change like +5%");
+        // A history records p90, and gates it.
+        assert_eq!(Gate::parse_history_list("p90>+5%").unwrap()[0].metric, Metric::P90);
+        assert_eq!(Gate::parse_history_list(lab_gate_default()).unwrap().len(), 3);
+        let g = Gate::parse("throughput<-3%").unwrap();
+        assert!(g.passed_by(0.96) && !g.passed_by(0.98) && !g.passed_by(1.5));
     }
 }

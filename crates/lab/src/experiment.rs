@@ -12,6 +12,7 @@ use crate::plan::matrix::{self, Matrix};
 use crate::plan::{Plan, TargetKind};
 pub use crate::record::{Lab, TargetDeath};
 use crate::run::capacity;
+use crate::run::cpu;
 pub use crate::run::events::{Event, LabError, Watcher};
 pub use crate::run::options::RunOptions;
 use crate::run::sample::{self, Sampler, Source};
@@ -63,11 +64,14 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
     sample::write_csv(&samples, &samples_dir).map_err(io(&samples_dir))?;
     for s in &mut steps {
         let name = &plan.targets[s.target].name;
+        // CPU read at the step's edges wins over the once-a-second samples around it.
         if let Some(rows) = samples.get(name) {
-            (s.target_cpu_pct, s.target_rss_mb) = sample::window(rows, s.started_s, s.ended_s);
+            let (cpu, rss) = sample::window(rows, s.started_s, s.ended_s);
+            s.target_cpu_pct = s.target_cpu_pct.or(cpu);
+            s.target_rss_mb = rss;
         }
         if let Some(rows) = samples.get("generator") {
-            s.generator_cpu_pct = sample::window(rows, s.started_s, s.ended_s).0;
+            s.generator_cpu_pct = s.generator_cpu_pct.or(sample::window(rows, s.started_s, s.ended_s).0);
         }
     }
     let findings = outcome::find(plan, &matrix, &mut steps);
@@ -144,6 +148,8 @@ async fn run_steps(
                 target_cpu_pct: None,
                 target_rss_mb: None,
                 generator_cpu_pct: None,
+                target_cpu_s: None,
+                generator_cpu_s: None,
                 down: Some(down),
                 uncounted: None,
                 profile: None,
@@ -174,10 +180,31 @@ async fn run_steps(
             });
         let from = started.elapsed().as_secs_f64();
         let records = watch.records(&s.id, &config.gauges);
+        // The target's and loadlab's CPU clocks, read as the warm-up ends and as the step ends.
+        let watched = up.cpu_watched(s.target);
+        let warmup_end = {
+            let (watched, warmup) = (watched.clone(), load.warmup);
+            tokio::spawn(async move {
+                tokio::time::sleep(warmup).await;
+                cpu::Reading::now(&watched)
+            })
+        };
         // A second signal abandons the step: its file is left without its end marker.
         let ran = tokio::select! {
             ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, records, opts.stop.clone()) => ran?,
             _ = opts.abort.cancelled() => break,
+        };
+        let cpu_used = match warmup_end.is_finished() {
+            true => warmup_end.await.ok().map(|from| from.until(&cpu::Reading::now(&watched))),
+            false => {
+                warmup_end.abort();
+                None
+            }
+        };
+        let (target_cpu, generator_cpu) = match cpu_used.as_deref() {
+            Some([t, g]) => (*t, *g),
+            Some([g]) => (None, *g),
+            _ => (None, None),
         };
         if opts.stop.is_cancelled() && ran.numbers.requests == 0 {
             // Interrupted before its warm-up ended: it measured nothing, so it is a step not run
@@ -225,9 +252,11 @@ async fn run_steps(
             warmup_requests: ran.warmup_requests,
             started_s: from + load.warmup.as_secs_f64(),
             ended_s: to,
-            target_cpu_pct: None,
+            target_cpu_pct: target_cpu.map(|c| c.1),
             target_rss_mb: None,
-            generator_cpu_pct: None,
+            generator_cpu_pct: generator_cpu.map(|c| c.1),
+            target_cpu_s: target_cpu.map(|c| c.0),
+            generator_cpu_s: generator_cpu.map(|c| c.0),
             down: None,
             uncounted: None,
             profile,
@@ -357,6 +386,14 @@ impl Up {
                 });
             }
         }
+    }
+
+    /// The processes whose CPU a step of target `t` reads: the target's tree where it has a
+    /// process here, then loadlab itself.
+    fn cpu_watched(&self, t: usize) -> Vec<(u32, bool)> {
+        let name = self.targets.get(t).map(|t| t.name.as_str());
+        let target = self.sources.iter().find(|s| Some(s.name.as_str()) == name).and_then(|s| s.pid);
+        target.map(|pid| (pid, true)).into_iter().chain([(std::process::id(), false)]).collect()
     }
 
     /// Why target `t` cannot be measured any more, if it died.

@@ -28,10 +28,17 @@ pub struct StepResult {
     pub started_s: f64,
     #[serde(deserialize_with = "results::nan::nan_is_null")]
     pub ended_s: f64,
-    /// The target's process tree, and the generator, during the step.
+    /// The target's process tree, and the generator, during the step: CPU % of one core over
+    /// the counted part (from the CPU seconds below where they were read, else the samples).
     pub target_cpu_pct: Option<f64>,
     pub target_rss_mb: Option<f64>,
     pub generator_cpu_pct: Option<f64>,
+    /// CPU seconds used from the warm-up's end to the step's end, read from the processes' CPU
+    /// clocks in ns (`run::cpu`): none for a target without a process of its own here.
+    #[serde(default)]
+    pub target_cpu_s: Option<f64>,
+    #[serde(default)]
+    pub generator_cpu_s: Option<f64>,
     /// The target was down during this step (it had exited: when and how): not a measurement.
     pub down: Option<String>,
     /// Why the step says nothing of its target though it ran (the generator could not send, a
@@ -419,6 +426,8 @@ mod tests {
                     target_cpu_pct: None,
                     target_rss_mb: None,
                     generator_cpu_pct: None,
+                    target_cpu_s: None,
+                    generator_cpu_s: None,
                     down: None,
                     uncounted: None,
                     profile: None,

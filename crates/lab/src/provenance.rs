@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 /// How loadlab measures: raised when a recorded figure changes meaning (a new denominator, a
 /// corrected latency), so that a history never puts figures of two meanings in one series.
-pub const MEASUREMENT: u32 = 1;
+/// 2: CPU per request read from the processes' CPU clocks (ns) over the counted part of a step,
+/// no longer from 10 ms ticks sampled over the whole step.
+pub const MEASUREMENT: u32 = 2;
 
 /// What a lab was run on and of.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@ use std::path::Path;
 use history::{Added, History, Settings};
 
 use crate::bad;
-use crate::cli::{ChangeArgs, HistoryArgs, HistoryAt, HistoryCommand, HistoryShowArgs, SeriesArgs};
+use crate::cli::{ChangeArgs, HistoryAcceptArgs, HistoryArgs, HistoryAt, HistoryCommand, HistoryShowArgs, SeriesArgs};
 
 pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -27,7 +27,16 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                 Ok(())
             }
             Some(HistoryCommand::Check(c)) => {
-                let gates = lab::Gate::parse_list(&c.fail_on).map_err(|e| bad(format!("--fail-on: {e}")))?;
+                let gates = match c.fail_on.as_deref() {
+                    Some(g) => {
+                        let gates = lab::Gate::parse_history_list(g).map_err(|e| bad(format!("--fail-on: {e}")))?;
+                        if gates.is_empty() {
+                            return Err(bad("--fail-on: no gate given (e.g. 'p99>+5%')"));
+                        }
+                        gates
+                    }
+                    None => Vec::new(),
+                };
                 let mut h = open(&c.at).await?;
                 let id = match &c.lab {
                     Some(dir) => {
@@ -43,8 +52,57 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                 };
                 check(&h, id, &gates, &settings(&c.changes)?, c.any_machine).await
             }
+            Some(HistoryCommand::Accept(a)) => accept(a).await,
         }
     })
+}
+
+/// Records an acceptance, after checking that the history knows the commit, and says which
+/// change points it covers now.
+async fn accept(a: HistoryAcceptArgs) -> anyhow::Result<()> {
+    let commit = a.commit.trim().to_owned();
+    let reason = a.reason.trim().to_owned();
+    if reason.is_empty() {
+        return Err(bad("--reason: say why the change is accepted"));
+    }
+    if let Some(m) = &a.metric {
+        lab::Metric::parse(m).map_err(|e| bad(format!("--metric: {e}")))?;
+    }
+    let mut h = open(&a.at).await?;
+    let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
+    let known = labs.iter().any(|(_, e)| {
+        e.commit.as_deref().is_some_and(|c| {
+            (c == commit || (commit.chars().count() >= history::MIN_COMMIT && c.starts_with(&commit)))
+                && a.plan.as_deref().is_none_or(|p| p == e.plan)
+        })
+    });
+    if !known {
+        let plan = a.plan.as_deref().map_or_else(String::new, |p| format!(" of plan {p}"));
+        return Err(bad(format!(
+            "no lab{plan} of commit {commit:?} in the history (a prefix needs {} characters)",
+            history::MIN_COMMIT
+        )));
+    }
+    let acceptance = history::Acceptance {
+        commit,
+        plan: a.plan,
+        metric: a.metric,
+        reason,
+        who: a.by.filter(|b| !b.trim().is_empty()).unwrap_or_else(history::who_default),
+        at_unix_s: chrono::Utc::now().timestamp(),
+    };
+    h.accept(&acceptance).await.map_err(|e| bad(e.to_string()))?;
+    let mut series = history::series(&labs, &history::Query::default(), &Settings::default());
+    let one = [acceptance.clone()];
+    series.iter_mut().for_each(|s| s.mark_accepted(&one));
+    let covered: Vec<String> =
+        series.iter().filter(|s| s.accepted.iter().any(Option::is_some)).map(|s| s.key.text()).collect();
+    eprintln!("loadlab: {} {}", acceptance.commit, acceptance.text());
+    match covered.len() {
+        0 => eprintln!("loadlab: it covers no change point yet; it will cover one found there"),
+        n => eprintln!("loadlab: it covers the change in {n} series: {}", covered.join("; ")),
+    }
+    Ok(())
 }
 
 fn settings(c: &ChangeArgs) -> anyhow::Result<Settings> {
@@ -111,7 +169,9 @@ async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
     let h = open(&a.at).await?;
     let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
     let settings = settings(&a.changes)?;
-    let series = history::series(&labs, &query(&a.series), &settings);
+    let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
+    let mut series = history::series(&labs, &query(&a.series), &settings);
+    series.iter_mut().for_each(|s| s.mark_accepted(&accepted));
     if a.json {
         print!("{}", history::json(&series, &settings));
     } else if a.csv {
@@ -132,7 +192,8 @@ async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Judges lab `id` and maps the outcome to the exit: 3 worse, 4 too short to tell, 0 held.
+/// Judges lab `id` (on the default gates when `gates` is empty) and maps the outcome to the
+/// exit: 3 worse, 4 too short to tell, 0 held.
 async fn check(
     h: &History,
     id: i64,
@@ -141,7 +202,9 @@ async fn check(
     any_machine: bool,
 ) -> anyhow::Result<()> {
     let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
-    let checked = history::check(&labs, id, gates, settings, any_machine).map_err(|e| bad(e.to_string()))?;
+    let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
+    let rules = history::Rules { gates, settings, accepted: &accepted, any_machine };
+    let checked = history::check(&labs, id, &rules).map_err(|e| bad(e.to_string()))?;
     eprint!("{}", history::check_text(&checked));
     crate::history_verdict(&checked)
 }

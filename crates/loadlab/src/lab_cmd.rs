@@ -250,8 +250,10 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
         return Ok(());
     };
     let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
-    let checked =
-        history::check(&labs, id, gates, &history::Settings::default(), false).map_err(|e| bad(e.to_string()))?;
+    let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
+    let settings = history::Settings::default();
+    let rules = history::Rules { gates, settings: &settings, accepted: &accepted, any_machine: false };
+    let checked = history::check(&labs, id, &rules).map_err(|e| bad(e.to_string()))?;
     eprint!("{}", history::check_text(&checked));
     crate::history_verdict(&checked)
 }

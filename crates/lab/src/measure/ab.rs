@@ -122,7 +122,11 @@ pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<&Sprea
         Some(s) => held_to_spread(metric, c, s),
         None => c,
     };
-    let mut c = held_to_floor(metric, c, centre(a.values).min(centre(b.values)));
+    // A spread of enough labs is the service's own floor; the fixed one stands in below that.
+    let mut c = match spread.filter(|s| s.replaces_floor()) {
+        Some(_) => c,
+        None => held_to_floor(metric, c, centre(a.values).min(centre(b.values))),
+    };
     if let Some(why) = too_few_beyond(metric, a.requests.min(b.requests)) {
         c.significant = false;
         c.note = Some(why);
@@ -151,10 +155,16 @@ fn held_to_spread(metric: Metric, mut c: Comparison, s: &Spread) -> Comparison {
     c
 }
 
+/// Whether `ratio` lies within a floor (a share), the same whichever side is named first: a
+/// floor is a ratio, so 0.5 is as far below 1 as 2.0 is above it (|ln r| <= ln(1 + floor)).
+pub fn within_floor(ratio: f64, floor: f64) -> bool {
+    ratio.is_finite() && ratio > 0.0 && ratio.ln().abs() <= (1.0 + floor).ln()
+}
+
 /// A comparison held to what two labs of one build differ by.
 fn held_to_floor(metric: Metric, mut c: Comparison, value: f64) -> Comparison {
     let floor = run_to_run_floor(metric, value);
-    if c.significant && (c.ratio - 1.0).abs() <= floor {
+    if c.significant && within_floor(c.ratio, floor) {
         c.significant = false;
         c.note = Some(format!(
             "two labs of one build differ by up to {:.0}% here: a smaller change cannot be told from a rerun",
@@ -210,11 +220,19 @@ pub fn one_run_sentence() -> String {
 
 /// What a verdict held to a measured spread (`lab calibrate`) shows, for a reader; `what` names
 /// where the spread came from.
-pub fn calibrated_sentence(what: &str) -> String {
+pub fn calibrated_sentence(what: &str, labs: usize) -> String {
+    let floors = if labs >= crate::measure::spread::REPLACES_FLOOR {
+        format!("held to that spread instead of the fixed floors ({labs} labs measure it)")
+    } else {
+        format!(
+            "held to the fixed floors too ({labs} labs; a spread replaces them from {})",
+            crate::measure::spread::REPLACES_FLOOR
+        )
+    };
     format!(
         "Every change is held to this service's own {what}: it is called only where fewer than 5% of pairs of \
          those labs differ as much, which also lets one run a side compare CPU per request; `~` means a rerun of \
-         the same build could show this much."
+         the same build could show this much. Verdicts are {floors}."
     )
 }
 
@@ -322,10 +340,30 @@ mod tests {
         let cpu_spread = Spread::of(&[200.0, 210.0, 190.0, 205.0, 195.0]).unwrap();
         let c = cpu(Some(&cpu_spread));
         assert!(c.significant && c.p.unwrap() < 0.001 && c.note.is_none(), "{c:?}");
-        // ... and the fixed floor (30% plus 30 µs) still holds under it.
+        // ... and a spread of 5 labs replaces the fixed floor (30% plus 30 µs): a 15% change
+        // against a service whose labs agree within 0.5% is found. Of 4 labs, the floor stands.
         let tight = Spread::of(&[200.0, 201.0, 200.0, 201.0, 200.0]).unwrap();
         let c = judge(Metric::TargetCpu, one(&[230.0], &[]), one(&[200.0], &[]), Some(&tight));
+        assert!(c.significant, "{c:?}");
+        let four = Spread::of(&[200.0, 201.0, 200.0, 201.0]).unwrap();
+        let c = judge(Metric::TargetCpu, one(&[230.0], &[]), one(&[200.0], &[]), Some(&four));
         assert!(!c.significant && c.note.unwrap().starts_with("two labs of one build differ by up to 45%"));
+    }
+
+    #[test]
+    fn a_floor_gives_one_verdict_whichever_side_is_named_first() {
+        // 12 ms against 31 ms with a floor of 67%: 0.388 is as far from 1 as 2.58.
+        assert!(!within_floor(12.0 / 31.0, 0.67) && !within_floor(31.0 / 12.0, 0.67));
+        assert!(within_floor(1.0 / 1.6, 0.67) && within_floor(1.6, 0.67));
+        assert!(!within_floor(f64::NAN, 0.5) && !within_floor(0.0, 0.5));
+        // Steady runs, 10 ms against 30 ms answers at p99, one repeat a side: the same verdict
+        // (a change) named either way round.
+        let (fast, slow) = (run(10, 500, 12.0, 1), run(10, 500, 31.0, 2));
+        let one = |values: &'static [f64], windows| Sample { values, windows, requests: 5_000 };
+        let down = judge(Metric::P99, one(&[12.0], &fast), one(&[31.0], &slow), None);
+        let up = judge(Metric::P99, one(&[31.0], &slow), one(&[12.0], &fast), None);
+        assert!(down.significant && up.significant, "{down:?} {up:?}");
+        assert!((down.ratio * up.ratio - 1.0).abs() < 1e-12);
     }
 
     #[test]

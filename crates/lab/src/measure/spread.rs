@@ -19,6 +19,11 @@ use crate::measure::stats::CONFIDENCE;
 /// Labs needed to measure a spread at all: with 2, one difference and one degree of freedom.
 pub const MIN_LABS: usize = 3;
 
+/// Labs from which a measured spread replaces the fixed run-to-run floors (`ab`): with fewer,
+/// its own estimate is too rough to stand alone (docs/DECISIONS.md, "The level as a
+/// calibration", for the false alarms and the power this number gives).
+pub const REPLACES_FLOOR: usize = 5;
+
 /// One metric's values in N labs of one build, and what they say of a rerun.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
@@ -62,6 +67,33 @@ impl Spread {
     pub fn labs(&self) -> usize {
         self.values.len()
     }
+
+    /// Enough labs to stand in for the fixed floors ([`REPLACES_FLOOR`]).
+    pub fn replaces_floor(&self) -> bool {
+        self.labs() >= REPLACES_FLOOR
+    }
+
+    /// The centre of these labs: the geometric mean of their values.
+    pub fn centre(&self) -> f64 {
+        (self.values.iter().map(|v| v.ln()).sum::<f64>() / self.values.len() as f64).exp()
+    }
+
+    /// How often one more lab of this build lies as far beyond these labs' centre as `value`
+    /// (one-sided: above it with `up`, else below): Student's prediction test on logarithms,
+    /// `(ln value - mean) / (sd_log·√(1 + 1/n))` with n - 1 degrees of freedom. A history's
+    /// newest lab against its level.
+    pub fn p_beyond(&self, value: f64, up: bool) -> f64 {
+        if !(value.is_finite() && value > 0.0) {
+            return 1.0;
+        }
+        let d = value.ln() - self.centre().ln();
+        let d = if up { d } else { -d };
+        if self.sd_log == 0.0 {
+            return if d > 0.0 { 0.0 } else { 1.0 };
+        }
+        let n = self.values.len() as f64;
+        student(self.values.len()).sf(d / (self.sd_log * (1.0 + 1.0 / n).sqrt()))
+    }
 }
 
 /// Student's t with the degrees of freedom of `labs` values' standard deviation.
@@ -86,6 +118,21 @@ mod tests {
         assert!(s.p(4.4 / 2.6) > 0.05);
         assert!(s.p(3.1) < 0.05);
         assert_eq!(s.p(1.0), 1.0);
+    }
+
+    #[test]
+    fn one_more_lab_against_a_level() {
+        // A level of 6 labs and a new one. Reference from SciPy:
+        //   l = numpy.log([2.20, 2.25, 2.18, 2.22, 2.27, 2.21]); s = l.std(ddof=1)
+        //   t = (numpy.log(2.40) - l.mean()) / (s * (1 + 1/6) ** 0.5); scipy.stats.t.sf(t, 5)
+        //   = 0.0024184 (t = 4.8109)
+        let s = Spread::of(&[2.20, 2.25, 2.18, 2.22, 2.27, 2.21]).unwrap();
+        assert!((s.p_beyond(2.40, true) - 0.0024184).abs() < 2e-6, "{}", s.p_beyond(2.40, true));
+        // The same distance below is as unlikely for a metric where lower is worse.
+        let below = (s.centre().ln() * 2.0 - 2.40f64.ln()).exp();
+        assert!((s.p_beyond(below, false) - s.p_beyond(2.40, true)).abs() < 1e-12);
+        assert!(s.p_beyond(2.40, false) > 0.99);
+        assert!(s.replaces_floor() && !Spread::of(&[1.0, 1.1, 1.2, 1.3]).unwrap().replaces_floor());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! A plan's `fail_on` and `--fail-on`: the changes that fail a comparison with a baseline.
+//! A plan's `fail_on` and `--fail-on`: the changes that fail a comparison with a baseline, or a
+//! lab against its history.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,17 +15,45 @@ pub struct Gate {
     pub limit_pct: f64,
 }
 
+/// The metrics a history records and can gate: those `lab compare` compares, and p90.
+pub const HISTORY_GATED: [Metric; 7] = [
+    Metric::Throughput,
+    Metric::P50,
+    Metric::P90,
+    Metric::P99,
+    Metric::Success,
+    Metric::TargetCpu,
+    Metric::GeneratorCpu,
+];
+
+/// What `history check` gates when neither `--fail-on` nor `[history] fail_on` says: the centre,
+/// the tail and the work per request, each at +5%.
+pub const HISTORY_DEFAULT: &str = "p50>+5%,p99>+5%,target_cpu>+5%";
+
 impl Gate {
-    /// `p99>+5%,throughput<-3%`.
+    /// `p99>+5%,throughput<-3%`, on the metrics `lab compare` compares.
     pub fn parse_list(s: &str) -> Result<Vec<Gate>, String> {
-        s.split(',').filter(|c| !c.trim().is_empty()).map(|c| Gate::parse(c.trim())).collect()
+        Gate::parse_list_of(s, &COMPARED)
+    }
+
+    /// The same, on the metrics a history records ([`HISTORY_GATED`]).
+    pub fn parse_history_list(s: &str) -> Result<Vec<Gate>, String> {
+        Gate::parse_list_of(s, &HISTORY_GATED)
+    }
+
+    fn parse_list_of(s: &str, metrics: &[Metric]) -> Result<Vec<Gate>, String> {
+        s.split(',').filter(|c| !c.trim().is_empty()).map(|c| Gate::parse_of(c.trim(), metrics)).collect()
     }
 
     pub fn parse(c: &str) -> Result<Gate, String> {
+        Gate::parse_of(c, &COMPARED)
+    }
+
+    fn parse_of(c: &str, metrics: &[Metric]) -> Result<Gate, String> {
         let at = c.find(['<', '>']).ok_or_else(|| format!("{c:?}: expected METRIC>+N% or METRIC<-N%"))?;
         let name = c[..at].trim();
-        let metric = Metric::parse(name).ok().filter(|m| COMPARED.contains(m)).ok_or_else(|| {
-            let names: Vec<&str> = COMPARED.iter().map(|m| m.name()).collect();
+        let metric = Metric::parse(name).ok().filter(|m| metrics.contains(m)).ok_or_else(|| {
+            let names: Vec<&str> = metrics.iter().map(|m| m.name()).collect();
             format!("{c:?}: unknown metric {name:?} ({})", names.join(", "))
         })?;
         let limit = c[at + 1..].trim();
@@ -33,10 +62,26 @@ impl Gate {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|v| v.is_finite())
             .ok_or_else(|| format!("{c:?}: {limit:?} is not a change like +5% or -3%"))?;
-        Ok(Gate { metric, above: c.as_bytes()[at] == b'>', limit_pct })
+        let above = c.as_bytes()[at] == b'>';
+        // `p99>-5%` would fail on an improvement: a rise is written +N%, a fall -N%.
+        if (above && limit_pct < 0.0) || (!above && limit_pct > 0.0) || limit_pct <= -100.0 {
+            let (op, sign) = if above { (">", "+") } else { ("<", "-") };
+            return Err(format!("{c:?}: a gate on {name}{op} takes a change like {sign}5%"));
+        }
+        Ok(Gate { metric, above, limit_pct })
     }
 
     pub fn text(&self) -> String {
         format!("{}{}{:+}%", self.metric.name(), if self.above { ">" } else { "<" }, self.limit_pct)
+    }
+
+    /// The change (a ratio, new over old) is past this gate's threshold in its direction.
+    pub fn passed_by(&self, ratio: f64) -> bool {
+        let limit = 1.0 + self.limit_pct / 100.0;
+        if self.above {
+            ratio > limit
+        } else {
+            ratio < limit
+        }
     }
 }

@@ -546,7 +546,7 @@ impl Doc<'_> {
                         dir.join(&p).display().to_string()
                     }
                 });
-                let fail_on = gate::Gate::parse_list(h.fail_on.as_deref().unwrap_or(""))
+                let fail_on = gate::Gate::parse_history_list(h.fail_on.as_deref().unwrap_or(""))
                     .map_err(|e| self.err("history.fail_on", e))?;
                 Some(HistorySpec { path, fail_on })
             }

@@ -67,7 +67,7 @@ pub fn text(o: &Changes) -> String {
         let _ = writeln!(s, "{p}");
     }
     if let Some(c) = &o.calibration {
-        let _ = writeln!(s, "\n{}", crate::measure::ab::calibrated_sentence(c));
+        let _ = writeln!(s, "\n{}", crate::measure::ab::calibrated_sentence(c, o.calibration_labs));
     } else if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
         let _ = writeln!(s, "\n{}", crate::measure::ab::one_run_sentence());
     }
@@ -80,7 +80,7 @@ pub fn text(o: &Changes) -> String {
 fn basis_text(o: &Changes) -> String {
     let mut s = crate::measure::ab::method_text();
     if let Some(c) = &o.calibration {
-        s = format!("{}\n\n{s}", crate::measure::ab::calibrated_sentence(c));
+        s = format!("{}\n\n{s}", crate::measure::ab::calibrated_sentence(c, o.calibration_labs));
     } else if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
         s = format!("{}\n\n{s}", crate::measure::ab::one_run_sentence());
     }

@@ -1,7 +1,7 @@
-//! Sampling every second while a lab runs: CPU % (a process and all its descendants) and RSS of
-//! each sampled process from /proc, of the generator itself (its own process only: the targets
-//! it starts are its children, sampled on their own), and the series scraped from a
-//! target's Prometheus endpoint (example 000's pool workers). Samples are kept (one row a second
+//! Sampling every second while a lab runs: CPU % (a process and all its descendants, from their
+//! CPU clocks in ns: `cpu`) and RSS of each sampled process from /proc, of the generator itself
+//! (its own process only: the targets it starts are its children, sampled on their own), and
+//! the series scraped from a target's Prometheus endpoint (example 000's pool workers). Samples are kept (one row a second
 //! per source: small) and written to `samples/NAME.csv`.
 
 use std::collections::BTreeMap;
@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+
+use crate::run::cpu;
 
 /// How often sources are sampled.
 pub const EVERY: Duration = Duration::from_secs(1);
@@ -101,14 +103,14 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
                 series: BTreeMap::new(),
             };
             if let Some(pid) = s.pid {
-                if let Some((ticks, rss)) = usage(pid, s.tree) {
+                if let Some((ns, rss)) = cpu::usage(pid, s.tree) {
                     row.rss_mb = Some(rss as f64 / (1 << 20) as f64);
-                    if let Some((t0, ticks0)) = last.get(&s.name) {
+                    if let Some((t0, ns0)) = last.get(&s.name) {
                         let secs = now.duration_since(*t0).as_secs_f64().max(1e-3);
-                        let used = ticks.saturating_sub(*ticks0) as f64 / procfs::ticks_per_second() as f64;
+                        let used = ns.saturating_sub(*ns0) as f64 / 1e9;
                         row.cpu_pct = Some(100.0 * used / secs);
                     }
-                    last.insert(s.name.clone(), (now, ticks));
+                    last.insert(s.name.clone(), (now, ns));
                 }
             }
             if let (Some(url), Ok(rt)) = (&s.metrics, &rt) {
@@ -128,36 +130,6 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
         }
         std::thread::park_timeout(next - now);
     }
-}
-
-/// CPU ticks (user + system) of `pid` and, with `tree`, of every live descendant plus what its
-/// reaped children used; and the resident memory in bytes.
-fn usage(pid: u32, tree: bool) -> Option<(u64, u64)> {
-    let page = procfs::page_size();
-    let root = procfs::process::Process::new(pid as i32).ok()?.stat().ok()?;
-    if !tree {
-        return Some((root.utime + root.stime, root.rss * page));
-    }
-    let mut ticks = root.utime + root.stime + (root.cutime + root.cstime).max(0) as u64;
-    let mut rss = root.rss * page;
-    // Children by parent, to walk the tree below `pid`.
-    let mut children: BTreeMap<i32, Vec<procfs::process::Stat>> = BTreeMap::new();
-    if let Ok(all) = procfs::process::all_processes() {
-        for p in all.flatten() {
-            if let Ok(st) = p.stat() {
-                children.entry(st.ppid).or_default().push(st);
-            }
-        }
-    }
-    let mut stack = vec![pid as i32];
-    while let Some(p) = stack.pop() {
-        for c in children.remove(&p).unwrap_or_default() {
-            ticks += c.utime + c.stime;
-            rss += c.rss * page;
-            stack.push(c.pid);
-        }
-    }
-    Some((ticks, rss))
 }
 
 /// The sum of each wanted series' samples (over all label sets) in Prometheus text exposition.

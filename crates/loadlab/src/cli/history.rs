@@ -21,10 +21,14 @@ pub enum HistoryCommand {
     /// Each series as a table over commits with its change points; --json, --csv (Otava's
     /// layout), or --out DIR for history.html and history.md.
     Show(HistoryShowArgs),
-    /// Judge a lab (default: the newest) against the current level of each of its series. Exit 3
-    /// when a gated metric is worse past its threshold and beyond the series' noise, 4 when a
+    /// Judge a lab (default: the newest) against the current level of each of its series, and
+    /// every confirmed change for the worse nobody accepted. Exit 3 when a gated metric is worse
+    /// past its threshold and beyond the series' noise (or carries such a regression), 4 when a
     /// series is too short to tell, 0 otherwise.
     Check(HistoryCheckArgs),
+    /// Accept the change that began at COMMIT (it was meant: a feature that costs CPU), so that
+    /// `history check` stops failing on it; the history keeps who accepted it and why.
+    Accept(HistoryAcceptArgs),
 }
 
 /// Which history.
@@ -145,12 +149,33 @@ pub struct HistoryCheckArgs {
     pub lab: Option<PathBuf>,
     #[command(flatten)]
     pub at: HistoryAt,
-    /// The gates, e.g. 'p99>+5%,throughput<-3%'.
+    /// The gates, e.g. 'p99>+5%,throughput<-3%' (metrics: throughput, p50, p90, p99, success,
+    /// target_cpu, generator_cpu); default: p50>+5%,p99>+5%,target_cpu>+5%.
     #[arg(long, value_name = "GATES")]
-    pub fail_on: String,
+    pub fail_on: Option<String>,
     /// Judge across machines.
     #[arg(long)]
     pub any_machine: bool,
     #[command(flatten)]
     pub changes: ChangeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryAcceptArgs {
+    /// The commit the change began at, as `history check` names it (4 or more characters).
+    pub commit: String,
+    #[command(flatten)]
+    pub at: HistoryAt,
+    /// Why the change is accepted, kept in the history and shown beside the change.
+    #[arg(long)]
+    pub reason: String,
+    /// Only this plan's series (default: every plan's).
+    #[arg(long)]
+    pub plan: Option<String>,
+    /// Only this metric's series, e.g. target_cpu (default: every metric's).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Who accepts (default: GITHUB_ACTOR, GITLAB_USER_LOGIN or USER).
+    #[arg(long)]
+    pub by: Option<String>,
 }

@@ -77,9 +77,35 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     let (_, code, err) = recorded_lab(&d.join("lab6"), &db, "13ms", "c6", Some("p50>+5%"));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("worse than its history: api / svc @ 50 req/s, http1: p50 (p50>+5%)"), "{err}");
-    // `history check` judges the newest lab the same way, and writes the pages on request.
+    // `history check` judges the newest lab the same way; without --fail-on, on the stated
+    // default gates (the embedded origin has no process: no target_cpu series to gate).
     let o = loadlab().args(["history", "check", "--fail-on", "p50>+5%", "--history"]).arg(&db).output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let o = loadlab().args(["history", "check", "--history"]).arg(&db).output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("gates: p50>+5%,p99>+5%,target_cpu>+5% (the default"), "{err}");
+    assert!(err.contains("p50 [p50>+5%]") && err.contains("held to the level's own spread (6 labs): WORSE"), "{err}");
+    // Accepting the change: a commit the history does not know is refused; c6 is kept with who
+    // and why, and the lab of c6 now starts a level of its own (too short to tell: exit 4).
+    let accept = |commit: &str| {
+        loadlab()
+            .args(["history", "accept", commit, "--reason", "a slower codec, on purpose", "--by", "ana", "--history"])
+            .arg(&db)
+            .output()
+            .unwrap()
+    };
+    let o = accept("c9");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no lab of commit \"c9\" in the history"), "{}", stderr(&o));
+    let o = accept("c6");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("c6 accepted by ana on "), "{}", stderr(&o));
+    let o = loadlab().args(["history", "check", "--fail-on", "p50>+5%", "--history"]).arg(&db).output().unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("0 labs at the current level; needs 3"), "{}", stderr(&o));
+    let o = loadlab().args(["history", "show", "--metric", "p50", "--history"]).arg(&db).output().unwrap();
+    assert!(stdout(&o).contains("accepted by ana on "), "{}", stdout(&o));
     let o = loadlab()
         .args(["history", "show", "--json", "--history"])
         .arg(&db)
