@@ -23,6 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
+source bench/aa/plan.sh
 SERVER=${SERVER:-nginx} REPEATS=${REPEATS:-1} PAIRS=${PAIRS:-10} CHANGE=${CHANGE:-0} PIN=${PIN:-0}
 GATE=${GATE:-p50>+10%,p99>+10%,throughput<-3%,target_cpu>+10%}
 need_tools python3 taskset
@@ -34,47 +35,7 @@ pin_lab=() pin_server=""
 if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
 
 # plan SIDE CHANGE: writes OUT/SIDE/plan.toml for the server, CHANGE percent slower.
-plan() {
-  local dir=$OUT/$1 change=$2 rates start url
-  mkdir -p "$dir"
-  url='http://127.0.0.1:{port}/'
-  case $SERVER in
-    nginx)
-      mkdir -p "$dir/html"; head -c 10240 /dev/urandom > "$dir/html/10k"; chmod -R a+rX "$dir"
-      cat > "$dir/nginx.conf.in" <<NGINX
-worker_processes 1;
-pid $dir/nginx-@PORT@.pid;
-error_log $dir/error.log;
-events { worker_connections 4096; }
-http { access_log off; server { listen 127.0.0.1:@PORT@; root $dir/html; } }
-NGINX
-      start="[${pin_server}\"sh\", \"-c\", \"sed s/@PORT@/{port}/g nginx.conf.in > nginx-{port}.conf && exec nginx -c $dir/nginx-{port}.conf -g 'daemon off;'\"]"
-      url='http://127.0.0.1:{port}/10k'
-      rates="[200, 400, 600, 800, 1000, 1200]";;
-    cpu)
-      cp bench/aa/burn.py "$dir/"
-      start="[${pin_server}\"python3\", \"burn.py\", \"{port}\", \"$((8000 * (100 + change) / 100))\"]"
-      rates="[50, 100, 150, 200]";;
-    origin)
-      echo "{\"route\": \"/*\", \"body\": \"x\", \"stages\": [{\"at\": 0, \"status\": 200, \"latency\": \"$((10000 * (100 + change) / 100))us\"}]}" > "$dir/origin.json"
-      start="[${pin_server}\"$LOADLAB\", \"origin\", \"--listen\", \"127.0.0.1:{port}\", \"--recipe\", \"origin.json\"]"
-      rates="[200, 400, 600, 800, 1000, 1200]";;
-    *) echo "SERVER is nginx, cpu or origin" >&2; exit 2;;
-  esac
-  rates=${RATES:-$rates}
-  cat > "$dir/plan.toml" <<PLAN
-name = "aa $SERVER"
-[targets.svc]
-url = "$url"
-start = $start
-[load]
-rate = $rates
-duration = "3s"
-warmup = "1s"
-pause = "200ms"
-repeats = $REPEATS
-PLAN
-}
+plan() { aa_plan "$OUT/$1" "$2"; }
 
 CALIBRATE=${CALIBRATE:-}
 if [[ "$CALIBRATE" =~ ^[0-9]+$ ]] && [ "${RESCORE:-0}" != 1 ]; then

@@ -11,8 +11,9 @@
 //!   run-to-run floor. The level stops at a pending change, so the slower labs waiting to confirm
 //!   it do not widen the level they are judged against.
 //! - **a regression carried**: the current level against the last accepted one (the series'
-//!   start, or the level after a change someone accepted with `history accept`): worse past the
-//!   threshold with Welch's test on logarithms at the change points' own p-value. A change for
+//!   start, or the level after a change someone accepted with `history accept`), once a change
+//!   point between them is confirmed: worse past the threshold, with Welch's test on logarithms
+//!   at [`LEVEL`]. A change for
 //!   the worse is not absorbed into the new normal: it fails every check until it is accepted,
 //!   and a later change back clears it.
 
@@ -207,7 +208,7 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
         let metric = gate.metric.name();
         // The lab's own series for this metric (one per target and load point).
         for s in all.iter().filter(|s| s.key.metric == metric && owns(s, lab, rules.any_machine)) {
-            judged.push(judge(s, lab_id, gate, &all, rules));
+            judged.push(judge(s, lab_id, gate, &all));
         }
         // A load point of this lab with no counted figure: nothing to judge there.
         for step in lab.steps.iter().filter(|st| st.not_counted.is_some()) {
@@ -258,7 +259,7 @@ fn worse_way(gate: &Gate, ratio: f64) -> bool {
     }
 }
 
-fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>) -> Judged {
+fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series]) -> Judged {
     let mut j = Judged::unjudged(s.key.clone(), gate, &s.machine_text, Outcome::Held);
     let Some(last) = s.points.last().filter(|p| p.lab == lab_id) else {
         j.outcome = Outcome::TooShort("the lab has no counted figure here".into());
@@ -295,7 +296,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         .filter(|c| c.pending > 0 && c.index > since && gate.passed_by(1.0 + c.change()))
         .map(|c| Pending { commit: s.points[c.index].commit.clone(), change_pct: c.change() * 100.0, needs: c.pending })
         .next();
-    j.regression = regression(s, gate, &accepted, rules.settings);
+    j.regression = regression(s, gate, &accepted);
     let level: Vec<f64> = s.points[since..until].iter().map(|p| p.value).collect();
     j.level_since = s.points.get(since).filter(|_| since > 0).and_then(|p| p.commit.clone());
     j.level_points = level.len();
@@ -351,7 +352,7 @@ fn commit_of(s: &Series, i: usize) -> String {
 
 /// The regression the series carries past `gate`, if any: its confirmed level now against the
 /// last accepted one.
-fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>], settings: &Settings) -> Option<Regression> {
+fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>]) -> Option<Regression> {
     let confirmed: Vec<usize> = (0..s.changes.len()).filter(|&i| s.changes[i].pending == 0).collect();
     // The level after the last accepted change (or the series' start) is the reference.
     let reference = confirmed.iter().rposition(|&i| accepted[i].is_some()).map_or(0, |r| r + 1);
@@ -367,7 +368,9 @@ fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>], setting
     let (before, now) = (values(ref_range), values(now_range));
     let c = lab::welch(&now, &before);
     let p = c.p?;
-    if !(gate.passed_by(c.ratio) && p <= settings.max_pvalue) {
+    // The change point itself passed the series' own test; this asks whether the level now is
+    // still worse than the accepted one, at the gate's family-wise level.
+    if !(gate.passed_by(c.ratio) && p <= LEVEL) {
         return None;
     }
     // Where it began: the first change for the worse after the accepted level.

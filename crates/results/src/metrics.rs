@@ -119,6 +119,9 @@ pub struct Metrics {
     pub ttfb: Histogram<u64>,
     /// Scheduled send to actual send, microseconds.
     pub lag: Histogram<u64>,
+    /// Actual send to end of response (latency less lag), microseconds: the target's time alone,
+    /// whatever the generator did before the send.
+    pub service: Histogram<u64>,
     pub latency_sum_us: u128,
     /// Exact extremes of the latency (the histogram keeps 3 significant digits: its min can be
     /// below every real latency).
@@ -202,6 +205,7 @@ impl Default for Metrics {
             latency: histogram(3),
             ttfb: histogram(3),
             lag: histogram(3),
+            service: histogram(3),
             latency_sum_us: 0,
             latency_min_us: u64::MAX,
             latency_max_us: 0,
@@ -268,6 +272,7 @@ impl Metrics {
             self.ttfb.saturating_record(r.ttfb_us.max(1));
         }
         self.lag.saturating_record(r.lag_us.max(1));
+        self.service.saturating_record(r.latency_us.saturating_sub(r.lag_us).max(1));
         self.latency_sum_us += u128::from(r.latency_us);
         self.latency_min_us = self.latency_min_us.min(r.latency_us);
         self.latency_max_us = self.latency_max_us.max(r.latency_us);
@@ -309,6 +314,7 @@ impl Metrics {
         self.latency.add(&other.latency).expect("same histogram bounds");
         self.ttfb.add(&other.ttfb).expect("same histogram bounds");
         self.lag.add(&other.lag).expect("same histogram bounds");
+        self.service.add(&other.service).expect("same histogram bounds");
         self.latency_sum_us += other.latency_sum_us;
         self.latency_min_us = self.latency_min_us.min(other.latency_min_us);
         self.latency_max_us = self.latency_max_us.max(other.latency_max_us);

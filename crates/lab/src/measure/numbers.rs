@@ -98,6 +98,26 @@ pub struct Latencies {
 }
 
 impl Latencies {
+    /// The latencies of the fastest `n - drop` of a histogram's `n` values: each quantile read
+    /// lower, at q·(n - drop)/n. None when nothing is left.
+    fn of_fastest(h: &Histogram<u64>, drop: u64) -> Option<Latencies> {
+        let n = h.len();
+        if drop >= n {
+            return None;
+        }
+        let keep = (n - drop) as f64 / n as f64;
+        let q = |p: f64| h.value_at_quantile(p * keep) as f64 / 1000.0;
+        Some(Latencies {
+            mean: f64::NAN,
+            p50: q(0.5),
+            p90: q(0.9),
+            p95: q(0.95),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: q(1.0),
+        })
+    }
+
     fn of(h: &Histogram<u64>) -> Latencies {
         if h.is_empty() {
             return Latencies::default();
@@ -171,6 +191,19 @@ pub struct Numbers {
     /// reader (`results::Metrics::accept_waits`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accept_waits: Option<String>,
+    /// From each request's actual send to its end (latency less the generator's lag): what the
+    /// target took, whatever the generator did before the send ([`crate::measure::verdict::uncounted`]).
+    /// A generator that stalls also reads late the answers in flight: those requests (at most
+    /// the peak in flight per stall) are left out, the slowest first. Its mean is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_latency: Option<Latencies>,
+}
+
+/// Requests whose answers a stalled generator may have read late: per stall of 20 ms or more,
+/// as many as were ever in flight.
+fn stalled_in_flight(m: &Metrics) -> u64 {
+    let stalls = m.stalls.iter().filter(|s| s.length_us >= results::GENERATOR_LAG_P99_US).count() as u64;
+    stalls.saturating_mul(m.peak_in_flight.max(1))
 }
 
 impl Numbers {
@@ -201,6 +234,7 @@ impl Numbers {
             hidden_stall: m.hidden_stall().map(|s| s.text()),
             corrected_latency: m.hidden_stall().map(|s| Latencies::of(&s.corrected)),
             accept_waits: m.accept_waits(),
+            service_latency: Latencies::of_fastest(&m.service, stalled_in_flight(m)),
         }
     }
 

@@ -35,8 +35,17 @@ pub fn step_line(slo: &[Clause], n: &Numbers) -> String {
 /// could not send what was asked, or it broke the SLO while the generator's threads waited for
 /// a CPU (the machine was busy: the late responses may have been late in the generator). A step
 /// that held the SLO on a busy machine counts: the target held even so.
+///
+/// Both ways: a generator that fell behind still leaves a step that counts against its target
+/// when what the requests it did send took at the target alone (from the actual send:
+/// `Numbers::service_latency`) already breaks a latency clause. The requests not sent could only
+/// have been later, so that clause failed whatever was not sent (1 s answers against `p99 <
+/// 100ms`).
 pub fn uncounted(slo: &[Clause], n: &Numbers) -> Option<String> {
     if let Some(t) = n.generator_text() {
+        if !n.starved() && !Clause::broken_at_target(slo, n).is_empty() {
+            return None;
+        }
         return Some(t);
     }
     if n.starved() && !Clause::broken(slo, n).is_empty() {
@@ -130,6 +139,28 @@ impl Clause {
     /// Every clause that `n` breaks, in the plan's order.
     pub fn broken<'a>(clauses: &'a [Clause], n: &Numbers) -> Vec<&'a Clause> {
         clauses.iter().filter(|c| !c.holds(n)).collect()
+    }
+
+    /// The latency ceilings (`p99 < 100ms`) that the target's own time on the requests sent
+    /// breaks: a lower bound of every request's latency, the unsent included.
+    pub fn broken_at_target<'a>(clauses: &'a [Clause], n: &Numbers) -> Vec<&'a Clause> {
+        let Some(service) = &n.service_latency else { return Vec::new() };
+        clauses
+            .iter()
+            .filter(|c| matches!(c.op, Op::Lt | Op::Le))
+            .filter(|c| {
+                let v = match c.metric {
+                    Metric::P50 => service.p50,
+                    Metric::P90 => service.p90,
+                    Metric::P95 => service.p95,
+                    Metric::P99 => service.p99,
+                    Metric::P999 => service.p999,
+                    Metric::Max => service.max,
+                    _ => return false,
+                };
+                v.is_finite() && !c.op.holds(v, c.limit)
+            })
+            .collect()
     }
 }
 

@@ -1,7 +1,7 @@
 //! Who a stall is blamed on, both ways, with real processes stopped by SIGSTOP: a generator that
 //! stops is the generator's (inconclusive, exit 4), even when its catch-up burst fills the cap on
-//! requests in flight; a target that stops or slows until every worker waits is the target's
-//! (its SLO broken, exit 3).
+//! requests in flight, unless what the target took for the requests sent already breaks the SLO;
+//! a target that stops or slows until every worker waits is the target's (its SLO broken, exit 3).
 
 use crate::support::{free_port, origin_served, pid_of, signal, spawn_lab, stderr, tempdir, wait_for};
 use nix::sys::signal::Signal;
@@ -109,6 +109,20 @@ fn a_generator_stopped_is_inconclusive_though_its_catch_up_fills_the_cap() {
         stop: Stop::Generator,
         exit: 4,
         says: "loadlab: inconclusive: svc at all: generator-limited: the generator stalled 1.",
+    });
+}
+
+#[test]
+fn a_generator_stopped_before_a_target_that_breaks_the_slo_alone_is_the_targets() {
+    // 600 ms answers against p99 < 500ms: the requests the generator did send took 600 ms at the
+    // target alone, so the SLO failed whatever its stall kept from being sent.
+    check(Case {
+        name: "generator-stopped-slow-target",
+        latency: "600ms",
+        load: "rate = 40\nmax_workers = 1024",
+        stop: Stop::Generator,
+        exit: 3,
+        says: "SLO failed: svc",
     });
 }
 

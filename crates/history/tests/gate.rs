@@ -1,0 +1,176 @@
+//! The gate's two error rates on simulated histories: how often `history check` fails a lab of
+//! an unchanged build (false alarms, per check), and how soon it fails after the work per
+//! request rises (power, by the first and by the fifth slower lab). The series are drawn with
+//! the lab-to-lab spreads measured on real services (docs/DECISIONS.md, "A gate that catches a
+//! real regression"); the figures there come from `cargo test --release -p history --test gate
+//! -- --ignored --nocapture`, and real runs (bench/gate.sh) confirm them.
+
+use history::{Checked, Entry, Rules, Settings, Step, Stored};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// How a service's labs spread: the standard deviation of each metric's logarithm between labs,
+/// and, with `mode_share`, labs in a slower mode (`mode_shift` higher on every metric).
+#[derive(Clone, Copy, Debug)]
+struct Service {
+    name: &'static str,
+    p50_sd: f64,
+    p99_sd: f64,
+    cpu_sd: f64,
+    mode_share: f64,
+    mode_shift: f64,
+}
+
+/// The CPU-bound server measured on this machine: labs about 3% apart on p50 and CPU.
+const CPU_BOUND: Service =
+    Service { name: "CPU-bound (3%)", p50_sd: 0.03, p99_sd: 0.08, cpu_sd: 0.03, mode_share: 0.0, mode_shift: 0.0 };
+
+/// Standard normal draws (Box-Muller), so no distribution crate is needed for the test.
+fn normal(rng: &mut StdRng) -> f64 {
+    let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random());
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
+/// One lab's figures: p50 2.2 ms, p99 4 ms, target CPU 2,200 µs per request, times `work`.
+fn lab(svc: &Service, work: f64, rng: &mut StdRng) -> [(String, f64); 3] {
+    let mode = if rng.random::<f64>() < svc.mode_share { 1.0 + svc.mode_shift } else { 1.0 };
+    let mut draw = |centre: f64, sd: f64| centre * work * mode * (sd * normal(rng)).exp();
+    [
+        ("p50".to_owned(), draw(2.2, svc.p50_sd)),
+        ("p99".to_owned(), draw(4.0, svc.p99_sd)),
+        ("target_cpu".to_owned(), draw(2200.0, svc.cpu_sd)),
+    ]
+}
+
+fn entry(i: usize, values: &[(String, f64)]) -> Stored {
+    let step = Step {
+        id: "01-r200".into(),
+        target: "svc".into(),
+        load: r#"{"rate":200.0}"#.into(),
+        label: "200/s".into(),
+        repeat: 0,
+        not_counted: None,
+        values: values.to_vec(),
+    };
+    let e = Entry {
+        plan: "api".into(),
+        started_unix_s: 1_790_000_000 + i as i64 * 600,
+        commit: Some(format!("c{i:02}")),
+        branch: Some("main".into()),
+        tags: "{}".into(),
+        loadlab: "0.1.0".into(),
+        measurement: 2,
+        machine: "m".into(),
+        machine_text: "test".into(),
+        path: format!("labs/{i}"),
+        quick: false,
+        steps: vec![step],
+    };
+    (i as i64 + 1, e)
+}
+
+/// Checks lab `at` (0-based) of `labs` on the default gates.
+fn check(labs: &[Stored], at: usize) -> Checked {
+    let settings = Settings::default();
+    let rules = Rules { gates: &[], settings: &settings, accepted: &[], any_machine: false };
+    history::check(&labs[..=at], labs[at].0, &rules).unwrap()
+}
+
+/// A history of `n` labs, the work per request times `change` from lab `from` on.
+fn history(svc: &Service, n: usize, from: usize, change: f64, rng: &mut StdRng) -> Vec<Stored> {
+    (0..n).map(|i| entry(i, &lab(svc, if i >= from { change } else { 1.0 }, rng))).collect()
+}
+
+/// False alarms: (failed checks, checks) over `trials` histories of 25 labs of one build, each
+/// checked after every lab from the 6th.
+fn false_alarms(svc: &Service, trials: usize, seed: u64) -> (usize, usize) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (mut failed, mut checks) = (0, 0);
+    for _ in 0..trials {
+        let labs = history(svc, 25, 25, 1.0, &mut rng);
+        for at in 5..25 {
+            checks += 1;
+            failed += usize::from(check(&labs, at).worse().count() > 0);
+        }
+    }
+    (failed, checks)
+}
+
+/// Power: per trial, the slower lab (1-based) whose check failed first, after 12 labs of the old
+/// build (none within 12 slower labs: 0).
+fn first_failures(svc: &Service, change: f64, trials: usize, seed: u64) -> Vec<usize> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..trials)
+        .map(|_| {
+            let labs = history(svc, 24, 12, change, &mut rng);
+            (12..24).find(|&at| check(&labs, at).worse().count() > 0).map_or(0, |at| at - 11)
+        })
+        .collect()
+}
+
+fn share(found: &[usize], by: usize) -> f64 {
+    found.iter().filter(|&&k| k > 0 && k <= by).count() as f64 / found.len() as f64
+}
+
+#[test]
+fn an_unchanged_build_rarely_fails_and_ten_percent_more_work_fails_by_the_fifth_lab() {
+    // Fixed seeds: the same histories every run, so this cannot flake.
+    let (failed, checks) = false_alarms(&CPU_BOUND, 20, 7);
+    assert!(failed * 100 <= checks * 2, "{failed} false alarms in {checks} checks");
+    let found = first_failures(&CPU_BOUND, 1.10, 20, 11);
+    assert!(share(&found, 5) >= 0.9, "{found:?}");
+}
+
+#[test]
+fn a_confirmed_regression_keeps_failing_and_an_improvement_never_does() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let slower = history(&CPU_BOUND, 24, 12, 1.10, &mut rng);
+    // Every check once the change is confirmed (5 labs after it) fails, naming where it began.
+    for at in 17..24 {
+        let c = check(&slower, at);
+        let carried: Vec<_> = c.judged.iter().filter_map(|j| j.regression.as_ref()).collect();
+        assert!(!carried.is_empty(), "lab {at}: {}", history::check_text(&c));
+        assert!(carried.iter().all(|r| r.commit.as_deref() == Some("c12")), "{}", history::check_text(&c));
+    }
+    let mut rng = StdRng::seed_from_u64(3);
+    let faster = history(&CPU_BOUND, 24, 12, 0.90, &mut rng);
+    for at in 5..24 {
+        let c = check(&faster, at);
+        assert_eq!(c.worse().count(), 0, "lab {at}: {}", history::check_text(&c));
+    }
+}
+
+/// The figures docs/DECISIONS.md quotes (run by hand: about a minute in release).
+#[test]
+#[ignore]
+fn figures() {
+    let services = [
+        CPU_BOUND,
+        Service { name: "steady (1%)", p50_sd: 0.01, p99_sd: 0.05, cpu_sd: 0.01, mode_share: 0.0, mode_shift: 0.0 },
+        Service { name: "noisy (6%)", p50_sd: 0.06, p99_sd: 0.15, cpu_sd: 0.06, mode_share: 0.0, mode_shift: 0.0 },
+        Service {
+            name: "two modes (3%, 1 lab in 5 +15%)",
+            p50_sd: 0.03,
+            p99_sd: 0.08,
+            cpu_sd: 0.03,
+            mode_share: 0.2,
+            mode_shift: 0.15,
+        },
+    ];
+    println!("| service | false alarms (checks) | +5%: 1st lab | +5%: by 5th | +10%: 1st lab | +10%: by 5th |");
+    println!("|---|---|---|---|---|---|");
+    for svc in &services {
+        let (failed, checks) = false_alarms(svc, 200, 1);
+        let five = first_failures(svc, 1.05, 200, 2);
+        let ten = first_failures(svc, 1.10, 200, 3);
+        println!(
+            "| {} | {:.2}% ({failed} of {checks}) | {:.0}% | {:.0}% | {:.0}% | {:.0}% |",
+            svc.name,
+            100.0 * failed as f64 / checks as f64,
+            100.0 * share(&five, 1),
+            100.0 * share(&five, 5),
+            100.0 * share(&ten, 1),
+            100.0 * share(&ten, 5)
+        );
+    }
+}
