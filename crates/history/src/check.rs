@@ -3,9 +3,11 @@
 //! every confirmed change for the worse that nobody accepted.
 //!
 //! Two rules fail a gated series (exit 3), each only past the gate's threshold:
-//! - **the lab against its level**: a one-sided Student's t prediction test on logarithms (the
-//!   new lab as one more draw from the level: `lab::Spread::p_beyond`), Holm-corrected over the
-//!   gated series at a family-wise [`LEVEL`]. A level of [`lab::REPLACES_FLOOR`] labs or more is
+//! - **the lab against its level**: the lab and the one before it both beyond the level (two in
+//!   a row, as the Western Electric rules ask of a control chart: one lab alone is a warning,
+//!   since a busy machine makes single outliers), each by a one-sided Student's t prediction
+//!   test on logarithms (one more draw from the level: `lab::Spread::p_beyond`), the pair's
+//!   p-value Holm-corrected over the gated series at a family-wise [`LEVEL`]. A level of [`lab::REPLACES_FLOOR`] labs or more is
 //!   its own calibration: its labs are separate labs, so their spread already is the lab-to-lab
 //!   spread. A shorter level (from [`MIN_LEVEL`] labs) is also held to `lab compare`'s fixed
 //!   run-to-run floor. The level stops at a pending change, so the slower labs waiting to confirm
@@ -26,7 +28,7 @@ use crate::series::{series, Key, Query, Series};
 use crate::store::Stored;
 
 /// The family-wise false-alarm level of a check over all its gated series.
-pub const LEVEL: f64 = 0.01;
+pub const LEVEL: f64 = 0.005;
 
 /// Labs a level needs before a lab is judged against it at all.
 pub const MIN_LEVEL: usize = lab::MIN_LABS;
@@ -98,10 +100,18 @@ pub struct Judged {
     pub change_pct: f64,
     /// What the lab was held to: the level's spread, or the fixed floor too.
     pub held_to: Option<HeldTo>,
-    /// One-sided p-value of the prediction test, and whether it failed the lab (past the gate,
+    /// One-sided p-value of the prediction test of this lab alone against the level, and the
+    /// change of the lab before it.
+    pub lab_pvalue: f64,
+    pub previous_change_pct: f64,
+    /// The p-value of this lab and the one before it both lying beyond the level (the larger of
+    /// their p-values, squared), and whether it failed the lab (both past the gate,
     /// Holm-corrected).
     pub pvalue: f64,
     pub past_level: bool,
+    /// This lab alone is past the gate and beyond the level, the lab before it was not: a
+    /// warning, which the next lab confirms or clears.
+    pub alone_beyond: bool,
     pub outcome: Outcome,
     /// Profiled functions at the same target and load whose own CPU per request grew most:
     /// (function, before µs, now µs); against the level, or against the accepted level for a
@@ -129,8 +139,11 @@ impl Judged {
             level_since: None,
             change_pct: f64::NAN,
             held_to: None,
+            lab_pvalue: f64::NAN,
+            previous_change_pct: f64::NAN,
             pvalue: f64::NAN,
             past_level: false,
+            alone_beyond: false,
             outcome,
             functions: Vec::new(),
             last_change: None,
@@ -297,6 +310,9 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series]) -> Judged {
         .map(|c| Pending { commit: s.points[c.index].commit.clone(), change_pct: c.change() * 100.0, needs: c.pending })
         .next();
     j.regression = regression(s, gate, &accepted);
+    // The lab before this one is judged with it (two in a row), so neither is in the level.
+    let previous = (at > since + 1).then(|| &s.points[at - 1]);
+    let until = until.min(at - usize::from(previous.is_some()));
     let level: Vec<f64> = s.points[since..until].iter().map(|p| p.value).collect();
     j.level_since = s.points.get(since).filter(|_| since > 0).and_then(|p| p.commit.clone());
     j.level_points = level.len();
@@ -341,7 +357,12 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series]) -> Judged {
     } else {
         HeldTo::Floor { pct: lab::run_to_run_floor(gate.metric, j.level_mean) * 100.0 }
     });
-    j.pvalue = spread.p_beyond(last.value, gate.above);
+    j.lab_pvalue = spread.p_beyond(last.value, gate.above);
+    if let Some(prev) = previous {
+        j.previous_change_pct = (prev.value / j.level_mean - 1.0) * 100.0;
+        // Both labs beyond the level: for independent labs, as likely as the larger p squared.
+        j.pvalue = j.lab_pvalue.max(spread.p_beyond(prev.value, gate.above)).powi(2);
+    }
     j
 }
 
@@ -423,27 +444,33 @@ fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String
 
 /// Holm's step-down over the judged series' prediction tests: the k-th smallest p-value (from
 /// 0) passes at `LEVEL / (m - k)` while every smaller one passed; a series fails when its
-/// p-value passes and its change is past its gate's threshold (and, for a short level, past the
-/// fixed floor).
+/// p-value passes and both its lab and the one before are past its gate's threshold (and, for a
+/// short level, past the fixed floor). A lab alone beyond its level at `LEVEL / m` is a warning.
 fn holm(judged: &mut [Judged], gates: &[Gate]) {
     let mut order: Vec<usize> = (0..judged.len()).filter(|&i| judged[i].pvalue.is_finite()).collect();
     order.sort_by(|&a, &b| judged[a].pvalue.total_cmp(&judged[b].pvalue));
     let m = order.len();
-    let mut passing = true;
-    for (k, &i) in order.iter().enumerate() {
-        passing &= judged[i].pvalue <= LEVEL / (m - k) as f64;
-        let j = &judged[i];
-        let ratio = 1.0 + j.change_pct / 100.0;
-        let past = gates.iter().find(|g| g.text() == j.gate).is_some_and(|g| {
+    let past = |j: &Judged, change_pct: f64| {
+        let ratio = 1.0 + change_pct / 100.0;
+        gates.iter().find(|g| g.text() == j.gate).is_some_and(|g| {
             g.passed_by(ratio)
                 && match j.held_to {
                     Some(HeldTo::Floor { pct }) => !lab::within_floor(ratio, pct / 100.0),
                     _ => true,
                 }
-        });
-        if passing && past && matches!(judged[i].outcome, Outcome::Held | Outcome::Worse) {
+        })
+    };
+    let mut passing = true;
+    for (k, &i) in order.iter().enumerate() {
+        passing &= judged[i].pvalue <= LEVEL / (m - k) as f64;
+        let j = &judged[i];
+        let both = past(j, j.change_pct) && past(j, j.previous_change_pct);
+        if passing && both && matches!(judged[i].outcome, Outcome::Held | Outcome::Worse) {
             judged[i].outcome = Outcome::Worse;
             judged[i].past_level = true;
         }
+    }
+    for j in judged.iter_mut().filter(|j| !j.past_level && j.lab_pvalue.is_finite()) {
+        j.alone_beyond = j.lab_pvalue <= LEVEL / m.max(1) as f64 && past(j, j.change_pct);
     }
 }

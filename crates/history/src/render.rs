@@ -352,9 +352,15 @@ pub fn check_text(c: &Checked) -> String {
                 }
                 None => String::new(),
             };
+            let previous = if j.previous_change_pct.is_finite() {
+                format!(" (the lab before {:+.1}%)", j.previous_change_pct)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  {} [{}]: {} against a level of {} ± {} over {} labs since {since}: {:+.1}%, p = {:.2e}, {held}: {verdict}",
+                "  {} [{}]: {} against a level of {} ± {} over {} labs since {since}: {:+.1}%{previous}, p = {:.2e}, \
+                 {held}: {verdict}",
                 j.key.text(),
                 j.gate,
                 show(metric, j.value),
@@ -364,6 +370,14 @@ pub fn check_text(c: &Checked) -> String {
                 j.change_pct,
                 j.pvalue
             );
+            if j.alone_beyond {
+                let _ = writeln!(
+                    out,
+                    "    warning: this lab alone is beyond its level (p = {:.2e}); the next lab (a rerun, or the next \
+                     commit) confirms or clears it",
+                    j.lab_pvalue
+                );
+            }
         } else {
             let _ = writeln!(out, "  {} [{}]: {verdict}", j.key.text(), j.gate);
         }
@@ -416,9 +430,10 @@ pub fn check_text(c: &Checked) -> String {
     }
     let _ = writeln!(
         out,
-        "method: the lab against each series' current level (the labs since its last change point, up to a pending \
-         one), a one-sided Student's t prediction test on logarithms, Holm-corrected over {} gated series at a \
-         family-wise {}%, held to the level's own spread from {} labs and to the fixed run-to-run floor below that; \
+        "method: the lab and the one before it against each series' current level (the labs since its last change \
+         point, up to a pending one): both beyond it by a one-sided Student's t prediction test on logarithms, \
+         Holm-corrected over {} gated series at a family-wise {}%, held to the level's own spread from {} labs and \
+         to the fixed run-to-run floor below that; \
          and the level against the last accepted one (a confirmed change for the worse fails until `history accept`). \
          A change must also pass the gate's threshold",
         c.judged.iter().filter(|j| j.pvalue.is_finite()).count(),

@@ -70,11 +70,15 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     let o = loadlab().args(["history", "show", "--csv", "--metric", "p50", "--history"]).arg(&db).output().unwrap();
     let csv = stdout(&o);
     assert!(csv.starts_with("time,commit,p50\n") && csv.lines().count() == 6, "{csv}");
-    // A sixth lab at the same level holds its gate; a 30% slower one fails it (exit 3).
+    // A sixth lab at the same level holds its gate. A 30% slower one alone is a warning (one lab
+    // can be a busy machine's outlier); its rerun agrees and fails the gate (exit 3).
     let (_, code, err) = recorded_lab(&d.join("lab5"), &db, "10ms", "c5", Some("p50>+5%"));
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("over 5 labs since the series' start") && err.contains(": ok"), "{err}");
+    assert!(err.contains("over 4 labs since the series' start") && err.contains(": ok"), "{err}");
     let (_, code, err) = recorded_lab(&d.join("lab6"), &db, "13ms", "c6", Some("p50>+5%"));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: this lab alone is beyond its level"), "{err}");
+    let (_, code, err) = recorded_lab(&d.join("lab6-rerun"), &db, "13ms", "c6", Some("p50>+5%"));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("worse than its history: api / svc @ 50 req/s, http1: p50 (p50>+5%)"), "{err}");
     // `history check` judges the newest lab the same way; without --fail-on, on the stated
@@ -86,6 +90,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     let err = stderr(&o);
     assert!(err.contains("gates: p50>+5%,p99>+5%,target_cpu>+5% (the default"), "{err}");
     assert!(err.contains("p50 [p50>+5%]") && err.contains("held to the level's own spread (6 labs): WORSE"), "{err}");
+    assert!(err.contains("(the lab before +"), "{err}");
     // Accepting the change: a commit the history does not know is refused; c6 is kept with who
     // and why, and the lab of c6 now starts a level of its own (too short to tell: exit 4).
     let accept = |commit: &str| {
@@ -103,7 +108,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     assert!(stderr(&o).contains("c6 accepted by ana on "), "{}", stderr(&o));
     let o = loadlab().args(["history", "check", "--fail-on", "p50>+5%", "--history"]).arg(&db).output().unwrap();
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
-    assert!(stderr(&o).contains("0 labs at the current level; needs 3"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 lab at the current level; needs 3"), "{}", stderr(&o));
     let o = loadlab().args(["history", "show", "--metric", "p50", "--history"]).arg(&db).output().unwrap();
     assert!(stdout(&o).contains("accepted by ana on "), "{}", stdout(&o));
     let o = loadlab()
@@ -117,7 +122,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     assert!(json["series"].as_array().unwrap().len() >= 5, "{json}");
     let html = std::fs::read_to_string(d.join("pages/history.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("api / svc @ 50 req/s, http1: p50"), "self-contained charts");
-    assert!(std::fs::read_to_string(d.join("pages/history.md")).unwrap().contains("| 7 |"));
+    assert!(std::fs::read_to_string(d.join("pages/history.md")).unwrap().contains("| 8 |"));
     // No history given: a clear error, exit 2.
     let o = loadlab().args(["history", "show"]).env_remove("LOADLAB_HISTORY").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
