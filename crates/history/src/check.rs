@@ -3,11 +3,12 @@
 //! every confirmed change for the worse that nobody accepted.
 //!
 //! Two rules fail a gated series (exit 3), each only past the gate's threshold:
-//! - **the lab against its level**: the lab and the one before it both beyond the level (two in
-//!   a row, as the Western Electric rules ask of a control chart: one lab alone is a warning,
-//!   since a busy machine makes single outliers), each by a one-sided Student's t prediction
-//!   test on logarithms (one more draw from the level: `lab::Spread::p_beyond`), the pair's
-//!   p-value Holm-corrected over the gated series at a family-wise [`LEVEL`]. A level of [`lab::REPLACES_FLOOR`] labs or more is
+//! - **the lab against its level**: the lab and the [`IN_A_ROW`] - 1 before it all beyond the
+//!   level (a run, as the Western Electric rules read a control chart: a lab alone is a warning,
+//!   since a busy machine makes outliers and short spells), each by a one-sided Student's t
+//!   prediction test on logarithms (one more draw from the level: `lab::Spread::p_beyond`), the
+//!   run's p-value (the largest, to the power of the run's length) Holm-corrected over the gated
+//!   series at a family-wise [`LEVEL`]. The level leaves its outliers out ([`OUTLIER_MADS`]). A level of [`lab::REPLACES_FLOOR`] labs or more is
 //!   its own calibration: its labs are separate labs, so their spread already is the lab-to-lab
 //!   spread. A shorter level (from [`MIN_LEVEL`] labs) is also held to `lab compare`'s fixed
 //!   run-to-run floor. The level stops at a pending change, so the slower labs waiting to confirm
@@ -32,6 +33,24 @@ pub const LEVEL: f64 = 0.005;
 
 /// Labs a level needs before a lab is judged against it at all.
 pub const MIN_LEVEL: usize = lab::MIN_LABS;
+
+/// Labs in a row (this one and those just before it) that must all lie beyond the level for the
+/// lab to fail: one alone is a warning (docs/DECISIONS.md, "A gate that catches a real
+/// regression", for what each choice costs in false alarms and in power).
+pub const IN_A_ROW: usize = 3;
+
+/// A level's labs further than this many robust standard deviations (1.4826 median absolute
+/// deviations, of logarithms) from its median, and more than [`OUTLIER_SHARE`] from it, are
+/// left out of its spread and centre: one lab of a busy machine would otherwise widen the level
+/// for every lab after it.
+pub const OUTLIER_MADS: f64 = 3.5;
+
+/// An outlier is at least this far from the level's median (5%): in a series steady to 0.1%, a
+/// lab 1% away is no busy machine, and no gate is that fine.
+pub const OUTLIER_SHARE: f64 = 0.05;
+
+/// Whether levels leave their outliers out by default.
+pub const TRIM: bool = true;
 
 /// How one gated series judged the lab.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -95,22 +114,25 @@ pub struct Judged {
     pub level_mean: f64,
     pub level_std: f64,
     pub level_points: usize,
+    /// Labs of the level left out of its spread and centre as outliers ([`OUTLIER_MADS`]).
+    pub level_outliers: usize,
     /// Where the level began: the commit of its first lab (none: the series' start).
     pub level_since: Option<String>,
     pub change_pct: f64,
     /// What the lab was held to: the level's spread, or the fixed floor too.
     pub held_to: Option<HeldTo>,
-    /// One-sided p-value of the prediction test of this lab alone against the level, and the
-    /// change of the lab before it.
+    /// One-sided p-value of the prediction test of this lab alone against the level; the least
+    /// change of the labs judged with it ([`IN_A_ROW`]), and the commit of the first of them.
     pub lab_pvalue: f64,
     pub previous_change_pct: f64,
+    pub previous_commit: Option<String>,
     /// The p-value of this lab and the one before it both lying beyond the level (the larger of
     /// their p-values, squared), and whether it failed the lab (both past the gate,
     /// Holm-corrected).
     pub pvalue: f64,
     pub past_level: bool,
-    /// This lab alone is past the gate and beyond the level, the lab before it was not: a
-    /// warning, which the next lab confirms or clears.
+    /// This lab is past the gate and beyond the level without the run of [`IN_A_ROW`] labs that
+    /// would fail it: a warning, which the next labs confirm or clear.
     pub alone_beyond: bool,
     pub outcome: Outcome,
     /// Profiled functions at the same target and load whose own CPU per request grew most:
@@ -136,11 +158,13 @@ impl Judged {
             level_mean: f64::NAN,
             level_std: f64::NAN,
             level_points: 0,
+            level_outliers: 0,
             level_since: None,
             change_pct: f64::NAN,
             held_to: None,
             lab_pvalue: f64::NAN,
             previous_change_pct: f64::NAN,
+            previous_commit: None,
             pvalue: f64::NAN,
             past_level: false,
             alone_beyond: false,
@@ -195,6 +219,18 @@ pub struct Rules<'a> {
     pub settings: &'a Settings,
     pub accepted: &'a [Acceptance],
     pub any_machine: bool,
+    /// Labs in a row that must lie beyond the level ([`IN_A_ROW`]).
+    pub in_a_row: usize,
+    /// Leave a level's outliers out of its spread ([`TRIM`]).
+    pub trim: bool,
+}
+
+impl<'a> Rules<'a> {
+    /// The gate as `history check` runs it: these gates (none: the default), change points by
+    /// `settings`, these acceptances, one machine's series.
+    pub fn new(gates: &'a [Gate], settings: &'a Settings, accepted: &'a [Acceptance]) -> Rules<'a> {
+        Rules { gates, settings, accepted, any_machine: false, in_a_row: IN_A_ROW, trim: TRIM }
+    }
 }
 
 /// Judges the lab `lab_id` of `labs` (and only the labs up to it).
@@ -221,7 +257,7 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
         let metric = gate.metric.name();
         // The lab's own series for this metric (one per target and load point).
         for s in all.iter().filter(|s| s.key.metric == metric && owns(s, lab, rules.any_machine)) {
-            judged.push(judge(s, lab_id, gate, &all));
+            judged.push(judge(s, lab_id, gate, &all, rules));
         }
         // A load point of this lab with no counted figure: nothing to judge there.
         for step in lab.steps.iter().filter(|st| st.not_counted.is_some()) {
@@ -272,7 +308,7 @@ fn worse_way(gate: &Gate, ratio: f64) -> bool {
     }
 }
 
-fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series]) -> Judged {
+fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>) -> Judged {
     let mut j = Judged::unjudged(s.key.clone(), gate, &s.machine_text, Outcome::Held);
     let Some(last) = s.points.last().filter(|p| p.lab == lab_id) else {
         j.outcome = Outcome::TooShort("the lab has no counted figure here".into());
@@ -310,10 +346,16 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series]) -> Judged {
         .map(|c| Pending { commit: s.points[c.index].commit.clone(), change_pct: c.change() * 100.0, needs: c.pending })
         .next();
     j.regression = regression(s, gate, &accepted);
-    // The lab before this one is judged with it (two in a row), so neither is in the level.
-    let previous = (at > since + 1).then(|| &s.points[at - 1]);
-    let until = until.min(at - usize::from(previous.is_some()));
-    let level: Vec<f64> = s.points[since..until].iter().map(|p| p.value).collect();
+    // The labs before this one are judged with it (IN_A_ROW), so none of them is in the level.
+    let run = rules.in_a_row.max(1) - 1;
+    let previous = if at > since + run { &s.points[at - run..at] } else { &[][..] };
+    let until = until.min(at - previous.len());
+    let mut level: Vec<f64> = s.points[since..until].iter().map(|p| p.value).collect();
+    if rules.trim {
+        let all = level.len();
+        level = without_outliers(&level);
+        j.level_outliers = all - level.len();
+    }
     j.level_since = s.points.get(since).filter(|_| since > 0).and_then(|p| p.commit.clone());
     j.level_points = level.len();
     let level_labs: Vec<i64> = s.points[since..until].iter().map(|p| p.lab).collect();
@@ -358,12 +400,41 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series]) -> Judged {
         HeldTo::Floor { pct: lab::run_to_run_floor(gate.metric, j.level_mean) * 100.0 }
     });
     j.lab_pvalue = spread.p_beyond(last.value, gate.above);
-    if let Some(prev) = previous {
-        j.previous_change_pct = (prev.value / j.level_mean - 1.0) * 100.0;
-        // Both labs beyond the level: for independent labs, as likely as the larger p squared.
-        j.pvalue = j.lab_pvalue.max(spread.p_beyond(prev.value, gate.above)).powi(2);
+    j.pvalue = if rules.in_a_row <= 1 { j.lab_pvalue } else { f64::NAN };
+    if let Some(first) = previous.first() {
+        // The least changed of them (every one must pass the gate), and where the run began.
+        let changes = previous.iter().map(|p| (p.value / j.level_mean - 1.0) * 100.0);
+        j.previous_change_pct =
+            if gate.above { changes.fold(f64::INFINITY, f64::min) } else { changes.fold(f64::NEG_INFINITY, f64::max) };
+        j.previous_commit.clone_from(&first.commit);
+        // Every lab of the run beyond the level: for independent labs, as likely as the largest
+        // p-value to the power of their number.
+        let p = previous.iter().map(|p| spread.p_beyond(p.value, gate.above)).fold(j.lab_pvalue, f64::max);
+        j.pvalue = p.powi(rules.in_a_row.max(1) as i32);
     }
     j
+}
+
+/// `values` without those further than [`OUTLIER_MADS`] robust standard deviations from their
+/// median, in logarithms (all of them when fewer than 5, or when they are not all positive).
+fn without_outliers(values: &[f64]) -> Vec<f64> {
+    if values.len() < 5 || values.iter().any(|v| v.is_nan() || *v <= 0.0) {
+        return values.to_vec();
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+    let centre = median(&mut logs.clone());
+    let sigma = 1.4826 * median(&mut logs.iter().map(|l| (l - centre).abs()).collect());
+    let reach = (OUTLIER_MADS * sigma).max(OUTLIER_SHARE.ln_1p());
+    values.iter().zip(&logs).filter(|(_, l)| (*l - centre).abs() <= reach).map(|(v, _)| *v).collect()
 }
 
 /// The commit at point `i` of `s`, short, or its lab number.
@@ -445,7 +516,8 @@ fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String
 /// Holm's step-down over the judged series' prediction tests: the k-th smallest p-value (from
 /// 0) passes at `LEVEL / (m - k)` while every smaller one passed; a series fails when its
 /// p-value passes and both its lab and the one before are past its gate's threshold (and, for a
-/// short level, past the fixed floor). A lab alone beyond its level at `LEVEL / m` is a warning.
+/// short level, past the fixed floor). A lab beyond its level at `LEVEL / m` without such a run
+/// is a warning.
 fn holm(judged: &mut [Judged], gates: &[Gate]) {
     let mut order: Vec<usize> = (0..judged.len()).filter(|&i| judged[i].pvalue.is_finite()).collect();
     order.sort_by(|&a, &b| judged[a].pvalue.total_cmp(&judged[b].pvalue));

@@ -22,11 +22,14 @@ mod store;
 
 pub use accept::{who_default, Acceptance, MIN_COMMIT};
 pub use changes::{change_points, ChangePoint, Settings, MIN_POINTS};
-pub use check::{check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, LEVEL, MIN_LEVEL};
+pub use check::{
+    check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL,
+    OUTLIER_MADS, OUTLIER_SHARE, TRIM,
+};
 pub use entry::{entry, provenance_of, Entry, Step, FUNCTION, RECORDED};
 pub use render::{check_text, csv, html, json, list_text, markdown, show_text};
 pub use series::{series, Key, Point, Query, Series};
-pub use store::{locate, Added, History, HistoryError, Stored};
+pub use store::{locate, shown, Added, History, HistoryError, Stored};
 
 /// Where a history is when none is given: the `LOADLAB_HISTORY` environment variable.
 pub const ENV: &str = "LOADLAB_HISTORY";

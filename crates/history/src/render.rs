@@ -352,15 +352,23 @@ pub fn check_text(c: &Checked) -> String {
                 }
                 None => String::new(),
             };
+            let outliers = match j.level_outliers {
+                0 => String::new(),
+                n => format!(" (and {n} outlier{} left out)", if n == 1 { "" } else { "s" }),
+            };
             let previous = if j.previous_change_pct.is_finite() {
-                format!(" (the lab before {:+.1}%)", j.previous_change_pct)
+                let (commit, change) = (short(&j.previous_commit), j.previous_change_pct);
+                match crate::check::IN_A_ROW {
+                    2 => format!(" (the lab before, {commit}: {change:+.1}%)"),
+                    n => format!(" (the {} labs before, from {commit}: {change:+.1}% at least)", n - 1),
+                }
             } else {
                 String::new()
             };
             let _ = writeln!(
                 out,
-                "  {} [{}]: {} against a level of {} ± {} over {} labs since {since}: {:+.1}%{previous}, p = {:.2e}, \
-                 {held}: {verdict}",
+                "  {} [{}]: {} against a level of {} ± {} over {} labs{outliers} since {since}: {:+.1}%{previous}, p = \
+                 {:.2e}, {held}: {verdict}",
                 j.key.text(),
                 j.gate,
                 show(metric, j.value),
@@ -373,9 +381,10 @@ pub fn check_text(c: &Checked) -> String {
             if j.alone_beyond {
                 let _ = writeln!(
                     out,
-                    "    warning: this lab alone is beyond its level (p = {:.2e}); the next lab (a rerun, or the next \
-                     commit) confirms or clears it",
-                    j.lab_pvalue
+                    "    warning: this lab is beyond its level (p = {:.2e}); {} labs in a row beyond it fail the gate \
+                     (reruns of this commit, or the next commits)",
+                    j.lab_pvalue,
+                    crate::check::IN_A_ROW
                 );
             }
         } else {
@@ -430,12 +439,13 @@ pub fn check_text(c: &Checked) -> String {
     }
     let _ = writeln!(
         out,
-        "method: the lab and the one before it against each series' current level (the labs since its last change \
-         point, up to a pending one): both beyond it by a one-sided Student's t prediction test on logarithms, \
-         Holm-corrected over {} gated series at a family-wise {}%, held to the level's own spread from {} labs and \
-         to the fixed run-to-run floor below that; \
+        "method: the lab and the {} before it against each series' current level (the labs since its last change \
+         point, up to a pending one, outliers left out): all beyond it by a one-sided Student's t prediction test on \
+         logarithms, Holm-corrected over {} gated series at a family-wise {}%, held to the level's own spread from {} \
+         labs and to the fixed run-to-run floor below that; \
          and the level against the last accepted one (a confirmed change for the worse fails until `history accept`). \
          A change must also pass the gate's threshold",
+        crate::check::IN_A_ROW - 1,
         c.judged.iter().filter(|j| j.pvalue.is_finite()).count(),
         LEVEL * 100.0,
         lab::REPLACES_FLOOR

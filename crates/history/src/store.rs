@@ -72,6 +72,17 @@ pub fn locate(flag: Option<&str>, plan: Option<&str>) -> Option<String> {
         .or_else(|| std::env::var(crate::ENV).ok().filter(|v| !v.trim().is_empty()))
 }
 
+/// The history as a person may read it: a PostgreSQL URL's password replaced by `***` (a CI log
+/// is read by more people than know the password).
+pub fn shown(spec: &str) -> String {
+    let Some((scheme, rest)) = spec.split_once("://") else { return spec.to_owned() };
+    let Some((userinfo, host)) = rest.split_once('@') else { return spec.to_owned() };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => spec.to_owned(),
+    }
+}
+
 /// A lab as the history holds it: its entry with its key.
 pub type Stored = (i64, Entry);
 
@@ -90,10 +101,21 @@ pub enum Added {
 }
 
 impl History {
+    /// An existing history, to read: a missing SQLite file is an error (a mistyped path read as
+    /// an empty history would pass a gate), not created.
+    pub async fn open_existing(spec: &str) -> Result<History, HistoryError> {
+        if !is_postgres(spec) && !std::path::Path::new(spec).exists() {
+            return Err(HistoryError(format!(
+                "history {spec}: no such file (a history is created by recording a lab into it)"
+            )));
+        }
+        History::open(spec).await
+    }
+
     /// The history at `spec`: a `postgres://` (or `postgresql://`) URL, else an SQLite file,
     /// created with its tables on first use.
     pub async fn open(spec: &str) -> Result<History, HistoryError> {
-        let h = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        let h = if is_postgres(spec) {
             let (client, connection) =
                 tokio_postgres::connect(spec, tokio_postgres::NoTls).await.map_err(postgres_error)?;
             tokio::spawn(async move {
@@ -140,7 +162,8 @@ impl History {
                 }
             }
             Some(v) => Err(HistoryError(format!(
-                "history {spec}: written by a loadlab with schema {v}; this one reads schema {SCHEMA}"
+                "history {}: written by a loadlab with schema {v}; this one reads schema {SCHEMA}",
+                shown(spec)
             ))),
             None => {
                 let insert = "INSERT INTO loadlab_schema (version) VALUES ($1)";
@@ -300,6 +323,10 @@ impl History {
     }
 }
 
+fn is_postgres(spec: &str) -> bool {
+    spec.starts_with("postgres://") || spec.starts_with("postgresql://")
+}
+
 /// A value both databases read.
 trait Cell: rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a> {}
 impl<T: rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a>> Cell for T {}
@@ -383,4 +410,14 @@ fn acceptance_of(r: &impl Cells) -> Result<Acceptance, HistoryError> {
 /// A row of SELECT_FIGURES: lab, step, metric, value.
 fn figure_of(r: &impl Cells) -> Result<(i64, String, String, f64), HistoryError> {
     Ok((r.at(0)?, r.at(1)?, r.at(2)?, r.at(3)?))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_password_is_never_shown() {
+        assert_eq!(super::shown("postgres://ci:secret@127.0.0.1:5432/labs"), "postgres://ci:***@127.0.0.1:5432/labs");
+        assert_eq!(super::shown("postgresql://ci@db/labs"), "postgresql://ci@db/labs");
+        assert_eq!(super::shown("labs/history.db"), "labs/history.db");
+    }
 }

@@ -19,11 +19,20 @@ struct Service {
     cpu_sd: f64,
     mode_share: f64,
     mode_shift: f64,
+    /// Labs a slower mode lasts once it starts (a busy neighbour for a minute: 2 labs).
+    mode_labs: usize,
 }
 
 /// The CPU-bound server measured on this machine: labs about 3% apart on p50 and CPU.
-const CPU_BOUND: Service =
-    Service { name: "CPU-bound (3%)", p50_sd: 0.03, p99_sd: 0.08, cpu_sd: 0.03, mode_share: 0.0, mode_shift: 0.0 };
+const CPU_BOUND: Service = Service {
+    name: "CPU-bound (3%)",
+    p50_sd: 0.03,
+    p99_sd: 0.08,
+    cpu_sd: 0.03,
+    mode_share: 0.0,
+    mode_shift: 0.0,
+    mode_labs: 1,
+};
 
 /// Standard normal draws (Box-Muller), so no distribution crate is needed for the test.
 fn normal(rng: &mut StdRng) -> f64 {
@@ -31,9 +40,10 @@ fn normal(rng: &mut StdRng) -> f64 {
     (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
-/// One lab's figures: p50 2.2 ms, p99 4 ms, target CPU 2,200 µs per request, times `work`.
-fn lab(svc: &Service, work: f64, rng: &mut StdRng) -> [(String, f64); 3] {
-    let mode = if rng.random::<f64>() < svc.mode_share { 1.0 + svc.mode_shift } else { 1.0 };
+/// One lab's figures: p50 2.2 ms, p99 4 ms, target CPU 2,200 µs per request, times `work`,
+/// and times the slower mode when `slow`.
+fn lab(svc: &Service, work: f64, slow: bool, rng: &mut StdRng) -> [(String, f64); 3] {
+    let mode = if slow { 1.0 + svc.mode_shift } else { 1.0 };
     let mut draw = |centre: f64, sd: f64| centre * work * mode * (sd * normal(rng)).exp();
     [
         ("p50".to_owned(), draw(2.2, svc.p50_sd)),
@@ -74,13 +84,26 @@ fn check(labs: &[Stored], at: usize) -> Checked {
     let settings = Settings::default();
     // GATES tries other gates in `figures` (default: the stated default).
     let gates = std::env::var("GATES").map(|g| lab::Gate::parse_history_list(&g).unwrap()).unwrap_or_default();
-    let rules = Rules { gates: &gates, settings: &settings, accepted: &[], any_machine: false };
+    let mut rules = Rules::new(&gates, &settings, &[]);
+    // IN_A_ROW and TRIM try other rules in `figures`.
+    rules.in_a_row = std::env::var("IN_A_ROW").map_or(rules.in_a_row, |v| v.parse().unwrap());
+    rules.trim = std::env::var("TRIM").map_or(rules.trim, |v| v == "1");
     history::check(&labs[..=at], labs[at].0, &rules).unwrap()
 }
 
 /// A history of `n` labs, the work per request times `change` from lab `from` on.
 fn history(svc: &Service, n: usize, from: usize, change: f64, rng: &mut StdRng) -> Vec<Stored> {
-    (0..n).map(|i| entry(i, &lab(svc, if i >= from { change } else { 1.0 }, rng))).collect()
+    let mut left = 0;
+    (0..n)
+        .map(|i| {
+            if left == 0 && rng.random::<f64>() < svc.mode_share {
+                left = svc.mode_labs;
+            }
+            let slow = left > 0;
+            left = left.saturating_sub(1);
+            entry(i, &lab(svc, if i >= from { change } else { 1.0 }, slow, rng))
+        })
+        .collect()
 }
 
 /// False alarms: (failed checks, checks) over `trials` histories of 25 labs of one build, each
@@ -169,8 +192,24 @@ fn a_confirmed_regression_keeps_failing_and_an_improvement_never_does() {
 fn figures() {
     let services = [
         CPU_BOUND,
-        Service { name: "steady (1%)", p50_sd: 0.01, p99_sd: 0.05, cpu_sd: 0.01, mode_share: 0.0, mode_shift: 0.0 },
-        Service { name: "noisy (6%)", p50_sd: 0.06, p99_sd: 0.15, cpu_sd: 0.06, mode_share: 0.0, mode_shift: 0.0 },
+        Service {
+            name: "steady (1%)",
+            p50_sd: 0.01,
+            p99_sd: 0.05,
+            cpu_sd: 0.01,
+            mode_share: 0.0,
+            mode_shift: 0.0,
+            mode_labs: 1,
+        },
+        Service {
+            name: "noisy (6%)",
+            p50_sd: 0.06,
+            p99_sd: 0.15,
+            cpu_sd: 0.06,
+            mode_share: 0.0,
+            mode_shift: 0.0,
+            mode_labs: 1,
+        },
         Service {
             name: "outliers (3%, 1 lab in 25 +30%)",
             p50_sd: 0.03,
@@ -178,6 +217,16 @@ fn figures() {
             cpu_sd: 0.03,
             mode_share: 0.04,
             mode_shift: 0.30,
+            mode_labs: 1,
+        },
+        Service {
+            name: "busy spells (3%, 2 labs +30%, 1 in 25)",
+            p50_sd: 0.03,
+            p99_sd: 0.08,
+            cpu_sd: 0.03,
+            mode_share: 0.02,
+            mode_shift: 0.30,
+            mode_labs: 2,
         },
         Service {
             name: "two modes (3%, 1 lab in 5 +15%)",
@@ -186,6 +235,7 @@ fn figures() {
             cpu_sd: 0.03,
             mode_share: 0.2,
             mode_shift: 0.15,
+            mode_labs: 1,
         },
     ];
     println!("| service | false alarms (checks) | +5%: 1st lab | +5%: by 5th | +10%: 1st lab | +10%: by 5th |");
@@ -203,5 +253,43 @@ fn figures() {
             100.0 * share(&ten, 1),
             100.0 * share(&ten, 5)
         );
+    }
+}
+
+/// The same rules replayed on real histories (bench/gate.sh's history.db files, named in
+/// GATE_DBS, comma-separated, each `PATH` or `PATH@FROM` with FROM the first slower lab): per
+/// history, the checks that failed among the unchanged labs and the first slower lab that
+/// failed. IN_A_ROW and TRIM choose the rule, as in `figures`.
+#[tokio::test]
+#[ignore]
+async fn real_histories() {
+    let Ok(dbs) = std::env::var("GATE_DBS") else { return };
+    for spec in dbs.split(',') {
+        let (path, from) = spec.split_once('@').map_or((spec, usize::MAX), |(p, f)| (p, f.parse().unwrap()));
+        let labs = history::History::open_existing(path).await.unwrap().labs().await.unwrap();
+        let (mut same, mut failed, mut first) = (0, 0, None);
+        for at in 5..labs.len() {
+            let c = check(&labs, at);
+            let worse = c.worse().count() > 0;
+            if std::env::var("GATE_WHY").is_ok() {
+                for j in c.worse() {
+                    println!(
+                        "  lab {}: {} {:+.1}% (run {:+.1}%), regression {}",
+                        at + 1,
+                        j.key.text(),
+                        j.change_pct,
+                        j.previous_change_pct,
+                        j.regression.is_some()
+                    );
+                }
+            }
+            if at + 1 < from {
+                same += 1;
+                failed += usize::from(worse);
+            } else if worse && first.is_none() {
+                first = Some(at + 2 - from);
+            }
+        }
+        println!("{path}: {failed} of {same} unchanged checks failed; first failing slower lab: {first:?}");
     }
 }

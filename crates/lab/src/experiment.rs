@@ -300,8 +300,12 @@ impl Up {
             let mut metrics = t.metrics.clone();
             let mut tls = t.tls.clone();
             let mut given_port = None;
+            let mut named = None;
             let (url, kind, pid) = match &t.kind {
-                TargetKind::Running { url, pid } => (url.clone(), "running", *pid),
+                TargetKind::Running { url, pid, process } => {
+                    named = process.clone().filter(|_| pid.is_none());
+                    (url.clone(), "running", *pid)
+                }
                 TargetKind::Command { url, start, ready, dir } => {
                     // A port from the kernel, picked just before the start, so runs side by side
                     // (and tests in parallel) never meet on a port written in the plan.
@@ -355,14 +359,22 @@ impl Up {
                 other => other.clone(),
             });
             self.profilers.push(profiler.map(|p| (p, pid.into_iter().collect())));
-            if pid.is_some() || metrics.is_some() {
-                self.sources.push(Source { name: t.name.clone(), pid, tree: true, metrics, series: t.series.clone() });
+            if pid.is_some() || named.is_some() || metrics.is_some() {
+                let process = named.clone();
+                self.sources.push(Source {
+                    name: t.name.clone(),
+                    pid,
+                    process,
+                    tree: true,
+                    metrics,
+                    series: t.series.clone(),
+                });
             }
             self.targets.push(TargetRun {
                 name: t.name.clone(),
                 url,
                 kind: kind.to_owned(),
-                sampled: pid.is_some(),
+                sampled: pid.is_some() || named.is_some(),
                 tls,
             });
         }
@@ -390,10 +402,10 @@ impl Up {
 
     /// The processes whose CPU a step of target `t` reads: the target's tree where it has a
     /// process here, then loadlab itself.
-    fn cpu_watched(&self, t: usize) -> Vec<(u32, bool)> {
+    fn cpu_watched(&self, t: usize) -> Vec<cpu::Watched> {
         let name = self.targets.get(t).map(|t| t.name.as_str());
-        let target = self.sources.iter().find(|s| Some(s.name.as_str()) == name).and_then(|s| s.pid);
-        target.map(|pid| (pid, true)).into_iter().chain([(std::process::id(), false)]).collect()
+        let target = self.sources.iter().find(|s| Some(s.name.as_str()) == name).and_then(Source::watched);
+        target.into_iter().chain([cpu::Watched::Pid(std::process::id(), false)]).collect()
     }
 
     /// Why target `t` cannot be measured any more, if it died.

@@ -16,15 +16,30 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
             Some(HistoryCommand::Add(add)) => {
                 let given = add.commit.given().map_err(bad)?;
                 let mut h = open(&add.at).await?;
-                for dir in &add.labs {
-                    let (lab, dir) = read_lab(dir)?;
-                    let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &given));
-                    match h.add(&entry).await.map_err(|e| bad(e.to_string()))? {
-                        Added::New(id) => eprintln!("loadlab: added {} as lab {id}", dir.display()),
-                        Added::Already => eprintln!("loadlab: {} is in the history already", dir.display()),
+                // Every folder is tried (`history add lab-2026*/`): one that cannot be read is
+                // said, and the others are still added; the exit says some were not.
+                let mut refused = 0;
+                for path in &add.labs {
+                    let added = async {
+                        let (lab, dir) = read_lab(path)?;
+                        let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &given));
+                        let added = h.add(&entry).await.map_err(|e| bad(e.to_string()))?;
+                        Ok::<_, anyhow::Error>((added, dir))
+                    }
+                    .await;
+                    match added {
+                        Ok((Added::New(id), dir)) => eprintln!("loadlab: added {} as lab {id}", dir.display()),
+                        Ok((Added::Already, dir)) => eprintln!("loadlab: {} is in the history already", dir.display()),
+                        Err(e) => {
+                            refused += 1;
+                            eprintln!("loadlab: {}: not added: {e}", path.display());
+                        }
                     }
                 }
-                Ok(())
+                match refused {
+                    0 => Ok(()),
+                    n => Err(bad(format!("{n} of {} lab folders could not be added (see above)", add.labs.len()))),
+                }
             }
             Some(HistoryCommand::Check(c)) => {
                 let gates = match c.fail_on.as_deref() {
@@ -37,7 +52,8 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                     }
                     None => Vec::new(),
                 };
-                let mut h = open(&c.at).await?;
+                // A lab folder is added first (a history may start with it); else it must exist.
+                let mut h = if c.lab.is_some() { open(&c.at).await? } else { open_existing(&c.at).await? };
                 let id = match &c.lab {
                     Some(dir) => {
                         let (lab, dir) = read_lab(dir)?;
@@ -68,7 +84,7 @@ async fn accept(a: HistoryAcceptArgs) -> anyhow::Result<()> {
     if let Some(m) = &a.metric {
         lab::Metric::parse(m).map_err(|e| bad(format!("--metric: {e}")))?;
     }
-    let mut h = open(&a.at).await?;
+    let mut h = open_existing(&a.at).await?;
     let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
     let known = labs.iter().any(|(_, e)| {
         e.commit.as_deref().is_some_and(|c| {
@@ -118,10 +134,18 @@ fn settings(c: &ChangeArgs) -> anyhow::Result<Settings> {
 }
 
 async fn open(at: &HistoryAt) -> anyhow::Result<History> {
-    let spec = at.history.as_deref().ok_or_else(|| {
-        bad(format!("no history: give --history FILE (or a postgres:// URL) or set {}", history::ENV))
-    })?;
-    History::open(spec).await.map_err(|e| bad(e.to_string()))
+    History::open(spec(at)?).await.map_err(|e| bad(e.to_string()))
+}
+
+/// A history that must exist already: what reads it (a mistyped path is not an empty history).
+async fn open_existing(at: &HistoryAt) -> anyhow::Result<History> {
+    History::open_existing(spec(at)?).await.map_err(|e| bad(e.to_string()))
+}
+
+fn spec(at: &HistoryAt) -> anyhow::Result<&str> {
+    at.history
+        .as_deref()
+        .ok_or_else(|| bad(format!("no history: give --history FILE (or a postgres:// URL) or set {}", history::ENV)))
 }
 
 fn read_lab(path: &Path) -> anyhow::Result<(lab::Lab, std::path::PathBuf)> {
@@ -158,7 +182,7 @@ fn query(s: &SeriesArgs) -> history::Query {
 }
 
 async fn list(a: HistoryShowArgs) -> anyhow::Result<()> {
-    let h = open(&a.at).await?;
+    let h = open_existing(&a.at).await?;
     let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
     let series = history::series(&labs, &query(&a.series), &settings(&a.changes)?);
     print!("{}", history::list_text(&series));
@@ -166,7 +190,7 @@ async fn list(a: HistoryShowArgs) -> anyhow::Result<()> {
 }
 
 async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
-    let h = open(&a.at).await?;
+    let h = open_existing(&a.at).await?;
     let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
     let settings = settings(&a.changes)?;
     let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
@@ -203,7 +227,7 @@ async fn check(
 ) -> anyhow::Result<()> {
     let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
     let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
-    let rules = history::Rules { gates, settings, accepted: &accepted, any_machine };
+    let rules = history::Rules { any_machine, ..history::Rules::new(gates, settings, &accepted) };
     let checked = history::check(&labs, id, &rules).map_err(|e| bad(e.to_string()))?;
     eprint!("{}", history::check_text(&checked));
     crate::history_verdict(&checked)

@@ -243,16 +243,18 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     let entry = history::entry(lab, out, &provenance);
     let id = match h.add(&entry).await.map_err(|e| bad(e.to_string()))? {
         history::Added::New(id) => id,
-        history::Added::Already => return Err(bad(format!("{spec}: this lab is in the history already"))),
+        history::Added::Already => {
+            return Err(bad(format!("{}: this lab is in the history already", history::shown(spec))))
+        }
     };
-    eprintln!("loadlab: recorded lab {id} in {spec}");
+    eprintln!("loadlab: recorded lab {id} in {}", history::shown(spec));
     let Some(gates) = plan.history.as_ref().map(|h| &h.fail_on).filter(|g| !g.is_empty() && !lab.interrupted) else {
         return Ok(());
     };
     let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
     let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
     let settings = history::Settings::default();
-    let rules = history::Rules { gates, settings: &settings, accepted: &accepted, any_machine: false };
+    let rules = history::Rules::new(gates, &settings, &accepted);
     let checked = history::check(&labs, id, &rules).map_err(|e| bad(e.to_string()))?;
     eprint!("{}", history::check_text(&checked));
     crate::history_verdict(&checked)

@@ -14,7 +14,11 @@
 //! - Where the service's own spread was measured (`lab calibrate`: a [`Spread`] per cell and
 //!   metric), a change must also be one that fewer than 5% of its A/A pairs show, and the
 //!   comparison's p-value is the larger of the two tests' (both must reject). That also lets one
-//!   run a side compare CPU per request, which no run measures from inside.
+//!   run a side compare CPU per request, which no run measures from inside. A spread of
+//!   [`crate::measure::spread::REPLACES_FLOOR`] labs or more is the service's own floor and
+//!   stands in for the fixed one; with fewer, both hold.
+//! - Floors and thresholds are ratios, compared in logarithms ([`within_floor`]): naming the
+//!   sides the other way round gives the same verdict.
 
 use crate::measure::metric::Metric;
 use crate::measure::spread::Spread;

@@ -57,7 +57,7 @@ impl TargetSpec {
     pub fn running(name: &str, url: &str) -> TargetSpec {
         TargetSpec {
             name: name.into(),
-            kind: TargetKind::Running { url: url.into(), pid: None },
+            kind: TargetKind::Running { url: url.into(), pid: None, process: None },
             path: "/".into(),
             metrics: None,
             series: Vec::new(),

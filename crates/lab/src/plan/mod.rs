@@ -106,8 +106,9 @@ pub struct TargetSpec {
 
 #[derive(Clone, Debug)]
 pub enum TargetKind {
-    /// Something already running at `url` (optionally a process to sample).
-    Running { url: String, pid: Option<u32> },
+    /// Something already running at `url` (optionally a process to sample: by its pid, with its
+    /// descendants, or every process of a name, such as nginx's master and workers).
+    Running { url: String, pid: Option<u32>, process: Option<String> },
     /// A command the lab starts before the steps, waits for, samples and stops after them.
     Command { url: String, start: Vec<String>, ready: Option<String>, dir: PathBuf },
     /// An origin simulator the lab embeds with this recipe, as the system under test.
@@ -392,7 +393,7 @@ impl Doc<'_> {
             let field = format!("targets.{name}");
             let t: RawTarget = value.try_into().map_err(|e: toml::de::Error| self.err(&field, e.message().trim()))?;
             let kind = match (t.url, t.origin, t.start) {
-                (Some(url), None, None) => TargetKind::Running { url, pid: t.pid },
+                (Some(url), None, None) => TargetKind::Running { url, pid: t.pid, process: t.process.clone() },
                 (Some(url), None, Some(start)) => {
                     if start.is_empty() {
                         return Err(self.err(&format!("{field}.start"), "an empty command"));

@@ -29,7 +29,12 @@ impl Doc<'_> {
                 ))
             }
         };
-        if process.is_some() && !matches!(how, Some(Profiler::Perf { .. })) {
+        // A running target's `process` names the processes to sample (and to profile, with
+        // profile = true); a started one's only those to profile.
+        if process.is_some()
+            && !matches!(how, Some(Profiler::Perf { .. }))
+            && !matches!(kind, TargetKind::Running { .. })
+        {
             return Err(
                 self.err(&format!("{field}.process"), "names the processes to profile: give profile = true too")
             );

@@ -78,7 +78,7 @@ pub(super) struct RawTarget {
     pub(super) root_certs: Option<OneOrMany<String>>,
     /// `true` (linux-perf) or a pprof URL.
     pub(super) profile: Option<toml::Value>,
-    /// Profile every process of this name (`nginx`).
+    /// Sample (and, with `profile = true`, profile) every process of this name (`nginx`).
     pub(super) process: Option<String>,
 }
 

@@ -144,6 +144,11 @@ fn rejections_name_file_line_and_field() {
             "\"b\" is not a target or a variant",
         ),
         (&format!("{base}[capacity]\nstart = 100\nmax = 50\n"), 7, "capacity.max: 50 is not above start"),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"srv\", \"{port}\"]\nprocess = \"srv\"\n[load]\nrate = 1\n",
+            1,
+            "targets.a.process: names the processes to profile: give profile = true too",
+        ),
         ("name = [1\n", 2, "invalid array; expected `]`"),
         ("", 0, "no [targets.NAME] table"),
     ] {
@@ -174,6 +179,18 @@ fn templates_in_headers_and_body_are_checked_and_read_from_the_plan_directory() 
             .to_string();
         assert!(e.contains(says), "{e}");
     }
+}
+
+#[test]
+fn a_running_target_may_name_the_processes_to_sample() {
+    let plan = parse(
+        "[targets.a]\nurl = \"http://127.0.0.1:1/\"\nprocess = \"nginx\"\n[load]\nrate = 1\n",
+        "plan.toml",
+        Path::new("."),
+    )
+    .unwrap();
+    assert!(matches!(&plan.targets[0].kind, TargetKind::Running { process: Some(p), pid: None, .. } if p == "nginx"));
+    assert!(plan.targets[0].profile.is_none());
 }
 
 #[test]

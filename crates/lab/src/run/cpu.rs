@@ -58,6 +58,42 @@ pub fn usage(pid: u32, tree: bool) -> Option<(u64, u64)> {
     Some((ns, rss))
 }
 
+/// Every process named `name` (its `comm`, as `ps` shows it), each on its own (a master and its
+/// workers share the name: counting trees would count the workers twice): their CPU ns and
+/// resident bytes; none when no process has the name.
+pub fn usage_named(name: &str) -> Option<(u64, u64)> {
+    let page = procfs::page_size();
+    let mut found = None;
+    for p in procfs::process::all_processes().ok()?.flatten() {
+        let Ok(st) = p.stat() else { continue };
+        if st.comm == name {
+            let ns = process_ns(st.pid).unwrap_or_else(|| ticks_ns(st.utime + st.stime));
+            let (total, rss) = found.unwrap_or((0, 0));
+            found = Some((total + ns, rss + st.rss * page));
+        }
+    }
+    found
+}
+
+/// Whose CPU is read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Watched {
+    /// A process, with its descendants when `true`.
+    Pid(u32, bool),
+    /// Every process of a name.
+    Named(String),
+}
+
+impl Watched {
+    /// CPU ns and resident bytes now.
+    pub fn usage(&self) -> Option<(u64, u64)> {
+        match self {
+            Watched::Pid(pid, tree) => usage(*pid, *tree),
+            Watched::Named(name) => usage_named(name),
+        }
+    }
+}
+
 /// What a set of processes had used at one moment.
 #[derive(Clone, Debug)]
 pub struct Reading {
@@ -67,9 +103,9 @@ pub struct Reading {
 }
 
 impl Reading {
-    /// Reads each (pid, tree) now.
-    pub fn now(pids: &[(u32, bool)]) -> Reading {
-        let ns = pids.iter().map(|&(pid, tree)| usage(pid, tree).map(|u| u.0)).collect();
+    /// Reads each now.
+    pub fn now(watched: &[Watched]) -> Reading {
+        let ns = watched.iter().map(|w| w.usage().map(|u| u.0)).collect();
         Reading { at: std::time::Instant::now(), ns }
     }
 
@@ -120,9 +156,10 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id();
-        let first = Reading::now(&[(pid, true), (pid, false)]);
+        let both = [Watched::Pid(pid, true), Watched::Pid(pid, false)];
+        let first = Reading::now(&both);
         std::thread::sleep(std::time::Duration::from_millis(900));
-        let second = Reading::now(&[(pid, true), (pid, false)]);
+        let second = Reading::now(&both);
         let _ = child.kill();
         let _ = child.wait();
         let used = first.until(&second);
@@ -132,5 +169,15 @@ mod tests {
         // its time is in the shell's cutime by the second reading.
         assert!(tree_s > 0.02 && tree_s < 0.5, "{used:?}");
         assert!(alone_s < 0.02, "{used:?}");
+    }
+
+    #[test]
+    fn processes_are_found_by_name() {
+        // This test binary's own name: at least this process, with its CPU and memory.
+        let me = procfs::process::Process::myself().unwrap().stat().unwrap().comm;
+        let mine = process_ns(std::process::id() as i32).unwrap();
+        let (ns, rss) = usage_named(&me).unwrap();
+        assert!(ns >= mine && rss > 0);
+        assert!(usage_named("no-such-process-name").is_none());
     }
 }

@@ -24,11 +24,24 @@ pub struct Source {
     /// Names the CSV file and the charts.
     pub name: String,
     pub pid: Option<u32>,
+    /// Without a pid: every process of this name (`nginx`), each on its own.
+    pub process: Option<String>,
     /// Count the process's descendants too (a started server and its workers).
     pub tree: bool,
     /// Prometheus endpoint and the series to keep (summed over their labels).
     pub metrics: Option<String>,
     pub series: Vec<String>,
+}
+
+impl Source {
+    /// How its CPU is read, if it has processes here.
+    pub fn watched(&self) -> Option<cpu::Watched> {
+        match (self.pid, &self.process) {
+            (Some(pid), _) => Some(cpu::Watched::Pid(pid, self.tree)),
+            (None, Some(name)) => Some(cpu::Watched::Named(name.clone())),
+            (None, None) => None,
+        }
+    }
 }
 
 /// One sample.
@@ -64,6 +77,7 @@ impl Sampler {
         sources.push(Source {
             name: "generator".into(),
             pid: Some(std::process::id()),
+            process: None,
             tree: false,
             metrics: None,
             series: Vec::new(),
@@ -102,8 +116,8 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
                 rss_mb: None,
                 series: BTreeMap::new(),
             };
-            if let Some(pid) = s.pid {
-                if let Some((ns, rss)) = cpu::usage(pid, s.tree) {
+            if let Some(watched) = s.watched() {
+                if let Some((ns, rss)) = watched.usage() {
                     row.rss_mb = Some(rss as f64 / (1 << 20) as f64);
                     if let Some((t0, ns0)) = last.get(&s.name) {
                         let secs = now.duration_since(*t0).as_secs_f64().max(1e-3);
@@ -215,8 +229,14 @@ mod tests {
             .args(["-c", "timeout 3 sh -c 'while :; do :; done'; true"])
             .spawn()
             .unwrap();
-        let source =
-            |name: &str, tree| Source { name: name.into(), pid: Some(child.id()), tree, metrics: None, series: vec![] };
+        let source = |name: &str, tree| Source {
+            name: name.into(),
+            pid: Some(child.id()),
+            process: None,
+            tree,
+            metrics: None,
+            series: vec![],
+        };
         // The same shell sampled alone, as the generator is (its started targets are children).
         let sampler = Sampler::start(vec![source("spinner", true), source("shell alone", false)], Instant::now());
         std::thread::sleep(Duration::from_millis(2600));

@@ -240,6 +240,12 @@ fn a_running_target_is_profiled_by_its_process_name() {
     assert_eq!((code, code2), (0, 0), "{}", none["findings"]);
     let s = &lab["steps"][0];
     assert!(cost(s, "main.burnBeta") > 0.5 * s["profile"]["us_per_request"].as_f64().unwrap(), "{s}");
+    // The process named is sampled too: its CPU per request from its CPU clock, over the counted
+    // part, of the order the profile saw.
+    let cpu_s = s["target_cpu_s"].as_f64().unwrap();
+    let per_request = cpu_s * 1e6 / s["numbers"]["successes"].as_f64().unwrap();
+    let profiled = s["profile"]["us_per_request"].as_f64().unwrap();
+    assert!(per_request > 0.5 * profiled && per_request < 3.0 * profiled, "{per_request} against {profiled}: {s}");
     let why = none["steps"][0]["profile_missing"].as_str().unwrap();
     assert!(why.contains("no process named \"nosuchprocess\" is running"), "{why}");
 }
