@@ -146,7 +146,7 @@ fn rejections_name_file_line_and_field() {
         (&format!("{base}[capacity]\nstart = 100\nmax = 50\n"), 7, "capacity.max: 50 is not above start"),
         (
             "[targets.a]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"srv\", \"{port}\"]\nprocess = \"srv\"\n[load]\nrate = 1\n",
-            1,
+            4,
             "targets.a.process: names the processes to profile: give profile = true too",
         ),
         ("name = [1\n", 2, "invalid array; expected `]`"),
