@@ -228,9 +228,14 @@ fn execute(
         Some(spec) => runtime.block_on(record(spec, plan, &lab, out)),
         None => Ok(()),
     };
-    let verdict = verdict(&lab, shutdown.signalled())
-        .and_then(|()| baseline.map_or(Ok(()), |o| crate::compare_verdict(&o)))
-        .and(recorded);
+    let verdict =
+        verdict(&lab, shutdown.signalled()).and_then(|()| baseline.map_or(Ok(()), |o| crate::compare_verdict(&o)));
+    // The exit is the lab's own verdict first; what the history said (or why it could not take
+    // the lab) is never left unsaid behind it.
+    if let (Err(_), Err(e)) = (&verdict, &recorded) {
+        eprintln!("loadlab: {e}");
+    }
+    let verdict = verdict.and(recorded);
     shutdown.outcome(verdict)
 }
 
@@ -238,10 +243,11 @@ fn execute(
 /// level of its series. A history that cannot be opened fails the lab (exit 2): a CI job that
 /// asked for a record must not pass without one.
 async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Result<()> {
-    let mut h = history::History::open(spec).await.map_err(|e| bad(e.to_string()))?;
+    let not_recorded = |e: history::HistoryError| bad(format!("the lab was not recorded: {e}"));
+    let mut h = history::History::open(spec).await.map_err(not_recorded)?;
     let provenance = history::provenance_of(lab, &Default::default());
     let entry = history::entry(lab, out, &provenance);
-    let id = match h.add(&entry).await.map_err(|e| bad(e.to_string()))? {
+    let id = match h.add(&entry).await.map_err(not_recorded)? {
         history::Added::New(id) => id,
         history::Added::Already => {
             return Err(bad(format!("{}: this lab is in the history already", history::shown(spec))))

@@ -152,3 +152,36 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no history: give --history FILE"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_lab_that_fails_its_slo_still_says_the_history_did_not_take_it() {
+    let d = tempdir("history-unusable");
+    std::fs::write(
+        d.join("svc.json"),
+        r#"{"route": "/*", "body": "x", "stages": [{"at": 0, "status": 200, "latency": "10ms"}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("plan.toml"),
+        "name = \"api\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 20\nduration = \"1s\"\nwarmup = \"200ms\"\n\
+         [slo]\np50 = \"< 1ms\"\n",
+    )
+    .unwrap();
+    // Not a database: the SLO's failure is the exit, and the lost record is said beside it.
+    let db = d.join("history.db");
+    std::fs::write(&db, "this is not a database, and it is long enough to have a header of its own\n".repeat(20))
+        .unwrap();
+    let o = loadlab()
+        .args(["lab", "run"])
+        .arg(d.join("plan.toml"))
+        .arg("--out")
+        .arg(d.join("out"))
+        .arg("--history")
+        .arg(&db)
+        .env_remove("LOADLAB_HISTORY")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("SLO failed") && err.contains("the lab was not recorded: history"), "{err}");
+}
