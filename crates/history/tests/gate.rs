@@ -3,7 +3,8 @@
 //! request rises (power, by the first and by the fifth slower lab). The series are drawn with
 //! the lab-to-lab spreads measured on real services (docs/DECISIONS.md, "A gate that catches a
 //! real regression"); the figures there come from `cargo test --release -p history --test gate
-//! -- --ignored --nocapture`, and real runs (bench/gate.sh) confirm them.
+//! -- --ignored --nocapture`, and real runs (bench/gate.sh) confirm them (`real_histories`
+//! replays them with this build's rules). GATE_WHY=1 prints why each failing check failed.
 
 use history::{Checked, Entry, Rules, Settings, Step, Stored};
 use rand::rngs::StdRng;
