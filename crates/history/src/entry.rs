@@ -11,15 +11,7 @@ use serde::Serialize;
 /// The step figures a history keeps (as `lab compare` compares them, with p90), by the names
 /// `history show --metric` takes. A profiled step adds `fn:NAME` for each of its top functions:
 /// µs of the function's own CPU per successful request.
-pub const RECORDED: [Metric; 7] = [
-    Metric::Throughput,
-    Metric::P50,
-    Metric::P90,
-    Metric::P99,
-    Metric::Success,
-    Metric::TargetCpu,
-    Metric::GeneratorCpu,
-];
+pub const RECORDED: [Metric; 7] = lab::HISTORY_GATED;
 
 /// The prefix of a profiled function's series.
 pub const FUNCTION: &str = "fn:";

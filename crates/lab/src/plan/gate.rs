@@ -15,7 +15,8 @@ pub struct Gate {
     pub limit_pct: f64,
 }
 
-/// The metrics a history records and can gate: those `lab compare` compares, and p90.
+/// The metrics a history records (`history::RECORDED`) and can gate: those `lab compare`
+/// compares, and p90.
 pub const HISTORY_GATED: [Metric; 7] = [
     Metric::Throughput,
     Metric::P50,
