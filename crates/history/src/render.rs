@@ -10,7 +10,7 @@ use report::page::{esc, shell};
 
 use crate::changes::{ChangePoint, Settings};
 use crate::check::{Checked, HeldTo, Outcome, LEVEL};
-use crate::series::{Point, Series};
+use crate::series::{md_cell, plain, Point, Series};
 
 /// A value of `metric` as people write it: `12.3ms`, `99.90%`, `1200.0/s`, `38.1µs/req`.
 fn show(metric: &str, v: f64) -> String {
@@ -114,7 +114,7 @@ pub fn show_text(series: &[Series], settings: &Settings) -> String {
                 i + 1,
                 when(p.started_unix_s),
                 p.short_commit(),
-                p.branch.as_deref().unwrap_or("-"),
+                p.branch_text(),
                 show(&s.key.metric, p.value)
             );
         }
@@ -222,7 +222,13 @@ pub fn markdown(series: &[Series], settings: &Settings) -> String {
     let mut out = String::from("# History\n\n");
     let _ = writeln!(out, "{}.\n", settings_text(settings));
     for s in series {
-        let _ = writeln!(out, "## {}\n\nMachine `{}`: {}.\n", s.key.text(), s.key.machine, s.machine_text);
+        let _ = writeln!(
+            out,
+            "## {}\n\nMachine `{}`: {}.\n",
+            md_cell(&s.key.text()),
+            s.key.machine,
+            md_cell(&s.machine_text)
+        );
         if s.changes.is_empty() {
             out.push_str("No change point.\n\n");
         }
@@ -240,8 +246,8 @@ pub fn markdown(series: &[Series], settings: &Settings) -> String {
                 "| {} | {} | `{}` | {} | {}{mark} |",
                 i + 1,
                 when(p.started_unix_s),
-                p.short_commit(),
-                p.branch.as_deref().unwrap_or("-"),
+                md_cell(&p.short_commit()),
+                md_cell(&p.branch_text()),
                 show(&s.key.metric, p.value)
             );
         }
@@ -327,12 +333,14 @@ pub fn html(series: &[Series], settings: &Settings) -> String {
 /// to, a regression it still carries (with where it began), a pending change past the gate.
 pub fn check_text(c: &Checked) -> String {
     let mut out = String::new();
-    let commit = c.commit.as_deref().unwrap_or("no commit");
+    let commit = c.commit.as_deref().map_or_else(|| "no commit".to_owned(), plain);
     let _ = writeln!(out, "history check of {} ({commit}), lab {}:", c.plan, c.path);
     if c.default_gates {
         let _ = writeln!(out, "  gates: {} (the default: --fail-on or [history] fail_on to choose)", c.gates.join(","));
     }
-    let short = |c: &Option<String>| c.as_deref().map_or_else(|| "-".to_owned(), |c| c.chars().take(10).collect());
+    let short = |c: &Option<String>| {
+        c.as_deref().map_or_else(|| "-".to_owned(), |c| plain(&c.chars().take(10).collect::<String>()))
+    };
     for j in &c.judged {
         let verdict = match (&j.outcome, &j.regression) {
             (Outcome::Worse, Some(_)) if j.past_level => "WORSE (and a regression not accepted)".to_owned(),

@@ -51,10 +51,27 @@ pub struct Point {
 }
 
 impl Point {
-    /// The commit's first 10 characters, or `-`.
+    /// The commit's first 10 characters, or `-`, with no control character.
     pub fn short_commit(&self) -> String {
-        self.commit.as_deref().map_or_else(|| "-".into(), |c| c.chars().take(10).collect())
+        self.commit.as_deref().map_or_else(|| "-".into(), |c| plain(&c.chars().take(10).collect::<String>()))
     }
+
+    /// The branch as a terminal may show it, or `-`.
+    pub fn branch_text(&self) -> String {
+        self.branch.as_deref().map_or_else(|| "-".into(), plain)
+    }
+}
+
+/// `s` with each control character (an ANSI escape, a newline) as `?`: a commit or a branch name
+/// is whatever CI was given, and a terminal or a table must not act on it.
+pub fn plain(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
+
+/// `s` for a cell of a Markdown table: plain, with `|`, `<` and `>` that cannot end the cell or
+/// open a tag.
+pub fn md_cell(s: &str) -> String {
+    plain(s).replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -187,4 +204,25 @@ pub fn series(labs: &[Stored], query: &Query, settings: &Settings) -> Vec<Series
             Series { key, machine_text, points, changes, accepted }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_ci_cannot_drive_a_terminal_or_break_a_table() {
+        assert_eq!(plain("main\u{1b}[2J\nx"), "main?[2J?x");
+        assert_eq!(md_cell("<img src=x onerror=alert(1)>|a"), "&lt;img src=x onerror=alert(1)&gt;\\|a");
+        let p = Point {
+            lab: 1,
+            started_unix_s: 0,
+            commit: Some("c0ffee\u{1b}[31mred".into()),
+            branch: Some("feat\nnext".into()),
+            path: String::new(),
+            value: 1.0,
+            repeats: 1,
+        };
+        assert_eq!((p.short_commit(), p.branch_text()), ("c0ffee?[31".to_owned(), "feat?next".to_owned()));
+    }
 }

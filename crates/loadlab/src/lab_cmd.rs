@@ -116,12 +116,17 @@ fn calibration(path: &Path) -> anyhow::Result<(lab::Calibration, String)> {
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
     let plan = lab::load_plan(&a.plan).map_err(|e| bad(e.to_string()))?;
+    let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
+    if let Some(spec) = &history {
+        // A history that cannot take the lab is said before the lab runs, not after.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(history::History::open(spec)).map_err(|e| bad(format!("{e} (nothing was run)")))?;
+    }
     let stem = a.plan.file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
     let out = lab::out_dir(a.out.as_deref(), &stem, a.guard.force).map_err(bad)?;
     let given = a.commit.given().map_err(bad)?;
     let folder = a.plan.parent().map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf);
     let provenance = lab::Provenance::gather(&given, &folder);
-    let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
     execute(&plan, &out, a.quick, &a.guard, &a.live, Some(provenance), history, &watch()?)
 }
 

@@ -167,10 +167,39 @@ fn a_lab_that_fails_its_slo_still_says_the_history_did_not_take_it() {
          [slo]\np50 = \"< 1ms\"\n",
     )
     .unwrap();
-    // Not a database: the SLO's failure is the exit, and the lost record is said beside it.
+    // Not a database: said before the lab runs (exit 2, nothing run).
     let db = d.join("history.db");
     std::fs::write(&db, "this is not a database, and it is long enough to have a header of its own\n".repeat(20))
         .unwrap();
+    let o = loadlab()
+        .args(["lab", "run"])
+        .arg(d.join("plan.toml"))
+        .arg("--out")
+        .arg(d.join("early"))
+        .arg("--history")
+        .arg(&db)
+        .env_remove("LOADLAB_HISTORY")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("(nothing was run)") && !d.join("early/lab.json").exists(), "{err}");
+    // Unusable only by the time the lab ends (replaced while it ran): the SLO's failure is the
+    // exit, and the lost record is said beside it.
+    let good = d.join("good.db");
+    let swap = std::thread::spawn({
+        let (good, db) = (good.clone(), db.clone());
+        move || {
+            // The lab opens the history first, creating it; it is then replaced by junk.
+            let t = std::time::Instant::now();
+            while !good.exists() && t.elapsed() < std::time::Duration::from_secs(30) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::fs::copy(&db, &good).unwrap();
+        }
+    });
+    let db = good;
     let o = loadlab()
         .args(["lab", "run"])
         .arg(d.join("plan.toml"))
@@ -181,6 +210,7 @@ fn a_lab_that_fails_its_slo_still_says_the_history_did_not_take_it() {
         .env_remove("LOADLAB_HISTORY")
         .output()
         .unwrap();
+    swap.join().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("SLO failed") && err.contains("the lab was not recorded: history"), "{err}");
