@@ -113,11 +113,17 @@ impl History {
     }
 
     /// The history at `spec`: a `postgres://` (or `postgresql://`) URL, else an SQLite file,
-    /// created with its tables on first use.
+    /// created with its tables on first use. A server that does not answer is given up on
+    /// ([`CONNECT`] to connect, [`ANSWER`] in all), not waited for.
     pub async fn open(spec: &str) -> Result<History, HistoryError> {
+        within(ANSWER, &format!("history {}: opening it", shown(spec)), History::open_now(spec)).await
+    }
+
+    async fn open_now(spec: &str) -> Result<History, HistoryError> {
         let h = if is_postgres(spec) {
+            let connect = async { tokio_postgres::connect(spec, tokio_postgres::NoTls).await.map_err(postgres_error) };
             let (client, connection) =
-                tokio_postgres::connect(spec, tokio_postgres::NoTls).await.map_err(postgres_error)?;
+                within(CONNECT, &format!("history {}: connecting", shown(spec)), connect).await?;
             tokio::spawn(async move {
                 let _ = connection.await;
             });
@@ -177,6 +183,10 @@ impl History {
 
     /// Adds a lab with its steps, in one transaction.
     pub async fn add(&mut self, e: &Entry) -> Result<Added, HistoryError> {
+        within(ANSWER, "history: adding the lab", self.add_now(e)).await
+    }
+
+    async fn add_now(&mut self, e: &Entry) -> Result<Added, HistoryError> {
         let recorded = chrono::Utc::now().timestamp();
         let quick = i64::from(e.quick);
         let measurement = i64::from(e.measurement);
@@ -262,6 +272,10 @@ impl History {
 
     /// Records that a change was accepted.
     pub async fn accept(&mut self, a: &Acceptance) -> Result<(), HistoryError> {
+        within(ANSWER, "history: recording the acceptance", self.accept_now(a)).await
+    }
+
+    async fn accept_now(&mut self, a: &Acceptance) -> Result<(), HistoryError> {
         match self {
             History::Sqlite(c) => c
                 .execute(INSERT_ACCEPTED, rusqlite::params![a.commit, a.plan, a.metric, a.reason, a.who, a.at_unix_s])
@@ -277,6 +291,10 @@ impl History {
 
     /// Every acceptance, oldest first.
     pub async fn acceptances(&self) -> Result<Vec<Acceptance>, HistoryError> {
+        within(ANSWER, "history: reading the acceptances", self.acceptances_now()).await
+    }
+
+    async fn acceptances_now(&self) -> Result<Vec<Acceptance>, HistoryError> {
         match self {
             History::Sqlite(c) => sqlite_all(c, SELECT_ACCEPTED, |r| acceptance_of(r)),
             History::Postgres(c) => {
@@ -287,6 +305,10 @@ impl History {
 
     /// Every lab in the history with its steps and figures, oldest first.
     pub async fn labs(&self) -> Result<Vec<Stored>, HistoryError> {
+        within(ANSWER, "history: reading the labs", self.labs_now()).await
+    }
+
+    async fn labs_now(&self) -> Result<Vec<Stored>, HistoryError> {
         let (labs, steps, figures) = match self {
             History::Sqlite(c) => (
                 sqlite_all(c, SELECT_LABS, |r| lab_of(r))?,
@@ -321,6 +343,24 @@ impl History {
         }
         Ok(out)
     }
+}
+
+/// How long connecting to a PostgreSQL history may take.
+pub const CONNECT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long any one call on a history may take (opening it included): a server that accepts
+/// and never answers is an error, not a CI job that hangs until it is killed.
+pub const ANSWER: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `f`, or an error naming `what` when it has not answered within `limit`.
+async fn within<T>(
+    limit: std::time::Duration,
+    what: &str,
+    f: impl std::future::Future<Output = Result<T, HistoryError>>,
+) -> Result<T, HistoryError> {
+    tokio::time::timeout(limit, f)
+        .await
+        .unwrap_or_else(|_| Err(HistoryError(format!("{what}: no answer in {} s", limit.as_secs()))))
 }
 
 fn is_postgres(spec: &str) -> bool {

@@ -215,3 +215,26 @@ fn a_lab_that_fails_its_slo_still_says_the_history_did_not_take_it() {
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("SLO failed") && err.contains("the lab was not recorded: history"), "{err}");
 }
+
+#[test]
+fn a_postgres_history_that_never_answers_is_given_up_on_and_its_password_never_shown() {
+    // A server that accepts connections and says nothing, held open until the test ends.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let started = std::time::Instant::now();
+    let o = loadlab()
+        .args(["history", "show", "--history", &format!("postgres://ci:s3cret@127.0.0.1:{port}/labs")])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("postgres://ci:***@127.0.0.1") && err.contains("connecting: no answer in 10 s"), "{err}");
+    assert!(!err.contains("s3cret"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(50), "{:?}", started.elapsed());
+}
