@@ -5,6 +5,9 @@
 use crate::accept::Acceptance;
 use crate::entry::Entry;
 
+/// The advisory lock a PostgreSQL history's tables are created under ("loadlab" in ASCII).
+const SCHEMA_LOCK: i64 = 0x6c6f_6164_6c61_62;
+
 /// The schema's version, kept in the database: a history written by a later loadlab is refused,
 /// an earlier one is brought up to this one. 2: the `accepted` table (`history accept`).
 const SCHEMA: i64 = 2;
@@ -122,14 +125,19 @@ impl History {
     async fn open_now(spec: &str) -> Result<History, HistoryError> {
         let h = if is_postgres(spec) {
             let connect = async { tokio_postgres::connect(spec, tokio_postgres::NoTls).await.map_err(postgres_error) };
-            let (client, connection) =
+            let (mut client, connection) =
                 within(CONNECT, &format!("history {}: connecting", shown(spec)), connect).await?;
             tokio::spawn(async move {
                 let _ = connection.await;
             });
+            // Two first uses at once would both create the tables (and one fail on a duplicate
+            // key in pg_type): under a transaction's advisory lock, one creates, the other finds.
+            let tx = client.transaction().await.map_err(postgres_error)?;
+            tx.query("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK]).await.map_err(postgres_error)?;
             for t in tables("BIGSERIAL PRIMARY KEY") {
-                client.batch_execute(&t).await.map_err(postgres_error)?;
+                tx.batch_execute(&t).await.map_err(postgres_error)?;
             }
+            tx.commit().await.map_err(postgres_error)?;
             History::Postgres(client)
         } else {
             let path = std::path::Path::new(spec);

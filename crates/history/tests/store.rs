@@ -269,6 +269,18 @@ async fn a_postgres_history_holds_the_same_and_says_why_it_cannot_connect() {
             Err(e) => panic!("{e}"),
         }
     };
+    // Four first uses of an empty database at once: every one opens it, and every lab is kept.
+    let (client, connection) = tokio_postgres::connect(&pg.url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    client.batch_execute("CREATE DATABASE race").await.unwrap();
+    let race = pg.url.replace("/postgres", "/race");
+    let opened = tokio::join!(History::open(&race), History::open(&race), History::open(&race), History::open(&race));
+    let mut writers = [opened.0.unwrap(), opened.1.unwrap(), opened.2.unwrap(), opened.3.unwrap()];
+    let all = labs();
+    for (w, lab) in writers.iter_mut().zip(&all) {
+        assert!(matches!(w.add(lab).await.unwrap(), Added::New(_)));
+    }
+    assert_eq!(writers[0].labs().await.unwrap().len(), 4);
     exercise(h).await;
     let again = History::open(&pg.url).await.unwrap();
     assert_eq!(again.labs().await.unwrap().len(), 15);
