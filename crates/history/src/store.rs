@@ -6,7 +6,7 @@ use crate::accept::Acceptance;
 use crate::entry::Entry;
 
 /// The advisory lock a PostgreSQL history's tables are created under ("loadlab" in ASCII).
-const SCHEMA_LOCK: i64 = 0x6c6f_6164_6c61_62;
+const SCHEMA_LOCK: i64 = 0x006c_6f61_646c_6162;
 
 /// The schema's version, kept in the database: a history written by a later loadlab is refused,
 /// an earlier one is brought up to this one. 2: the `accepted` table (`history accept`).
