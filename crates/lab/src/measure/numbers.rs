@@ -192,7 +192,8 @@ pub struct Numbers {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accept_waits: Option<String>,
     /// From each request's actual send to its end (latency less the generator's lag): what the
-    /// target took, whatever the generator did before the send ([`crate::measure::verdict::uncounted`]).
+    /// target took, whatever the generator did before the send (which the counting rule of the
+    /// `verdict` module reads).
     /// A generator that stalls also reads late the answers in flight: those requests (at most
     /// the peak in flight per stall) are left out, the slowest first. Its mean is not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
