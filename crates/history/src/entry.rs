@@ -19,6 +19,8 @@ pub const FUNCTION: &str = "fn:";
 /// One lab in a history.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Entry {
+    /// The lab's identity in a history ([`uid`]): adding its folder again adds nothing.
+    pub uid: String,
     pub plan: String,
     pub started_unix_s: i64,
     pub commit: Option<String>,
@@ -95,7 +97,9 @@ pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
             }
         })
         .collect();
+    let machine = provenance.machine.fingerprint();
     Entry {
+        uid: uid(lab.id.as_deref(), &lab.name, lab.started_unix_s as i64, &machine),
         plan: lab.name.clone(),
         started_unix_s: lab.started_unix_s as i64,
         commit: provenance.commit.clone(),
@@ -103,11 +107,21 @@ pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
         tags: serde_json::to_string(&provenance.tags).unwrap_or_else(|_| "{}".into()),
         loadlab: provenance.loadlab.clone(),
         measurement: provenance.measurement,
-        machine: provenance.machine.fingerprint(),
+        machine,
         machine_text: provenance.machine.text(),
         path: dir.display().to_string(),
         quick: lab.quick,
         steps,
+    }
+}
+
+/// A lab's identity in a history: the id it drew when it started, or, for a lab.json written
+/// before labs had one, its plan, start second and machine (the key such labs were stored by,
+/// which a history of an earlier schema is given when it is brought up to date).
+pub fn uid(id: Option<&str>, plan: &str, started_unix_s: i64, machine: &str) -> String {
+    match id {
+        Some(id) => id.to_owned(),
+        None => format!("key:{plan}|{started_unix_s}|{machine}"),
     }
 }
 

@@ -26,10 +26,10 @@ pub use check::{
     check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL,
     OUTLIER_MADS, OUTLIER_SHARE, TRIM,
 };
-pub use entry::{entry, provenance_of, Entry, Step, FUNCTION, RECORDED};
+pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
 pub use render::{check_text, csv, html, json, list_text, markdown, show_text};
 pub use series::{series, Key, Point, Query, Series};
-pub use store::{locate, shown, Added, History, HistoryError, Stored};
+pub use store::{locate, shown, stop_waiting, tables_of_schema_2, Added, History, HistoryError, Stored, SCHEMA};
 
 /// Where a history is when none is given: the `LOADLAB_HISTORY` environment variable.
 pub const ENV: &str = "LOADLAB_HISTORY";

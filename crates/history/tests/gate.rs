@@ -64,6 +64,7 @@ fn entry(i: usize, values: &[(String, f64)]) -> Stored {
         values: values.to_vec(),
     };
     let e = Entry {
+        uid: format!("lab-{i}"),
         plan: "api".into(),
         started_unix_s: 1_790_000_000 + i as i64 * 600,
         commit: Some(format!("c{i:02}")),

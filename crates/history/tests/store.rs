@@ -40,6 +40,7 @@ fn labs() -> Vec<Entry> {
                 ..counted.clone()
             };
             Entry {
+                uid: format!("lab-{i}"),
                 plan: "api".into(),
                 started_unix_s: 1_790_000_000 + i as i64 * 3600,
                 commit: Some(format!("{i:02}aaaaaaaaaaaaaaa")),
@@ -64,10 +65,10 @@ async fn exercise(mut h: History) {
     for e in &all[..11] {
         match h.add(e).await.unwrap() {
             Added::New(id) => ids.push(id),
-            Added::Already => panic!("new lab refused"),
+            Added::Already(_) => panic!("new lab refused"),
         }
     }
-    assert_eq!(h.add(&all[3]).await.unwrap(), Added::Already, "a lab added twice is kept once");
+    assert_eq!(h.add(&all[3]).await.unwrap(), Added::Already(ids[3]), "a lab added twice is kept once");
     // Read back as written.
     let stored = h.labs().await.unwrap();
     assert_eq!(stored.len(), 11);
@@ -125,6 +126,7 @@ async fn exercise(mut h: History) {
     assert_eq!(checked.worse().count(), 0, "{text}");
     assert!(text.contains("accepted by ana on 2026-09-22: \"zstd replaced gzip\""), "{text}");
     let mut worse = all[11].clone();
+    worse.uid = "worse".into();
     worse.started_unix_s += 3600;
     // +80% against the accepted level: past the gate and the p99 floor (25% and 5 ms, 63% of
     // 13 ms; the level has 5 labs, its own spread from 5).
@@ -141,6 +143,7 @@ async fn exercise(mut h: History) {
     let mut id = 0;
     for rerun in 1..=2 {
         let mut again = worse.clone();
+        again.uid = format!("rerun-{rerun}");
         again.started_unix_s += 600 * rerun;
         let Added::New(new) = h.add(&again).await.unwrap() else { panic!() };
         id = new;
@@ -164,6 +167,42 @@ async fn exercise(mut h: History) {
     assert!(html.contains("<svg") && html.contains("labs/6/report.html"), "links to the labs either side");
 }
 
+/// A lab of schema 2's layout (the key plan + start second + machine), with one step.
+const OLD_LAB: [&str; 3] = [
+    "INSERT INTO labs (id, plan, started_unix_s, commit_sha, branch, tags, loadlab, measurement, machine, \
+     machine_text, path, quick, recorded_unix_s) VALUES (1, 'api', 1790000000, 'c0', 'main', '{}', '0.1.0', 2, \
+     'm', 'test', 'labs/old', 0, 1790000100)",
+    "INSERT INTO steps (lab_id, step, target, load_key, label, repeat_no, not_counted) \
+     VALUES (1, '01-r400', 'svc', '{\"rate\":400.0}', '400/s', 0, NULL)",
+    "INSERT INTO figures (lab_id, step, metric, value) VALUES (1, '01-r400', 'p99', 10.5)",
+];
+
+/// A history written by the previous schema, opened by this loadlab: its lab is kept, found
+/// again by the identity its folder gives, and a lab started in the same second is a new one.
+async fn an_old_history_is_brought_up_to_date(mut h: History) {
+    let stored = h.labs().await.unwrap();
+    assert_eq!(stored.len(), 1);
+    let (id, old) = &stored[0];
+    assert_eq!((old.uid.as_str(), old.path.as_str()), ("key:api|1790000000|m", "labs/old"));
+    assert_eq!(old.steps[0].values, vec![("p99".to_owned(), 10.5)]);
+    let mut again = labs()[0].clone();
+    (again.started_unix_s, again.machine, again.uid) =
+        (1_790_000_000, "m".into(), history::uid(None, "api", 1_790_000_000, "m"));
+    assert_eq!(h.add(&again).await.unwrap(), Added::Already(*id));
+    again.uid = "9a7c-new".into();
+    assert!(matches!(h.add(&again).await.unwrap(), Added::New(_)), "the same second, another lab");
+    assert_eq!(h.labs().await.unwrap().len(), 2);
+}
+
+/// Two labs of one plan started in the same second on one machine (two CI jobs on one runner),
+/// from four writers at once: every one is kept.
+fn same_second(writer: usize, n: usize) -> Entry {
+    let mut e = labs()[0].clone();
+    e.uid = format!("w{writer}-{n}");
+    e.path = format!("labs/w{writer}-{n}");
+    e
+}
+
 #[tokio::test]
 async fn an_sqlite_history_is_created_on_first_use_and_read_back() {
     let dir = std::env::temp_dir().join(format!("loadlab-history-{}", std::process::id()));
@@ -171,6 +210,36 @@ async fn an_sqlite_history_is_created_on_first_use_and_read_back() {
     let file = dir.join("history.db");
     let _ = std::fs::remove_file(&file);
     exercise(History::open(file.to_str().unwrap()).await.unwrap()).await;
+    // Four writers on one new file at once (the first use among them), 25 labs each.
+    let shared = dir.join("shared.db");
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let shared = shared.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                rt.block_on(async {
+                    let mut h = History::open(shared.to_str().unwrap()).await.unwrap();
+                    for n in 0..25 {
+                        assert!(matches!(h.add(&same_second(w, n)).await.unwrap(), Added::New(_)));
+                    }
+                })
+            })
+        })
+        .collect();
+    writers.into_iter().for_each(|w| w.join().unwrap());
+    assert_eq!(History::open(shared.to_str().unwrap()).await.unwrap().labs().await.unwrap().len(), 100);
+    // Schema 2's file: upgraded when opened; a later schema's: refused, naming both.
+    let old = dir.join("schema2.db");
+    {
+        let c = rusqlite::Connection::open(&old).unwrap();
+        for t in history::tables_of_schema_2("INTEGER PRIMARY KEY").iter().map(String::as_str).chain(OLD_LAB) {
+            c.execute_batch(t).unwrap();
+        }
+    }
+    an_old_history_is_brought_up_to_date(History::open(old.to_str().unwrap()).await.unwrap()).await;
+    rusqlite::Connection::open(&old).unwrap().execute_batch("UPDATE loadlab_schema SET version = 99").unwrap();
+    let e = History::open(old.to_str().unwrap()).await.err().unwrap().to_string();
+    assert!(e.contains("schema2.db: written by a loadlab with schema 99; this one reads schema 3"), "{e}");
     // Reopened, it holds what it held.
     let again = History::open(file.to_str().unwrap()).await.unwrap();
     assert_eq!(again.labs().await.unwrap().len(), 15);
@@ -275,12 +344,37 @@ async fn a_postgres_history_holds_the_same_and_says_why_it_cannot_connect() {
     client.batch_execute("CREATE DATABASE race").await.unwrap();
     let race = pg.url.replace("/postgres", "/race");
     let opened = tokio::join!(History::open(&race), History::open(&race), History::open(&race), History::open(&race));
-    let mut writers = [opened.0.unwrap(), opened.1.unwrap(), opened.2.unwrap(), opened.3.unwrap()];
-    let all = labs();
-    for (w, lab) in writers.iter_mut().zip(&all) {
-        assert!(matches!(w.add(lab).await.unwrap(), Added::New(_)));
+    let writers = [opened.0.unwrap(), opened.1.unwrap(), opened.2.unwrap(), opened.3.unwrap()];
+    let adds: Vec<_> = writers
+        .into_iter()
+        .enumerate()
+        .map(|(w, mut h)| {
+            tokio::spawn(async move {
+                for n in 0..25 {
+                    assert!(matches!(h.add(&same_second(w, n)).await.unwrap(), Added::New(_)));
+                }
+                h
+            })
+        })
+        .collect();
+    let mut last = None;
+    for a in adds {
+        last = Some(a.await.unwrap());
     }
-    assert_eq!(writers[0].labs().await.unwrap().len(), 4);
+    assert_eq!(last.unwrap().labs().await.unwrap().len(), 100, "every lab of four writers at once");
+    // Schema 2's database: upgraded when opened.
+    client.batch_execute("CREATE DATABASE old").await.unwrap();
+    let old = pg.url.replace("/postgres", "/old");
+    {
+        let (c, connection) = tokio_postgres::connect(&old, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        let mut all = history::tables_of_schema_2("BIGSERIAL PRIMARY KEY");
+        all.extend(OLD_LAB.map(str::to_owned));
+        for t in all {
+            c.batch_execute(&t).await.unwrap();
+        }
+    }
+    an_old_history_is_brought_up_to_date(History::open(&old).await.unwrap()).await;
     exercise(h).await;
     let again = History::open(&pg.url).await.unwrap();
     assert_eq!(again.labs().await.unwrap().len(), 15);

@@ -78,6 +78,7 @@ pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<
     let not_run = matrix.steps.iter().filter(|s| !steps.iter().any(|r| r.id == s.id)).map(|s| s.id.clone()).collect();
     Ok(Lab {
         format: crate::record::FORMAT,
+        id: Some(uuid::Uuid::new_v4().to_string()),
         name: plan.name.clone(),
         question: plan.question.clone(),
         started_unix_s,

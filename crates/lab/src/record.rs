@@ -48,6 +48,10 @@ impl TargetDeath {
 pub struct Lab {
     /// The layout of lab.json ([`FORMAT`]): a reader refuses another.
     pub format: u32,
+    /// The lab's own identity, drawn at random when it starts: two labs of one plan started in
+    /// the same second are still two labs in a history (none in a lab.json written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub name: String,
     pub question: String,
     pub started_unix_s: u64,

@@ -29,7 +29,9 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                     .await;
                     match added {
                         Ok((Added::New(id), dir)) => eprintln!("loadlab: added {} as lab {id}", dir.display()),
-                        Ok((Added::Already, dir)) => eprintln!("loadlab: {} is in the history already", dir.display()),
+                        Ok((Added::Already(id), dir)) => {
+                            eprintln!("loadlab: {} is in the history already, as lab {id}", dir.display());
+                        }
                         Err(e) => {
                             refused += 1;
                             eprintln!("loadlab: {}: not added: {e}", path.display());
@@ -160,14 +162,9 @@ fn read_lab(path: &Path) -> anyhow::Result<(lab::Lab, std::path::PathBuf)> {
 
 /// The lab's key in the history, adding it first if it is not there.
 async fn lab_id(h: &mut History, entry: &history::Entry) -> anyhow::Result<i64> {
-    if let Added::New(id) = h.add(entry).await.map_err(|e| bad(e.to_string()))? {
-        return Ok(id);
+    match h.add(entry).await.map_err(|e| bad(e.to_string()))? {
+        Added::New(id) | Added::Already(id) => Ok(id),
     }
-    let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
-    labs.iter()
-        .find(|(_, e)| e.plan == entry.plan && e.started_unix_s == entry.started_unix_s && e.machine == entry.machine)
-        .map(|(id, _)| *id)
-        .ok_or_else(|| bad("the lab is in the history under another key"))
 }
 
 fn query(s: &SeriesArgs) -> history::Query {

@@ -120,7 +120,8 @@ fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
     if let Some(spec) = &history {
         // A history that cannot take the lab is said before the lab runs, not after.
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        runtime.block_on(history::History::open(spec)).map_err(|e| bad(format!("{e} (nothing was run)")))?;
+        let usable = async { history::History::open(spec).await?.check_writable().await };
+        runtime.block_on(usable).map_err(|e| bad(format!("{e} (nothing was run)")))?;
     }
     let stem = a.plan.file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
     let out = lab::out_dir(a.out.as_deref(), &stem, a.guard.force).map_err(bad)?;
@@ -230,7 +231,26 @@ fn execute(
     }
     let baseline = if lab.interrupted { None } else { against_baseline(plan, out)? };
     let recorded = match &history {
-        Some(spec) => runtime.block_on(record(spec, plan, &lab, out)),
+        Some(spec) => runtime.block_on(async {
+            // A signal while recording ends the wait (an SQLite lock, a database that does not
+            // answer): the first one, or the second when the first stopped the lab.
+            let signal = if shutdown.stop().is_cancelled() { shutdown.now() } else { shutdown.stop() };
+            let watcher = tokio::spawn({
+                let signal = signal.clone();
+                async move {
+                    signal.cancelled().await;
+                    history::stop_waiting();
+                }
+            });
+            let recorded = tokio::select! {
+                r = record(spec, plan, &lab, out) => r,
+                () = signal.cancelled() => {
+                    Err(bad(format!("the lab was not recorded: history {}: stopped by a signal", history::shown(spec))))
+                }
+            };
+            watcher.abort();
+            recorded
+        }),
         None => Ok(()),
     };
     let verdict =
@@ -253,12 +273,15 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     let provenance = history::provenance_of(lab, &Default::default());
     let entry = history::entry(lab, out, &provenance);
     let id = match h.add(&entry).await.map_err(not_recorded)? {
-        history::Added::New(id) => id,
-        history::Added::Already => {
-            return Err(bad(format!("{}: this lab is in the history already", history::shown(spec))))
+        history::Added::New(id) => {
+            eprintln!("loadlab: recorded lab {id} in {}", h.name());
+            id
+        }
+        history::Added::Already(id) => {
+            eprintln!("loadlab: this lab is lab {id} in {} already", h.name());
+            id
         }
     };
-    eprintln!("loadlab: recorded lab {id} in {}", history::shown(spec));
     let Some(gates) = plan.history.as_ref().map(|h| &h.fail_on).filter(|g| !g.is_empty() && !lab.interrupted) else {
         return Ok(());
     };

@@ -238,3 +238,53 @@ fn a_postgres_history_that_never_answers_is_given_up_on_and_its_password_never_s
     assert!(!err.contains("s3cret"), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(50), "{:?}", started.elapsed());
 }
+
+#[test]
+fn labs_started_together_are_all_recorded_and_a_locked_history_yields_to_a_signal() {
+    let d = tempdir("history-together");
+    std::fs::write(
+        d.join("svc.json"),
+        r#"{"route": "/*", "body": "x", "stages": [{"at": 0, "status": 200, "latency": "2ms"}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("plan.toml"),
+        "name = \"api\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 20\nduration = \"1s\"\nwarmup = \"200ms\"\n",
+    )
+    .unwrap();
+    let db = d.join("history.db");
+    let lab = |out: &str| {
+        let mut c = loadlab();
+        c.args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(d.join(out)).arg("--history").arg(&db);
+        c.env_remove("LOADLAB_HISTORY");
+        c
+    };
+    // Three labs of one plan at once (a CI matrix on one runner): same plan, machine and, most
+    // likely, start second; each is a lab of its own in the history.
+    let mut together: Vec<Watched> = (0..3).map(|i| Watched::spawn(lab(&format!("lab{i}")))).collect();
+    for w in &mut together {
+        let (code, err) = w.finish();
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let count = |db: &Path| -> i64 {
+        rusqlite::Connection::open(db).unwrap().query_row("SELECT COUNT(*) FROM labs", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(count(&db), 3);
+    // Another writer holds the history's lock when the lab ends: it waits, and a signal ends
+    // the wait at once (not after SQLite's 30 s), saying the lab was not recorded.
+    let out = d.join("locked");
+    let mut w = Watched::spawn(lab("locked"));
+    w.wait_until("its folder is made", |_| out.exists());
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    w.wait_until("its reports are written", |w| w.stderr().contains("report.html"));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let asked = std::time::Instant::now();
+    w.signal(nix::sys::signal::Signal::SIGTERM);
+    let (code, err) = w.finish();
+    assert!(asked.elapsed() < std::time::Duration::from_secs(10), "{:?}: {err}", asked.elapsed());
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("the lab was not recorded: history") && err.contains("history.db"), "{err}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(count(&db), 3);
+}
