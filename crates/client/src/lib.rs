@@ -25,5 +25,5 @@ pub use exchange::{Exchange, Failure, FailureKind};
 pub use lean::LeanConn;
 pub use request::{redirected, resolve_location, Origin, Parts, Prepared};
 pub use text::quoted;
-pub use tls::{quic_server_config, server_config, Identity, TlsOptions};
+pub use tls::{client_config, quic_server_config, server_config, Identity, TlsOptions};
 pub use url::{parse_header, parse_url};

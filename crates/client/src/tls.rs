@@ -17,6 +17,9 @@ pub struct TlsOptions {
     pub insecure: bool,
     /// PEM files of extra trusted roots.
     pub root_certs: Vec<PathBuf>,
+    /// Trust a certificate from a trusted root whatever name it is for (PostgreSQL's
+    /// `sslmode=verify-ca`: a server reached by an address its certificate does not name).
+    pub any_name: bool,
     /// PEM certificate chain and key to present.
     pub cert: Option<PathBuf>,
     pub key: Option<PathBuf>,
@@ -44,7 +47,14 @@ pub fn client_config(opts: &TlsOptions, alpn: &[&[u8]]) -> Result<Arc<rustls::Cl
                 roots.add(c).map_err(|e| format!("{}: {e}", path.display()))?;
             }
         }
-        builder.with_root_certificates(roots)
+        if opts.any_name {
+            let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                .build()
+                .map_err(|e| e.to_string())?;
+            builder.dangerous().with_custom_certificate_verifier(Arc::new(AnyName(chain)))
+        } else {
+            builder.with_root_certificates(roots)
+        }
     };
     let mut config = match (&opts.cert, &opts.key) {
         (Some(cert), Some(key)) => {
@@ -97,6 +107,52 @@ impl ServerCertVerifier for AcceptAny {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `any_name`: the chain is checked as ever, the name it is for is not.
+#[derive(Debug)]
+struct AnyName(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl ServerCertVerifier for AnyName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        use rustls::{CertificateError, Error};
+        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            Err(Error::InvalidCertificate(CertificateError::NotValidForName))
+            | Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. })) => {
+                Ok(ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
     }
 }
 

@@ -260,13 +260,20 @@ struct Postgres {
 
 impl Postgres {
     fn start() -> Postgres {
+        Postgres::start_with("plain", |_| Vec::new())
+    }
+
+    /// A server in a folder of its own named `name`, started with the settings `extra` gives
+    /// (which may write files into the folder first).
+    fn start_with(name: &str, extra: impl FnOnce(&std::path::Path) -> Vec<String>) -> Postgres {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .ok()
             .and_then(|d| d.filter_map(Result::ok).map(|e| e.path().join("bin")).find(|b| b.join("initdb").exists()))
             .expect("PostgreSQL is not installed: Debian's postgresql package (scripts/test-all installs it)");
-        let dir = std::env::temp_dir().join(format!("loadlab-pg-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("loadlab-pg-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
+        let extra = extra(&dir);
         // PostgreSQL refuses to run as root: as Debian's postgres user when we are root.
         let root = nix_is_root();
         let as_user = |program: PathBuf| -> Command {
@@ -294,6 +301,7 @@ impl Postgres {
             .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-k"])
             .arg(&dir)
             .args(["-c", "fsync=off"])
+            .args(extra.iter().flat_map(|e| ["-c", e.as_str()]))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -384,4 +392,67 @@ async fn a_postgres_history_holds_the_same_and_says_why_it_cannot_connect() {
         Ok(_) => panic!("opened"),
     };
     assert!(e.contains("nosuchdb"), "{e}");
+}
+
+/// A CA, and a certificate it signed for `localhost` only (not for 127.0.0.1), in `dir`.
+fn certificates(dir: &std::path::Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(rcgen::DnType::CommonName, "loadlab test CA");
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let server = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+    let server = server.signed_by(&key, &ca, &ca_key).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    std::fs::write(dir.join("server.pem"), server.pem()).unwrap();
+    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+    // PostgreSQL refuses a key others may read.
+    std::fs::set_permissions(dir.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    vec![
+        "ssl=on".into(),
+        format!("ssl_cert_file={}", dir.join("server.pem").display()),
+        format!("ssl_key_file={}", dir.join("server.key").display()),
+    ]
+}
+
+/// Opens `url` (a freshly started server may refuse queries for a moment).
+async fn opened(url: &str) -> Result<History, String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match History::open(url).await {
+            Ok(h) => return Ok(h),
+            Err(e) if Instant::now() < deadline && e.to_string().contains("starting up") => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_postgres_history_over_tls_checks_the_certificate_as_libpq_would() {
+    let pg = Postgres::start_with("tls", certificates);
+    let ca = pg.dir.join("ca.pem");
+    let ca = ca.to_str().unwrap();
+    // Encrypted without a check (`require`): the server sees a TLS connection.
+    let h = opened(&format!("{}?sslmode=require", pg.url)).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&pg.url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let tls: i64 = client.query_one("SELECT COUNT(*) FROM pg_stat_ssl WHERE ssl", &[]).await.unwrap().get(0);
+    assert!(tls >= 1, "no connection over TLS");
+    drop(h);
+    // The CA given: the chain is checked; verify-full also checks the name connected to.
+    opened(&format!("{}?sslmode=verify-ca&sslrootcert={ca}", pg.url)).await.unwrap();
+    let by_name = pg.url.replace("127.0.0.1", "localhost");
+    let h = opened(&format!("{by_name}?sslmode=verify-full&sslrootcert={ca}")).await.unwrap();
+    assert_eq!(h.labs().await.unwrap().len(), 0);
+    let e = opened(&format!("{}?sslmode=verify-full&sslrootcert={ca}", pg.url)).await.err().unwrap();
+    assert!(e.contains("not valid for name") && e.contains("sslmode=verify-ca"), "{e}");
+    // Not given: a certificate nobody trusts is refused in one line, saying what to do.
+    let e = opened(&format!("{by_name}?sslmode=verify-full")).await.err().unwrap();
+    assert!(e.contains("not trusted") && e.contains("sslrootcert=FILE") && !e.contains('\n'), "{e}");
+    let e = opened(&format!("{}?sslmode=verify-full&sslrootcert=/no/such/ca.pem", pg.url)).await.err().unwrap();
+    assert!(e.contains("sslrootcert=/no/such/ca.pem: no such file"), "{e}");
 }

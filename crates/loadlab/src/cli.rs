@@ -582,6 +582,7 @@ impl TlsArgs {
         attack::TlsOptions {
             insecure: self.insecure,
             root_certs: self.root_certs.clone(),
+            any_name: false,
             cert: self.cert.clone(),
             key: self.key.clone(),
         }

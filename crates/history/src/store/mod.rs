@@ -7,6 +7,7 @@ use crate::entry::Entry;
 
 mod rows;
 mod schema;
+mod tls;
 
 use rows::{acceptance_of, figure_of, lab_of, sqlite_all, step_of};
 pub use schema::{tables_of_schema_2, SCHEMA};
@@ -43,6 +44,18 @@ fn sqlite_error(e: rusqlite::Error) -> HistoryError {
 fn postgres_error(e: tokio_postgres::Error) -> HistoryError {
     // The server's own words (a missing database, a refused login) are in the source.
     let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
+    if why.contains("UnknownIssuer") {
+        return HistoryError(format!(
+            "{why} (the server's certificate is not trusted: give the CA that signed it with \
+             sslrootcert=FILE, or encrypt without checking it with sslmode=require)"
+        ));
+    }
+    if why.contains("not valid for name") {
+        return HistoryError(format!(
+            "{why} (connect by a name the certificate is for, or check only who signed it with \
+             sslmode=verify-ca)"
+        ));
+    }
     HistoryError(why)
 }
 
@@ -115,12 +128,26 @@ impl History {
 
     async fn open_now(spec: &str, name: &str) -> Result<History, HistoryError> {
         let db = if is_postgres(spec) {
-            let connect = async { tokio_postgres::connect(spec, tokio_postgres::NoTls).await.map_err(postgres_error) };
-            let (client, connection) = within(CONNECT, "connecting", connect).await?;
-            tokio::spawn(async move {
-                let _ = connection.await;
-            });
-            Db::Postgres(client)
+            let (url, wanted) = tls::split(spec)?;
+            let mut config: tokio_postgres::Config = url.parse().map_err(postgres_error)?;
+            config.ssl_mode(wanted.ssl_mode());
+            // libpq's `connect_timeout` in the URL bounds each attempt; CONNECT bounds them all.
+            let connect = async {
+                match wanted.connector()? {
+                    Some(tls) => {
+                        let (client, connection) = config.connect(tls).await.map_err(postgres_error)?;
+                        tokio::spawn(connection);
+                        Ok(client)
+                    }
+                    None => {
+                        let (client, connection) =
+                            config.connect(tokio_postgres::NoTls).await.map_err(postgres_error)?;
+                        tokio::spawn(connection);
+                        Ok(client)
+                    }
+                }
+            };
+            Db::Postgres(within(CONNECT, "connecting", connect).await?)
         } else {
             let path = std::path::Path::new(spec);
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
