@@ -20,12 +20,14 @@
 //!   the worse is not absorbed into the new normal: it fails every check until it is accepted,
 //!   and a later change back clears it.
 
+use std::collections::HashSet;
+
 use lab::{Gate, Spread};
 use serde::Serialize;
 
 use crate::accept::Acceptance;
 use crate::changes::{ChangePoint, Settings};
-use crate::series::{series, Key, Query, Series};
+use crate::series::{series_where, Key, Point, Query, Series};
 use crate::store::Stored;
 
 /// The family-wise false-alarm level of a check over all its gated series.
@@ -250,7 +252,9 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
     };
     let upto = &labs[..=at];
     let query = Query { plan: Some(lab.plan.clone()), any_machine: rules.any_machine, ..Default::default() };
-    let mut all = series(upto, &query, rules.settings);
+    // Change points where a gate looks (the profiled functions' series only give their means).
+    let gated = |k: &Key| gates.iter().any(|g| g.metric.name() == k.metric);
+    let mut all = series_where(upto, &query, rules.settings, gated);
     all.iter_mut().for_each(|s| s.mark_accepted(rules.accepted));
     let mut judged = Vec::new();
     for gate in gates {
@@ -337,13 +341,13 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         since = c.index;
     }
     if let Some(c) = s.changes.iter().rfind(|c| c.pending == 0 && c.index <= at) {
-        j.last_change = Some((c.clone(), s.points[c.index - 1].commit.clone(), s.points[c.index].commit.clone()));
+        j.last_change = Some((c.clone(), s.points[c.index - 1].commit_text(), s.points[c.index].commit_text()));
     }
     j.pending = s
         .changes
         .iter()
         .filter(|c| c.pending > 0 && c.index > since && gate.passed_by(1.0 + c.change()))
-        .map(|c| Pending { commit: s.points[c.index].commit.clone(), change_pct: c.change() * 100.0, needs: c.pending })
+        .map(|c| Pending { commit: s.points[c.index].commit_text(), change_pct: c.change() * 100.0, needs: c.pending })
         .next();
     j.regression = regression(s, gate, &accepted);
     // The labs before this one are judged with it (IN_A_ROW), so none of them is in the level.
@@ -356,7 +360,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         level = without_outliers(&level);
         j.level_outliers = all - level.len();
     }
-    j.level_since = s.points.get(since).filter(|_| since > 0).and_then(|p| p.commit.clone());
+    j.level_since = s.points.get(since).filter(|_| since > 0).and_then(Point::commit_text);
     j.level_points = level.len();
     let level_labs: Vec<i64> = s.points[since..until].iter().map(|p| p.lab).collect();
     j.functions = match &j.regression {
@@ -406,7 +410,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         let changes = previous.iter().map(|p| (p.value / j.level_mean - 1.0) * 100.0);
         j.previous_change_pct =
             if gate.above { changes.fold(f64::INFINITY, f64::min) } else { changes.fold(f64::NEG_INFINITY, f64::max) };
-        j.previous_commit.clone_from(&first.commit);
+        j.previous_commit = first.commit_text();
         // Every lab of the run beyond the level: for independent labs, as likely as the largest
         // p-value to the power of their number.
         let p = previous.iter().map(|p| spread.p_beyond(p.value, gate.above)).fold(j.lab_pvalue, f64::max);
@@ -474,8 +478,8 @@ fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>]) -> Opti
     let pct = |r: f64| (r - 1.0) * 100.0;
     Some(Regression {
         from_lab: s.points[first.index].lab,
-        commit: s.points[first.index].commit.clone(),
-        commit_before: s.points[first.index - 1].commit.clone(),
+        commit: s.points[first.index].commit_text(),
+        commit_before: s.points[first.index - 1].commit_text(),
         before: lab::centre(&before),
         now: lab::centre(&now),
         labs_before: before.len(),
@@ -489,7 +493,8 @@ fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>]) -> Opti
 /// The profiled functions at the series' target and load whose own CPU grew most from the labs
 /// `before` to the labs `now` (their means), largest first (at most 5).
 fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String, f64, f64)> {
-    let mean_at = |f: &Series, labs: &[i64]| {
+    let (before, now): (HashSet<i64>, HashSet<i64>) = (before.iter().copied().collect(), now.iter().copied().collect());
+    let mean_at = |f: &Series, labs: &HashSet<i64>| {
         let v: Vec<f64> = f.points.iter().filter(|p| labs.contains(&p.lab)).map(|p| p.value).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
@@ -503,7 +508,7 @@ fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String
                 && f.key.quick == s.key.quick
         })
         .filter_map(|f| {
-            let (was, is) = (mean_at(f, before)?, mean_at(f, now)?);
+            let (was, is) = (mean_at(f, &before)?, mean_at(f, &now)?);
             let name = f.key.metric.trim_start_matches(crate::entry::FUNCTION).to_owned();
             (is > was).then_some((name, was, is))
         })

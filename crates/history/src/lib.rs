@@ -27,9 +27,11 @@ pub use check::{
     OUTLIER_MADS, OUTLIER_SHARE, TRIM,
 };
 pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
-pub use render::{check_text, csv, html, json, list_text, markdown, show_text};
-pub use series::{series, Key, Point, Query, Series};
-pub use store::{locate, shown, stop_waiting, tables_of_schema_2, Added, History, HistoryError, Stored, SCHEMA};
+pub use render::{check_text, csv, html, json, list_text, markdown, show_text, write_json, write_show};
+pub use series::{series, series_where, Key, LabOf, Point, Query, Series};
+pub use store::{
+    locate, shown, stop_waiting, tables_of_schema_2, Added, Filter, History, HistoryError, Stored, SCHEMA,
+};
 
 /// Where a history is when none is given: the `LOADLAB_HISTORY` environment variable.
 pub const ENV: &str = "LOADLAB_HISTORY";

@@ -96,19 +96,23 @@ pub fn list_text(series: &[Series]) -> String {
 
 /// `history show`: each series as a table over its labs, change points marked.
 pub fn show_text(series: &[Series], settings: &Settings) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    let _ = write_show(&mut out, series, settings);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`show_text`], written as it is made (a history of 10,000 labs shows 30 MB).
+pub fn write_show(out: &mut impl std::io::Write, series: &[Series], settings: &Settings) -> std::io::Result<()> {
     for s in series {
-        let _ = writeln!(out, "{}\n  machine {}: {}", s.key.text(), s.key.machine, s.machine_text);
-        let _ = writeln!(out, "  {:>4}  {:<16}  {:<10}  {:<12}  {:>12}", "lab", "when", "commit", "branch", "value");
+        writeln!(out, "{}\n  machine {}: {}", s.key.text(), s.key.machine, s.machine_text)?;
+        writeln!(out, "  {:>4}  {:<16}  {:<10}  {:<12}  {:>12}", "lab", "when", "commit", "branch", "value")?;
         for (i, p) in s.points.iter().enumerate() {
             if let Some(c) = s.changes.iter().find(|c| c.index == i) {
-                let _ = writeln!(
-                    out,
-                    "  {}",
-                    change_line(s, c).replacen("change", if c.pending > 0 { "--- change?" } else { "--- change" }, 1)
-                );
+                let line =
+                    change_line(s, c).replacen("change", if c.pending > 0 { "--- change?" } else { "--- change" }, 1);
+                writeln!(out, "  {line}")?;
             }
-            let _ = writeln!(
+            writeln!(
                 out,
                 "  {:>4}  {:<16}  {:<10}  {:<12}  {:>12}",
                 i + 1,
@@ -116,64 +120,84 @@ pub fn show_text(series: &[Series], settings: &Settings) -> String {
                 p.short_commit(),
                 p.branch_text(),
                 show(&s.key.metric, p.value)
-            );
+            )?;
         }
         if s.changes.is_empty() {
-            let _ = writeln!(out, "  no change point");
+            writeln!(out, "  no change point")?;
         }
-        out.push('\n');
+        writeln!(out)?;
     }
-    let _ = writeln!(out, "{}", settings_text(settings));
-    out
+    writeln!(out, "{}", settings_text(settings))
 }
 
 /// The series and their change points as JSON.
 pub fn json(series: &[Series], settings: &Settings) -> String {
-    let changes: Vec<Vec<serde_json::Value>> = series
-        .iter()
-        .map(|s| {
-            s.changes
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let (lo, hi) = c.change_interval_pct();
-                    serde_json::json!({
-                        "accepted": s.acceptance(i),
-                        "index": c.index,
-                        "commit_before": s.points.get(c.index.wrapping_sub(1)).and_then(|p| p.commit.clone()),
-                        "commit_after": s.points.get(c.index).and_then(|p| p.commit.clone()),
-                        "lab_before": s.points.get(c.index.wrapping_sub(1)).map(|p| p.path.clone()),
-                        "lab_after": s.points.get(c.index).map(|p| p.path.clone()),
-                        "mean_before": c.mean_before,
-                        "mean_after": c.mean_after,
-                        "change_pct": c.change() * 100.0,
-                        "change_interval_pct": [lo, hi],
-                        "pvalue": c.pvalue,
-                        "pending": c.pending,
-                    })
-                })
-                .collect()
-        })
-        .collect();
-    let doc = serde_json::json!({
-        "settings": {
-            "window": settings.window,
-            "max_pvalue": settings.max_pvalue,
-            "min_magnitude": settings.min_magnitude,
-            "min_points": settings.min_points,
-        },
-        "series": series.iter().zip(changes).map(|(s, c)| serde_json::json!({
-            "key": s.key,
-            "machine_text": s.machine_text,
-            "points": s.points,
-            "changes": c,
-        })).collect::<Vec<_>>(),
-    });
-    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+    let mut out = Vec::new();
+    let _ = write_json(&mut out, series, settings);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The series as a CSV in the layout Otava reads (`time`, `commit`, then a column per series),
-/// one row per lab, a cell left empty where a lab has no figure.
+/// [`json`], written as it is made: one series' changes at a time are held.
+pub fn write_json(out: &mut impl std::io::Write, series: &[Series], settings: &Settings) -> std::io::Result<()> {
+    struct Doc<'a>(&'a [Series], &'a Settings);
+    struct One<'a>(&'a Series);
+    impl serde::Serialize for Doc<'_> {
+        fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut m = ser.serialize_map(Some(2))?;
+            let s = self.1;
+            let settings = serde_json::json!({
+                "window": s.window,
+                "max_pvalue": s.max_pvalue,
+                "min_magnitude": s.min_magnitude,
+                "min_points": s.min_points,
+            });
+            m.serialize_entry("settings", &settings)?;
+            m.serialize_entry("series", &self.0.iter().map(One).collect::<Vec<_>>())?;
+            m.end()
+        }
+    }
+    impl serde::Serialize for One<'_> {
+        fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let s = self.0;
+            let mut m = ser.serialize_map(Some(4))?;
+            m.serialize_entry("key", &s.key)?;
+            m.serialize_entry("machine_text", &s.machine_text)?;
+            m.serialize_entry("points", &s.points)?;
+            m.serialize_entry("changes", &changes_json(s))?;
+            m.end()
+        }
+    }
+    serde_json::to_writer_pretty(&mut *out, &Doc(series, settings))?;
+    writeln!(out)
+}
+
+/// A series' change points as `--json` gives them.
+fn changes_json(s: &Series) -> Vec<serde_json::Value> {
+    s.changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (lo, hi) = c.change_interval_pct();
+            serde_json::json!({
+                "accepted": s.acceptance(i),
+                "index": c.index,
+                "commit_before": s.points.get(c.index.wrapping_sub(1)).and_then(|p| p.commit.clone()),
+                "commit_after": s.points.get(c.index).and_then(|p| p.commit.clone()),
+                "lab_before": s.points.get(c.index.wrapping_sub(1)).map(|p| p.path.clone()),
+                "lab_after": s.points.get(c.index).map(|p| p.path.clone()),
+                "mean_before": c.mean_before,
+                "mean_after": c.mean_after,
+                "change_pct": c.change() * 100.0,
+                "change_interval_pct": [lo, hi],
+                "pvalue": c.pvalue,
+                "pending": c.pending,
+            })
+        })
+        .collect()
+}
+
 pub fn csv(series: &[Series]) -> String {
     let one_cell =
         series.windows(2).all(|w| w[0].key.target == w[1].key.target && w[0].key.load_key == w[1].key.load_key);
@@ -190,7 +214,7 @@ pub fn csv(series: &[Series]) -> String {
     for (i, s) in series.iter().enumerate() {
         for p in &s.points {
             let row =
-                rows.entry((p.started_unix_s, p.lab)).or_insert_with(|| (p.commit.clone(), vec![None; series.len()]));
+                rows.entry((p.started_unix_s, p.lab)).or_insert_with(|| (p.commit_text(), vec![None; series.len()]));
             row.1[i] = Some(p.value);
         }
     }

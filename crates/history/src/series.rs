@@ -2,7 +2,8 @@
 //! (and one way of measuring), a point per lab in the order the labs ran, each the centre of the
 //! lab's counted repeats; with its change points.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -40,17 +41,39 @@ impl Key {
 pub struct Point {
     /// The lab's key in the history.
     pub lab: i64,
-    pub started_unix_s: i64,
-    pub commit: Option<String>,
-    pub branch: Option<String>,
-    /// The lab's folder, for links.
-    pub path: String,
+    /// When, which commit and where: shared by the lab's points in every series (a history of
+    /// 10,000 labs has 500,000 points), read through the point.
+    #[serde(flatten)]
+    pub of: Arc<LabOf>,
     pub value: f64,
     /// The counted repeats it is the centre of.
     pub repeats: usize,
 }
 
+/// What a point says of its lab.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LabOf {
+    pub started_unix_s: i64,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    /// The lab's folder, for links.
+    pub path: String,
+}
+
+impl std::ops::Deref for Point {
+    type Target = LabOf;
+
+    fn deref(&self) -> &LabOf {
+        &self.of
+    }
+}
+
 impl Point {
+    /// The commit as given, owned.
+    pub fn commit_text(&self) -> Option<String> {
+        self.commit.clone()
+    }
+
     /// The commit's first 10 characters, or `-`, with no control character.
     pub fn short_commit(&self) -> String {
         self.commit.as_deref().map_or_else(|| "-".into(), |c| plain(&c.chars().take(10).collect::<String>()))
@@ -125,7 +148,23 @@ pub struct Query {
 }
 
 impl Query {
-    fn takes(&self, key: &Key, branch: Option<&str>) -> bool {
+    /// What of the query the history can filter by itself (the load point is matched here).
+    pub fn filter(&self) -> crate::store::Filter {
+        crate::store::Filter {
+            plan: self.plan.clone(),
+            machine: None,
+            branch: self.branch.clone(),
+            target: self.target.clone(),
+            metric: self.metric.clone(),
+        }
+    }
+
+    fn branch_ok(&self, branch: Option<&str>) -> bool {
+        self.branch.as_deref().is_none_or(|b| branch == Some(b))
+    }
+
+    /// Whether the series `key` is asked for (its labs' branch aside, when `any_branch`).
+    fn takes(&self, key: &Key, branch: Option<&str>, any_branch: bool) -> bool {
         let load_ok = self.load.as_deref().is_none_or(|l| {
             let rate = serde_json::from_str::<serde_json::Value>(&key.load_key)
                 .ok()
@@ -144,7 +183,7 @@ impl Query {
         });
         self.plan.as_deref().is_none_or(|p| key.plan == p)
             && self.target.as_deref().is_none_or(|t| key.target == t)
-            && self.branch.as_deref().is_none_or(|b| branch == Some(b))
+            && (any_branch || self.branch_ok(branch))
             && load_ok
             && metric_ok
     }
@@ -152,58 +191,112 @@ impl Query {
 
 /// The series `query` asks for, each with its change points by `settings`, in key order.
 pub fn series(labs: &[Stored], query: &Query, settings: &Settings) -> Vec<Series> {
-    // Per series: the machine in words, and per lab (in run order) its counted repeats' values.
-    type Gathered = (String, Vec<(usize, Vec<f64>)>);
-    let mut by_key: BTreeMap<Key, Gathered> = BTreeMap::new();
+    series_where(labs, query, settings, |_| true)
+}
+
+/// [`series`], with change points only where `changes_wanted` says (a check needs them in the
+/// series it gates, not in every profiled function's).
+pub fn series_where(
+    labs: &[Stored],
+    query: &Query,
+    settings: &Settings,
+    changes_wanted: impl Fn(&Key) -> bool,
+) -> Vec<Series> {
+    // A history of 10,000 labs holds about 500,000 figures: each is placed by keys borrowed
+    // from the labs (no string is copied per figure), and each lab's commit, branch and folder
+    // are shared by its points.
+    type StepKey<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, u32, bool);
+    struct Gathered {
+        key: Key,
+        machine_text: String,
+        /// Per counted repeat, in run order: its lab's index and its value.
+        values: Vec<(usize, f64)>,
+    }
+    let mut steps: HashMap<StepKey<'_>, usize> = HashMap::new();
+    let mut by_metric: HashMap<(usize, &str), usize> = HashMap::new();
+    let mut gathered: Vec<Gathered> = Vec::new();
+    let mut shared: Vec<Option<Arc<LabOf>>> = vec![None; labs.len()];
     for (i, (_, lab)) in labs.iter().enumerate() {
+        let (machine, measurement) =
+            if query.any_machine { ("any", 0) } else { (lab.machine.as_str(), lab.measurement) };
         for step in lab.steps.iter().filter(|s| s.not_counted.is_none()) {
+            let step_key = (
+                lab.plan.as_str(),
+                step.target.as_str(),
+                step.label.as_str(),
+                step.load.as_str(),
+                machine,
+                measurement,
+                lab.quick,
+            );
+            let next = steps.len();
+            let at = *steps.entry(step_key).or_insert(next);
             for (metric, value) in &step.values {
-                let key = Key {
-                    plan: lab.plan.clone(),
-                    target: step.target.clone(),
-                    load: step.label.clone(),
-                    load_key: step.load.clone(),
-                    metric: metric.clone(),
-                    machine: if query.any_machine { "any".into() } else { lab.machine.clone() },
-                    measurement: if query.any_machine { 0 } else { lab.measurement },
-                    quick: lab.quick,
+                let g = match by_metric.get(&(at, &**metric)) {
+                    Some(&g) => g,
+                    None => {
+                        let key = Key {
+                            plan: lab.plan.clone(),
+                            target: step.target.clone(),
+                            load: step.label.clone(),
+                            load_key: step.load.clone(),
+                            metric: metric.to_string(),
+                            machine: machine.to_owned(),
+                            measurement,
+                            quick: lab.quick,
+                        };
+                        // An excluded key is remembered as such, so it is tested once.
+                        let g = if query.takes(&key, None, true) { gathered.len() } else { usize::MAX };
+                        if g != usize::MAX {
+                            gathered.push(Gathered { key, machine_text: String::new(), values: Vec::new() });
+                        }
+                        by_metric.insert((at, &**metric), g);
+                        g
+                    }
                 };
-                if !query.takes(&key, lab.branch.as_deref()) {
+                let Some(g) = gathered.get_mut(g) else { continue };
+                if !query.branch_ok(lab.branch.as_deref()) {
                     continue;
                 }
-                let (machine, points) = by_key.entry(key).or_default();
-                machine.clone_from(&lab.machine_text);
-                match points.last_mut() {
-                    Some((at, values)) if *at == i => values.push(*value),
-                    _ => points.push((i, vec![*value])),
+                if g.machine_text != lab.machine_text {
+                    g.machine_text.clone_from(&lab.machine_text);
                 }
+                g.values.push((i, *value));
             }
         }
     }
-    by_key
+    let mut out: Vec<Series> = gathered
         .into_iter()
-        .map(|(key, (machine_text, per_lab))| {
-            let points: Vec<Point> = per_lab
-                .into_iter()
-                .map(|(i, values)| {
+        .map(|g| {
+            let points: Vec<Point> = g
+                .values
+                .chunk_by(|a, b| a.0 == b.0)
+                .map(|run| {
+                    let i = run[0].0;
+                    let values: Vec<f64> = run.iter().map(|v| v.1).collect();
                     let (id, lab) = &labs[i];
-                    Point {
-                        lab: *id,
-                        started_unix_s: lab.started_unix_s,
-                        commit: lab.commit.clone(),
-                        branch: lab.branch.clone(),
-                        path: lab.path.clone(),
-                        value: lab::centre(&values),
-                        repeats: values.len(),
-                    }
+                    let of = shared[i].get_or_insert_with(|| {
+                        Arc::new(LabOf {
+                            started_unix_s: lab.started_unix_s,
+                            commit: lab.commit.clone(),
+                            branch: lab.branch.clone(),
+                            path: lab.path.clone(),
+                        })
+                    });
+                    Point { lab: *id, of: Arc::clone(of), value: lab::centre(&values), repeats: values.len() }
                 })
                 .collect();
-            let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-            let changes = change_points(&values, settings);
+            let changes = if changes_wanted(&g.key) {
+                change_points(&points.iter().map(|p| p.value).collect::<Vec<f64>>(), settings)
+            } else {
+                Vec::new()
+            };
             let accepted = vec![None; changes.len()];
-            Series { key, machine_text, points, changes, accepted }
+            Series { key: g.key, machine_text: g.machine_text, points, changes, accepted }
         })
-        .collect()
+        .collect();
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
 }
 
 #[cfg(test)]
@@ -214,15 +307,13 @@ mod tests {
     fn names_from_ci_cannot_drive_a_terminal_or_break_a_table() {
         assert_eq!(plain("main\u{1b}[2J\nx"), "main?[2J?x");
         assert_eq!(md_cell("<img src=x onerror=alert(1)>|a"), "&lt;img src=x onerror=alert(1)&gt;\\|a");
-        let p = Point {
-            lab: 1,
+        let of = LabOf {
             started_unix_s: 0,
             commit: Some("c0ffee\u{1b}[31mred".into()),
             branch: Some("feat\nnext".into()),
             path: String::new(),
-            value: 1.0,
-            repeats: 1,
         };
+        let p = Point { lab: 1, of: Arc::new(of), value: 1.0, repeats: 1 };
         assert_eq!((p.short_commit(), p.branch_text()), ("c0ffee?[31".to_owned(), "feat?next".to_owned()));
     }
 }

@@ -61,7 +61,7 @@ fn entry(i: usize, values: &[(String, f64)]) -> Stored {
         label: "200/s".into(),
         repeat: 0,
         not_counted: None,
-        values: values.to_vec(),
+        values: values.iter().map(|(m, v)| (m.as_str().into(), *v)).collect(),
     };
     let e = Entry {
         uid: format!("lab-{i}"),

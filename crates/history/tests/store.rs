@@ -79,6 +79,24 @@ async fn exercise(mut h: History) {
     assert_eq!(back, want);
     assert_eq!(stored[5].1.steps[1].not_counted.as_deref(), Some("generator-limited: the generator stalled 2.0 s"));
 
+    // Filtered by the database: a metric, the profiled functions, a plan, a target.
+    let only = |f: history::Filter| {
+        let h = &h;
+        async move { h.labs_where(&f).await.unwrap() }
+    };
+    let p99 = only(history::Filter { metric: Some("p99".into()), ..Default::default() }).await;
+    assert_eq!(p99.len(), 11);
+    assert!(p99.iter().flat_map(|(_, e)| &e.steps).all(|s| s.values.iter().all(|(m, _)| &**m == "p99")));
+    let functions = only(history::Filter { metric: Some("fn:".into()), ..Default::default() }).await;
+    let names: std::collections::BTreeSet<&str> =
+        functions.iter().flat_map(|(_, e)| &e.steps).flat_map(|s| s.values.iter().map(|(m, _)| &**m)).collect();
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["fn:deflate", "fn:memcpy"]);
+    assert!(only(history::Filter { plan: Some("other".into()), ..Default::default() }).await.is_empty());
+    let none = only(history::Filter { target: Some("db".into()), ..Default::default() }).await;
+    assert!(none.iter().all(|(_, e)| e.steps.is_empty()), "no step of target db");
+    assert_eq!(h.newest().await.unwrap(), Some(ids[10]));
+    assert_eq!(h.labs_for_check(ids[10], false).await.unwrap(), stored);
+
     // Series: the uncounted step is in none; the change at the seventh lab is pending (5 labs
     // after it needed, 5 there).
     let s = Settings::default();
@@ -184,7 +202,7 @@ async fn an_old_history_is_brought_up_to_date(mut h: History) {
     assert_eq!(stored.len(), 1);
     let (id, old) = &stored[0];
     assert_eq!((old.uid.as_str(), old.path.as_str()), ("key:api|1790000000|m", "labs/old"));
-    assert_eq!(old.steps[0].values, vec![("p99".to_owned(), 10.5)]);
+    assert_eq!(old.steps[0].values, vec![("p99".into(), 10.5)]);
     let mut again = labs()[0].clone();
     (again.started_unix_s, again.machine, again.uid) =
         (1_790_000_000, "m".into(), history::uid(None, "api", 1_790_000_000, "m"));

@@ -285,7 +285,7 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     let Some(gates) = plan.history.as_ref().map(|h| &h.fail_on).filter(|g| !g.is_empty() && !lab.interrupted) else {
         return Ok(());
     };
-    let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
+    let labs = h.labs_for_check(id, false).await.map_err(|e| bad(e.to_string()))?;
     let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
     let settings = history::Settings::default();
     let rules = history::Rules::new(gates, &settings, &accepted);

@@ -5,11 +5,14 @@
 use crate::accept::Acceptance;
 use crate::entry::Entry;
 
+mod read;
 mod rows;
 mod schema;
 mod tls;
 
-use rows::{acceptance_of, figure_of, lab_of, sqlite_all, step_of};
+pub use read::Filter;
+
+use rows::{acceptance_of, sqlite_all};
 pub use schema::{tables_of_schema_2, SCHEMA};
 
 /// The advisory lock a PostgreSQL history's tables are created under ("loadlab" in ASCII).
@@ -22,11 +25,6 @@ const LAB_BY_UID: &str = "SELECT id FROM labs WHERE uid = $1";
 const INSERT_STEP: &str = "INSERT INTO steps (lab_id, step, target, load_key, label, repeat_no, not_counted) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
 const INSERT_FIGURE: &str = "INSERT INTO figures (lab_id, step, metric, value) VALUES ($1, $2, $3, $4)";
-const SELECT_LABS: &str = "SELECT id, uid, plan, started_unix_s, commit_sha, branch, tags, loadlab, measurement, \
-     machine, machine_text, path, quick FROM labs ORDER BY started_unix_s, id";
-const SELECT_STEPS: &str =
-    "SELECT lab_id, step, target, load_key, label, repeat_no, not_counted FROM steps ORDER BY lab_id, step";
-const SELECT_FIGURES: &str = "SELECT lab_id, step, metric, value FROM figures ORDER BY lab_id, step, metric";
 const INSERT_ACCEPTED: &str =
     "INSERT INTO accepted (commit_sha, plan, metric, reason, who, accepted_unix_s) VALUES ($1, $2, $3, $4, $5, $6)";
 const SELECT_ACCEPTED: &str =
@@ -370,7 +368,7 @@ impl History {
                         .await
                         .map_err(postgres_error)?;
                     for (m, v) in &s.values {
-                        tx.execute(&figure, &[&id, &s.id, m, v]).await.map_err(postgres_error)?;
+                        tx.execute(&figure, &[&id, &s.id, &&**m, v]).await.map_err(postgres_error)?;
                     }
                 }
                 tx.commit().await.map_err(postgres_error)?;
@@ -411,47 +409,6 @@ impl History {
                 c.query(SELECT_ACCEPTED, &[]).await.map_err(postgres_error)?.iter().map(acceptance_of).collect()
             }
         }
-    }
-
-    /// Every lab in the history with its steps and figures, oldest first.
-    pub async fn labs(&self) -> Result<Vec<Stored>, HistoryError> {
-        within(ANSWER, "reading the labs", self.labs_now()).await.map_err(|e| named(&self.name, e))
-    }
-
-    async fn labs_now(&self) -> Result<Vec<Stored>, HistoryError> {
-        let (labs, steps, figures) = match &self.db {
-            Db::Sqlite(c) => (
-                sqlite_all(c, SELECT_LABS, |r| lab_of(r))?,
-                sqlite_all(c, SELECT_STEPS, |r| step_of(r))?,
-                sqlite_all(c, SELECT_FIGURES, |r| figure_of(r))?,
-            ),
-            Db::Postgres(c) => {
-                let labs = c.query(SELECT_LABS, &[]).await.map_err(postgres_error)?;
-                let steps = c.query(SELECT_STEPS, &[]).await.map_err(postgres_error)?;
-                let figures = c.query(SELECT_FIGURES, &[]).await.map_err(postgres_error)?;
-                (
-                    labs.iter().map(lab_of).collect::<Result<Vec<_>, _>>()?,
-                    steps.iter().map(step_of).collect::<Result<Vec<_>, _>>()?,
-                    figures.iter().map(figure_of).collect::<Result<Vec<_>, _>>()?,
-                )
-            }
-        };
-        let mut out = labs;
-        let index: std::collections::HashMap<i64, usize> =
-            out.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
-        for (lab, step) in steps {
-            if let Some(&i) = index.get(&lab) {
-                out[i].1.steps.push(step);
-            }
-        }
-        for (lab, step, metric, value) in figures {
-            if let Some(&i) = index.get(&lab) {
-                if let Some(s) = out[i].1.steps.iter_mut().find(|s| s.id == step) {
-                    s.values.push((metric, value));
-                }
-            }
-        }
-        Ok(out)
     }
 }
 

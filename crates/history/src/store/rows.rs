@@ -82,8 +82,3 @@ pub(super) fn acceptance_of(r: &impl Cells) -> Result<Acceptance, HistoryError> 
         at_unix_s: r.at(5)?,
     })
 }
-
-/// A row of SELECT_FIGURES: lab, step, metric, value.
-pub(super) fn figure_of(r: &impl Cells) -> Result<(i64, String, String, f64), HistoryError> {
-    Ok((r.at(0)?, r.at(1)?, r.at(2)?, r.at(3)?))
-}
