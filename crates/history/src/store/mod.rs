@@ -48,6 +48,13 @@ fn postgres_error(e: tokio_postgres::Error) -> HistoryError {
              sslrootcert=FILE, or encrypt without checking it with sslmode=require)"
         ));
     }
+    if why.contains("CaUsedAsEndEntity") {
+        return HistoryError(format!(
+            "{why} (the server presents a CA certificate as its own, as `openssl req -x509` makes \
+             them; rustls refuses that: sign a server certificate with that CA, or encrypt without \
+             checking it with sslmode=require)"
+        ));
+    }
     if why.contains("not valid for name") {
         return HistoryError(format!(
             "{why} (connect by a name the certificate is for, or check only who signed it with \
