@@ -9,6 +9,11 @@ use crate::bad;
 use crate::cli::{ChangeArgs, HistoryAcceptArgs, HistoryArgs, HistoryAt, HistoryCommand, HistoryShowArgs, SeriesArgs};
 
 pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
+    let a = match a.command {
+        // A bisect runs labs: a runtime of its own, and the lab's signal policy.
+        Some(HistoryCommand::Bisect(b)) => return crate::bisect_cmd::run(b),
+        _ => a,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         match a.command {
@@ -70,6 +75,7 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                 check(&h, id, &gates, &settings(&c.changes)?, c.any_machine).await
             }
             Some(HistoryCommand::Accept(a)) => accept(a).await,
+            Some(HistoryCommand::Bisect(_)) => unreachable!("bisect returned above"),
         }
     })
 }

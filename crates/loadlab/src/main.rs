@@ -4,6 +4,7 @@
 //! No logic of its own.
 
 mod attack_cmd;
+mod bisect_cmd;
 mod cli;
 mod demo_cmd;
 mod encode_cmd;

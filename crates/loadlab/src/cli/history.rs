@@ -29,6 +29,12 @@ pub enum HistoryCommand {
     /// Accept the change that began at COMMIT (it was meant: a feature that costs CPU), so that
     /// `history check` stops failing on it; the history keeps who accepted it and why.
     Accept(HistoryAcceptArgs),
+    /// Find the first commit at the bad level between --good and --bad: each commit tried is
+    /// built (--build) in a git worktree of its own and labbed with PLAN from there, recorded in
+    /// the history, and judged against the labs of the two ends. Exit 0 when a commit is named,
+    /// 4 when the ends do not differ (or skips leave a range), 2 for bad input, 1 when the good
+    /// or bad commit itself does not build or start.
+    Bisect(HistoryBisectArgs),
 }
 
 /// Which history.
@@ -178,4 +184,46 @@ pub struct HistoryAcceptArgs {
     /// Who accepts (default: GITHUB_ACTOR, GITLAB_USER_LOGIN or USER).
     #[arg(long)]
     pub by: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryBisectArgs {
+    /// The plan (inside the git repository; run from each commit's worktree).
+    pub plan: PathBuf,
+    /// A commit at the good level (anything git accepts).
+    #[arg(long)]
+    pub good: String,
+    /// A later commit at the bad level.
+    #[arg(long)]
+    pub bad: String,
+    /// The build, run with sh in each commit's worktree: `go build -o svc .`, `make`.
+    #[arg(long, value_name = "CMD")]
+    pub build: String,
+    #[command(flatten)]
+    pub at: HistoryAt,
+    /// Judge on this metric (default: whichever of p50, p90, p99, target_cpu moved most).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Judge at this load point: its rate (400) or its words.
+    #[arg(long)]
+    pub load: Option<String>,
+    /// Go into merged branches: every commit in topological order, not only the first-parent
+    /// line.
+    #[arg(long)]
+    pub no_first_parent: bool,
+    /// The most labs to run (labs already in the history are reused free).
+    #[arg(long, value_name = "N")]
+    pub max_labs: Option<usize>,
+    /// Where the labs, build logs and bisect.md go (default: bisect-DATE-TIME).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Each lab as --quick runs it.
+    #[arg(long)]
+    pub quick: bool,
+    /// The branch the labs are recorded with.
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// A free tag, KEY=VALUE (repeatable), recorded with each lab.
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
 }

@@ -1,0 +1,23 @@
+//! Which commit made it slower: `loadlab history bisect` builds and labs the commits between a
+//! good and a bad one in worktrees of their own, halving the range as git bisect does, each
+//! commit judged against the good and the bad level with a sequential test that labs it again
+//! while it cannot tell.
+//!
+//! Modules, each using only those above it:
+//! - `judge`: good, bad or undecided between two levels (pure);
+//! - `search`: the halving over commits, with skips (pure);
+//! - `git`: revisions, ranges and worktrees through the `git` command;
+//! - `run`: the bisect from start to end (builds, labs recorded in the history);
+//! - `report`: the last line and bisect.md.
+
+mod git;
+mod judge;
+mod report;
+mod run;
+mod search;
+
+pub use git::{Commit, Repo};
+pub use judge::{Levels, Verdict, ERROR, LEVEL_LABS, MIN_SPREAD, MOST_LABS};
+pub use report::{last_line, markdown};
+pub use run::{bisect, Change, Ending, Failure, Report, Request, Signals, Tried, CHOICE_P, CHOSEN_FROM};
+pub use search::{Answer, Search, State};

@@ -1,0 +1,493 @@
+//! A bisect from start to end: the two levels labbed (where the history has too few), the series
+//! that moved most between them chosen, then commits built and labbed in worktrees of their own
+//! as the search asks, every lab recorded in the history as `lab run --history` records it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use history::{Filter, History, Key, Query};
+use tokio_util::sync::CancellationToken;
+
+use crate::git::{Commit, Repo, Worktree};
+use crate::judge::{Levels, Verdict, LEVEL_LABS, MOST_LABS};
+use crate::search::{Answer, Search, State};
+
+/// What to bisect, as the command line gives it.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub plan: PathBuf,
+    pub good: String,
+    pub bad: String,
+    /// Run in each commit's worktree (`sh -c`).
+    pub build: String,
+    pub history: String,
+    /// Where the labs, build logs and bisect.md go.
+    pub out: PathBuf,
+    /// Every commit in topological order, not only the first-parent line.
+    pub merged: bool,
+    pub metric: Option<String>,
+    pub load: Option<String>,
+    /// The most labs to run (labs already in the history are free).
+    pub max_labs: Option<usize>,
+    pub branch: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    pub quick: bool,
+}
+
+/// Why a bisect could not be done.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input: not a repository, a revision git does not know, good not before bad (exit 2).
+    Input(String),
+    /// The good or the bad commit itself did not build or start, or the history failed (exit 1).
+    Endpoint(String),
+}
+
+/// One commit's part in the bisect.
+#[derive(Clone, Debug)]
+pub struct Tried {
+    pub commit: Commit,
+    /// What the bisect knows of it (`good`/`bad` for the two ends).
+    pub state: State,
+    /// Its labs' values of the chosen series, in order.
+    pub values: Vec<f64>,
+    /// Of those, labs the history held already.
+    pub reused: usize,
+    /// The lab folders this bisect made for it.
+    pub labs: Vec<PathBuf>,
+    /// The build's time and log, when it was built.
+    pub build: Option<(Duration, PathBuf)>,
+}
+
+/// How a bisect ended.
+#[derive(Clone, Debug)]
+pub enum Ending {
+    /// The first commit at the bad level, and the change from good to bad.
+    Named { first: usize, change: Change },
+    /// Skipped commits leave these in doubt.
+    Range(Vec<usize>),
+    /// The good and bad levels do not differ beyond their noise: nothing to look for.
+    NoDifference(String),
+    /// `--max-labs` ran out with these commits still in doubt.
+    OutOfLabs(Vec<usize>),
+    /// A signal stopped it.
+    Stopped,
+}
+
+/// The change in the chosen series: every lab judged good against every lab judged bad.
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub metric: String,
+    pub good: f64,
+    pub bad: f64,
+    pub pct: f64,
+    pub interval_pct: Option<(f64, f64)>,
+}
+
+/// The whole of it, for the last line and bisect.md.
+#[derive(Debug)]
+pub struct Report {
+    pub good: Tried,
+    pub bad: Tried,
+    /// The commits after good up to bad, oldest first.
+    pub range: Vec<Tried>,
+    /// The series judged on, and why it was chosen.
+    pub series: Option<(Key, String)>,
+    pub ending: Ending,
+    pub labs_run: usize,
+    pub merged: bool,
+    pub build: String,
+}
+
+/// Tokens a signal cancels: the first stops after the current step (and ends the bisect), the
+/// second abandons the step.
+#[derive(Clone, Default)]
+pub struct Signals {
+    pub stop: CancellationToken,
+    pub abort: CancellationToken,
+}
+
+struct Bisect<'a> {
+    req: &'a Request,
+    repo: Repo,
+    /// The plan's path inside the repository.
+    plan_in_repo: PathBuf,
+    history: History,
+    machine: String,
+    plan_name: Option<String>,
+    labs_run: usize,
+    signals: &'a Signals,
+    say: &'a dyn Fn(&str),
+}
+
+/// Bisects as `req` asks, saying what it does through `say`.
+pub async fn bisect(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Report, Failure> {
+    let plan = std::path::absolute(&req.plan).map_err(|e| Failure::Input(format!("{}: {e}", req.plan.display())))?;
+    if !plan.is_file() {
+        return Err(Failure::Input(format!("{}: no such plan", req.plan.display())));
+    }
+    let repo = Repo::holding(&plan).map_err(Failure::Input)?;
+    let root = std::fs::canonicalize(&repo.root).map_err(|e| Failure::Input(e.to_string()))?;
+    let plan_in_repo = std::fs::canonicalize(&plan)
+        .ok()
+        .and_then(|p| p.strip_prefix(&root).ok().map(Path::to_path_buf))
+        .ok_or_else(|| Failure::Input(format!("{}: not inside {}", req.plan.display(), root.display())))?;
+    let good = repo.resolve(&req.good).map_err(|e| Failure::Input(format!("--good {e}")))?;
+    let bad = repo.resolve(&req.bad).map_err(|e| Failure::Input(format!("--bad {e}")))?;
+    if good == bad {
+        return Err(Failure::Input("--good and --bad are the same commit".into()));
+    }
+    if !repo.is_ancestor(&good, &bad) {
+        return Err(Failure::Input(format!("--good {} is not an ancestor of --bad {}", req.good, req.bad)));
+    }
+    let commits = repo.range(&good, &bad, req.merged).map_err(Failure::Input)?;
+    let (good, bad) = (repo.commit(&good).map_err(Failure::Input)?, repo.commit(&bad).map_err(Failure::Input)?);
+    if commits.last().map(|c| &c.hash) != Some(&bad.hash) {
+        return Err(Failure::Input(format!("--bad {} is not on the line from --good", req.bad)));
+    }
+    let history = History::open(&req.history).await.map_err(|e| Failure::Input(e.to_string()))?;
+    std::fs::create_dir_all(&req.out).map_err(|e| Failure::Input(format!("--out {}: {e}", req.out.display())))?;
+    let mut b = Bisect {
+        req,
+        repo: Repo { root },
+        plan_in_repo,
+        history,
+        machine: lab::Machine::here().fingerprint(),
+        // The plan's name finds the labs the history holds already (a plan that does not load
+        // here, as checked out, is named by its first lab).
+        plan_name: lab::load_plan(&plan).ok().map(|p| p.name),
+        labs_run: 0,
+        signals,
+        say,
+    };
+    let line = if req.merged { "every commit, in topological order" } else { "the first-parent line" };
+    say(&format!(
+        "bisect: {} commits after {} (good) up to {} (bad), {line}; about {} to lab, each up to {MOST_LABS} labs \
+         and a build (timed as they go), after the levels of each end ({LEVEL_LABS} labs each)",
+        commits.len(),
+        good.short(),
+        bad.short(),
+        (commits.len() as f64).log2().ceil().max(1.0),
+    ));
+    b.run(good, bad, commits).await
+}
+
+impl Bisect<'_> {
+    async fn run(&mut self, good: Commit, bad: Commit, commits: Vec<Commit>) -> Result<Report, Failure> {
+        let tried = |commit: Commit, state: State| Tried {
+            commit,
+            state,
+            values: Vec::new(),
+            reused: 0,
+            labs: Vec::new(),
+            build: None,
+        };
+        let mut ends = [tried(good, State::Good), tried(bad, State::Bad)];
+        for end in &mut ends {
+            self.level(end).await?;
+            if self.signals.stop.is_cancelled() {
+                return Ok(self.report(ends, Vec::new(), None, Ending::Stopped));
+            }
+        }
+        let range: Vec<Tried> = commits.into_iter().map(|c| tried(c, State::Untested)).collect();
+        let Some((key, why, levels)) = self.choose(&ends).await? else {
+            let why = self.no_difference(&ends).await?;
+            return Ok(self.report(ends, range, None, Ending::NoDifference(why)));
+        };
+        (self.say)(&format!("bisect: judged on {}: {why}", key.text()));
+        ends[0].values.clone_from(&levels.good);
+        ends[1].values.clone_from(&levels.bad);
+        let mut range = range;
+        let last = range.len() - 1;
+        range[last].values.clone_from(&levels.bad);
+        let mut search = Search::new(range.len());
+        let ending = loop {
+            if self.signals.stop.is_cancelled() {
+                break Ending::Stopped;
+            }
+            let Some(i) = search.next() else {
+                break match search.answer() {
+                    Answer::First(first) => Ending::Named { first, change: self.change(&key, &levels, &ends, &range) },
+                    Answer::Range(r) => Ending::Range(r),
+                };
+            };
+            if self.req.max_labs.is_some_and(|most| self.labs_run >= most) {
+                break Ending::OutOfLabs((0..range.len()).filter(|&j| search.states[j] == State::Untested).collect());
+            }
+            search.states[i] = self.judge(&mut range[i], &key, &levels).await?;
+            range[i].state = search.states[i].clone();
+            let word = match &range[i].state {
+                State::Good => "good".to_owned(),
+                State::Bad => "bad".to_owned(),
+                State::Skipped(why) => format!("skipped: {why}"),
+                State::Untested => "untested".to_owned(),
+            };
+            (self.say)(&format!(
+                "bisect: {} {}: {word}; {} commits left to try",
+                range[i].commit.short(),
+                range[i].commit.subject,
+                search.left()
+            ));
+        };
+        Ok(self.report(ends, range, Some((key, why)), ending))
+    }
+
+    fn report(
+        &self,
+        [good, bad]: [Tried; 2],
+        range: Vec<Tried>,
+        series: Option<(Key, String)>,
+        ending: Ending,
+    ) -> Report {
+        Report {
+            good,
+            bad,
+            range,
+            series,
+            ending,
+            labs_run: self.labs_run,
+            merged: self.req.merged,
+            build: self.req.build.clone(),
+        }
+    }
+
+    /// Labs an end until the history holds [`LEVEL_LABS`] of it; a build or a lab that fails
+    /// there ends the bisect (exit 1).
+    async fn level(&mut self, end: &mut Tried) -> Result<(), Failure> {
+        let mut have = self.counted_labs(&end.commit.hash).await?;
+        end.reused = have;
+        if have >= LEVEL_LABS {
+            return Ok(());
+        }
+        let tree = self.build(end).await.map_err(Failure::Endpoint)?;
+        while have < LEVEL_LABS && !self.signals.stop.is_cancelled() {
+            let ran = self.lab(end, &tree).await.map_err(Failure::Endpoint)?;
+            if !ran {
+                return Err(Failure::Endpoint(format!(
+                    "{} ({}): its lab counted no step (see {})",
+                    end.commit.short(),
+                    end.commit.subject,
+                    end.labs.last().map_or_else(String::new, |l| l.display().to_string())
+                )));
+            }
+            have += 1;
+        }
+        Ok(())
+    }
+
+    /// The plan's labs on this machine, each with its commit.
+    async fn stored(&self) -> Result<Vec<history::Stored>, Failure> {
+        let filter = Filter { plan: self.plan_name.clone(), machine: Some(self.machine.clone()), ..Default::default() };
+        self.history.labs_where(&filter).await.map_err(|e| Failure::Endpoint(e.to_string()))
+    }
+
+    /// The labs of `hash` that counted a step.
+    async fn counted_labs(&mut self, hash: &str) -> Result<usize, Failure> {
+        if self.plan_name.is_none() {
+            return Ok(0);
+        }
+        let stored = self.stored().await?;
+        Ok(stored
+            .iter()
+            .filter(|(_, e)| e.commit.as_deref() == Some(hash) && e.steps.iter().any(|s| s.not_counted.is_none()))
+            .count())
+    }
+
+    /// The series that moved most between the ends (of those asked for), with why, and its
+    /// levels; none when no series moved beyond its noise.
+    async fn choose(&mut self, ends: &[Tried; 2]) -> Result<Option<(Key, String, Levels)>, Failure> {
+        let stored = self.stored().await?;
+        let query = Query { plan: self.plan_name.clone(), load: self.req.load.clone(), ..Default::default() };
+        let mut best: Option<(f64, Key, String, Levels)> = None;
+        for s in history::series(&stored, &query, &Default::default()) {
+            let asked = match &self.req.metric {
+                Some(m) => s.key.metric == *m,
+                None => CHOSEN_FROM.contains(&s.key.metric.as_str()),
+            };
+            if !asked {
+                continue;
+            }
+            let of = |hash: &str| -> Vec<f64> {
+                s.points.iter().filter(|p| p.commit.as_deref() == Some(hash)).map(|p| p.value).collect()
+            };
+            let levels = Levels { good: of(&ends[0].commit.hash), bad: of(&ends[1].commit.hash) };
+            if levels.good.len() < 2 || levels.bad.len() < 2 {
+                continue;
+            }
+            let c = lab::welch(&levels.bad, &levels.good);
+            let moved = c.ratio.ln().abs();
+            let beyond = c.p.is_some_and(|p| p <= CHOICE_P) && c.ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
+            if beyond && best.as_ref().is_none_or(|b| moved > b.0) {
+                let why = format!(
+                    "{} -> {} ({:+.1}%, p = {:.1e}), the largest move of {} between the ends",
+                    show(&s.key.metric, mean(&levels.good)),
+                    show(&s.key.metric, mean(&levels.bad)),
+                    (c.ratio - 1.0) * 100.0,
+                    c.p.unwrap_or(f64::NAN),
+                    self.req.metric.as_deref().map_or_else(|| CHOSEN_FROM.join(", "), str::to_owned),
+                );
+                best = Some((moved, s.key.clone(), why, levels));
+            }
+        }
+        Ok(best.map(|(_, k, why, l)| (k, why, l)))
+    }
+
+    /// Why no series will do, for exit 4.
+    async fn no_difference(&mut self, ends: &[Tried; 2]) -> Result<String, Failure> {
+        let asked = self.req.metric.as_deref().map_or_else(|| CHOSEN_FROM.join(", "), str::to_owned);
+        Ok(format!(
+            "the good ({}) and bad ({}) levels do not differ beyond their noise in {asked}{} (Welch's test on \
+             {LEVEL_LABS}+ labs each, p <= {CHOICE_P}): there is no slower commit to find",
+            ends[0].commit.short(),
+            ends[1].commit.short(),
+            self.req.load.as_deref().map_or_else(String::new, |l| format!(" at load {l}")),
+        ))
+    }
+
+    /// Labs `t` until its labs decide (at most [`MOST_LABS`], counting those the history holds).
+    async fn judge(&mut self, t: &mut Tried, key: &Key, levels: &Levels) -> Result<State, Failure> {
+        t.values = self.values(&t.commit.hash, key).await?;
+        t.reused = t.values.len();
+        let mut tree: Option<Worktree> = None;
+        let mut tries = t.values.len();
+        loop {
+            match levels.judge(&t.values) {
+                Verdict::Good => return Ok(State::Good),
+                Verdict::Bad => return Ok(State::Bad),
+                Verdict::Undecided if tries >= MOST_LABS => {
+                    return Ok(State::Skipped(format!("{tries} labs could not tell (between the levels)")));
+                }
+                Verdict::Undecided => {}
+            }
+            if self.signals.stop.is_cancelled() || self.req.max_labs.is_some_and(|m| self.labs_run >= m) {
+                return Ok(State::Untested);
+            }
+            if tree.is_none() {
+                match self.build(t).await {
+                    Ok(built) => tree = Some(built),
+                    Err(why) => return Ok(State::Skipped(why)),
+                }
+            }
+            let Some(built) = tree.as_ref() else { unreachable!("built above") };
+            match self.lab(t, built).await {
+                Ok(_) => {}
+                Err(why) => return Ok(State::Skipped(why)),
+            }
+            tries += 1;
+            t.values = self.values(&t.commit.hash, key).await?;
+        }
+    }
+
+    /// The values of `key`'s series at `hash`, in lab order.
+    async fn values(&mut self, hash: &str, key: &Key) -> Result<Vec<f64>, Failure> {
+        let stored = self.stored().await?;
+        let query = Query { plan: Some(key.plan.clone()), metric: Some(key.metric.clone()), ..Default::default() };
+        Ok(history::series(&stored, &query, &Default::default())
+            .into_iter()
+            .find(|s| s.key == *key)
+            .map(|s| s.points.iter().filter(|p| p.commit.as_deref() == Some(hash)).map(|p| p.value).collect())
+            .unwrap_or_default())
+    }
+
+    /// A worktree of the commit with its build done, or why not.
+    async fn build(&mut self, t: &mut Tried) -> Result<Worktree, String> {
+        let short = t.commit.short().to_owned();
+        let path = std::env::temp_dir().join(format!("loadlab-bisect-{}-{short}", std::process::id()));
+        let tree = self.repo.worktree(&t.commit.hash, &path)?;
+        let log = self.req.out.join(format!("{short}-build.log"));
+        let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = file.try_clone().map_err(|e| e.to_string())?;
+        (self.say)(&format!("bisect: building {short} ({}): {}", t.commit.subject, self.req.build));
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", &self.req.build])
+            .current_dir(&tree.path)
+            .stdin(std::process::Stdio::null())
+            .stdout(file)
+            .stderr(err)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot run sh: {e}"))?;
+        let status = tokio::select! {
+            s = child.wait() => s.map_err(|e| e.to_string())?,
+            () = self.signals.stop.cancelled() => return Err("stopped by a signal while building".into()),
+        };
+        t.build = Some((started.elapsed(), log.clone()));
+        if !status.success() {
+            return Err(format!("its build failed ({status}; see {})", log.display()));
+        }
+        (self.say)(&format!("bisect: built {short} in {:.1} s", started.elapsed().as_secs_f64()));
+        Ok(tree)
+    }
+
+    /// Runs the plan in `tree` once and records the lab; whether it counted a step, or why it
+    /// could not run.
+    async fn lab(&mut self, t: &mut Tried, tree: &Worktree) -> Result<bool, String> {
+        let plan = lab::load_plan(&tree.path.join(&self.plan_in_repo)).map_err(|e| e.to_string())?;
+        self.plan_name.get_or_insert_with(|| plan.name.clone());
+        let out = self.req.out.join(format!("{}-{}", t.commit.short(), t.labs.len() + 1));
+        let mut opts = lab::RunOptions::new(out.clone());
+        opts.quick = self.req.quick;
+        (opts.stop, opts.abort) = (self.signals.stop.clone(), self.signals.abort.clone());
+        let given = lab::Given {
+            commit: Some(t.commit.hash.clone()),
+            branch: self.req.branch.clone(),
+            tags: self.req.tags.clone(),
+        };
+        let folder = tree.path.join(&self.plan_in_repo);
+        opts.provenance = Some(lab::Provenance::gather(&given, folder.parent().unwrap_or(&tree.path)));
+        let say = self.say;
+        let watch = move |e: &lab::Event<'_>| {
+            if let lab::Event::Finished { index, of, id, line, .. } = e {
+                say(&format!("  [{}/{of}] {id}: {line}", index + 1));
+            }
+        };
+        (self.say)(&format!("bisect: lab {} of {} ({})", t.labs.len() + 1, t.commit.short(), t.commit.subject));
+        let done = lab::run(&plan, &opts, &watch).await.map_err(|e| format!("its lab did not run: {e}"))?;
+        lab::write_reports(&done, &out).map_err(|e| e.to_string())?;
+        self.labs_run += 1;
+        t.labs.push(out.clone());
+        let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()));
+        self.history.add(&entry).await.map_err(|e| e.to_string())?;
+        if let Some(death) = done.deaths.first() {
+            return Err(format!("its target died: {}", death.text()));
+        }
+        Ok(done.steps.iter().any(|s| s.not_counted().is_none()))
+    }
+
+    /// Every lab judged good against every lab judged bad, in the chosen series.
+    fn change(&self, key: &Key, levels: &Levels, ends: &[Tried; 2], range: &[Tried]) -> Change {
+        let side = |state: State, level: &[f64]| -> Vec<f64> {
+            let mut v = level.to_vec();
+            for t in range.iter().filter(|t| t.state == state && t.commit.hash != ends[1].commit.hash) {
+                v.extend(&t.values);
+            }
+            v
+        };
+        let (good, bad) = (side(State::Good, &levels.good), side(State::Bad, &levels.bad));
+        let c = lab::welch(&bad, &good);
+        Change {
+            metric: key.metric.clone(),
+            good: mean(&good),
+            bad: mean(&bad),
+            pct: (c.ratio - 1.0) * 100.0,
+            interval_pct: c.ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
+        }
+    }
+}
+
+/// The metrics a bisect chooses its series from by default: how slow, and how much CPU.
+pub const CHOSEN_FROM: [&str; 4] = ["p50", "p90", "p99", "target_cpu"];
+
+/// The p-value the ends must differ by (Welch's test on logarithms) for a series to be chosen.
+pub const CHOICE_P: f64 = 0.01;
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// `value` in `metric`'s unit, as the history shows it.
+pub fn show(metric: &str, value: f64) -> String {
+    lab::Metric::parse(metric).map_or_else(|_| format!("{value:.1}µs/req"), |m| m.show(value))
+}

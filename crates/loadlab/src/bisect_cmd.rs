@@ -1,0 +1,75 @@
+//! `loadlab history bisect`: which commit made it slower.
+
+use std::path::PathBuf;
+
+use crate::cli::HistoryBisectArgs;
+use crate::shutdown::{Second, Shutdown};
+use crate::{bad, Inconclusive};
+
+pub fn run(a: HistoryBisectArgs) -> anyhow::Result<()> {
+    let mut given = lab::Given::default();
+    for t in &a.tags {
+        given.add_tag(t).map_err(|e| bad(format!("--tag: {e}")))?;
+    }
+    if a.build.trim().is_empty() {
+        return Err(bad("--build: give the command that builds a commit (e.g. 'go build -o svc .')"));
+    }
+    if a.max_labs == Some(0) {
+        return Err(bad("--max-labs: at least 1"));
+    }
+    if let Some(m) = &a.metric {
+        lab::Metric::parse(m).map_err(|e| bad(format!("--metric: {e}")))?;
+    }
+    let history = a.at.history.clone().ok_or_else(|| {
+        bad(format!(
+            "no history: bisect records its labs; give --history FILE (or a postgres:// URL) or set {}",
+            history::ENV
+        ))
+    })?;
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("bisect-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"))));
+    let request = bisect::Request {
+        plan: a.plan,
+        good: a.good,
+        bad: a.bad,
+        build: a.build,
+        history,
+        out: out.clone(),
+        merged: a.no_first_parent,
+        metric: a.metric,
+        load: a.load,
+        max_labs: a.max_labs,
+        branch: a.branch,
+        tags: given.tags,
+        quick: a.quick,
+    };
+    // The first signal stops the lab running after its current step, and the bisect with it;
+    // worktrees are removed and targets stopped either way.
+    let shutdown = Shutdown::watch("stopping after the current step; the bisect ends there", Second::Abandon)?;
+    let signals = bisect::Signals { stop: shutdown.stop(), abort: shutdown.now() };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let say = |line: &str| eprintln!("loadlab: {line}");
+    let report = match runtime.block_on(bisect::bisect(&request, &signals, &say)) {
+        Ok(r) => r,
+        Err(bisect::Failure::Input(why)) => return shutdown.outcome(Err(bad(why))),
+        Err(bisect::Failure::Endpoint(why)) => return shutdown.outcome(Err(anyhow::anyhow!(why))),
+    };
+    let md = out.join("bisect.md");
+    results::files::put(&md, bisect::markdown(&report).as_bytes())?;
+    eprintln!("loadlab: wrote {}", md.display());
+    println!("{}", bisect::last_line(&report));
+    let result = match &report.ending {
+        bisect::Ending::Named { .. } | bisect::Ending::Stopped => Ok(()),
+        other => Err(anyhow::Error::new(Inconclusive(
+            match other {
+                bisect::Ending::NoDifference(_) => "the good and bad levels do not differ",
+                bisect::Ending::Range(_) => "skipped commits leave more than one candidate",
+                _ => "--max-labs reached before a commit could be named",
+            }
+            .to_owned(),
+        ))),
+    };
+    shutdown.outcome(result)
+}

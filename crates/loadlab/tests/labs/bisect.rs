@@ -1,0 +1,149 @@
+//! `history bisect` on a real repository: a Go service whose work per request is a constant in
+//! one file, a dozen commits, one of them 30% more work and one that does not build.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::*;
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let o = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+const MAIN: &str = r#"package main
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"os"
+)
+
+func main() {
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		sum := [32]byte{}
+		for i := 0; i < rounds; i++ {
+			sum = sha256.Sum256(sum[:])
+		}
+		fmt.Fprintf(w, "%x\n", sum[:4])
+	})
+	http.ListenAndServe(os.Args[1], nil)
+}
+"#;
+
+/// The repository: commits 1-5 touch the README, 6 does not build, 7 mends it, 8 does 30%
+/// more work per request, 9-12 touch the README. Returns each commit's hash (0: the first).
+fn repository(repo: &Path) -> Vec<String> {
+    std::fs::create_dir_all(repo).unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["config", "user.email", "ci@example.com"]);
+    git(repo, &["config", "user.name", "CI"]);
+    let write = |name: &str, text: &str| std::fs::write(repo.join(name), text).unwrap();
+    write("go.mod", "module svc\n\ngo 1.18\n");
+    write("main.go", MAIN);
+    write("work.go", "package main\n\nconst rounds = 10000\n");
+    write(".gitignore", "svc\n");
+    write(
+        "plan.toml",
+        "name = \"svc\"\n[targets.svc]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"./svc\", \"127.0.0.1:{port}\"]\n\
+         [load]\nrate = 40\nduration = \"1s\"\nwarmup = \"300ms\"\n",
+    );
+    write("README", "svc\n");
+    let mut hashes = Vec::new();
+    let mut commit = |subject: &str| {
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-q", "-m", subject]);
+        hashes.push(git(repo, &["rev-parse", "HEAD"]));
+    };
+    commit("svc: a service that hashes");
+    for i in 1..=5 {
+        write("README", &format!("svc, revision {i}\n"));
+        commit(&format!("README: revision {i}"));
+    }
+    write("main.go", &MAIN.replace("func main() {", "func main( {"));
+    commit("main: a typo that does not build");
+    write("main.go", MAIN);
+    commit("main: builds again");
+    write("work.go", "package main\n\nconst rounds = 13000\n");
+    commit("work: 30% more rounds");
+    for i in 9..=12 {
+        write("README", &format!("svc, revision {i}\n"));
+        commit(&format!("README: revision {i}"));
+    }
+    hashes
+}
+
+#[test]
+fn bisect_names_the_commit_that_made_it_slower_skipping_one_that_does_not_build() {
+    let d = tempdir("bisect");
+    let repo = d.join("repo");
+    let hashes = repository(&repo);
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let db = d.join("history.db");
+    let bisect = |good: &str, bad: &str, out: &str| {
+        let mut c = loadlab();
+        c.current_dir(&repo)
+            .args(["history", "bisect", "plan.toml", "--good", good, "--bad", bad, "--build", "go build -o svc ."])
+            .arg("--history")
+            .arg(&db)
+            .arg("--out")
+            .arg(d.join(out))
+            .env("GOFLAGS", "-mod=mod")
+            .env("GOTOOLCHAIN", "local")
+            .env_remove("LOADLAB_HISTORY");
+        c
+    };
+    // Bad input: a revision git does not know; good after bad.
+    let o = bisect("nosuchrev", "HEAD", "x").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--good nosuchrev: git knows no such commit"), "{}", stderr(&o));
+    let o = bisect("HEAD", &hashes[0], "x").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not an ancestor of --bad"), "{}", stderr(&o));
+    // The good end itself does not build: exit 1, said.
+    let o = bisect(&hashes[6], "HEAD", "broken").output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("its build failed"), "{}", stderr(&o));
+
+    // Stopped by SIGTERM during the good end's labs: it ends after the current step, 143,
+    // leaving no worktree and no service.
+    let mut stopped = Watched::spawn(bisect(&hashes[0], "HEAD", "stopped"));
+    stopped.wait_until("its second lab starts", |w| w.stderr().contains("bisect: lab 2 of"));
+    stopped.signal(nix::sys::signal::Signal::SIGTERM);
+    let (code, err) = stopped.finish();
+    assert_eq!(code, Some(143), "{err}");
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1, "{}", git(&repo, &["worktree", "list"]));
+    assert_eq!(pid_of(&["loadlab-bisect-", "127.0.0.1:"]), None, "a service still runs");
+
+    let mut run = Watched::spawn(bisect(&hashes[0], "HEAD", "found"));
+    let pid = run.child.id();
+    let (code, err) = run.finish();
+    let out = run.stdout();
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let slow = &hashes[8][..10];
+    assert!(out.contains(&format!("first slow commit: {slow} work: 30% more rounds (")), "{out}\n{err}");
+    let md = std::fs::read_to_string(d.join("found/bisect.md")).unwrap();
+    assert!(md.contains("skipped: its build failed"), "{md}");
+    assert!(md.contains(&hashes[6][..10]) && md.contains("**bad**"), "{md}");
+    // Its labs are ordinary labs of the history, recorded with the full hash.
+    let o = loadlab().args(["history", "show", "--json", "--metric", "p50", "--history"]).arg(&db).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let commits: Vec<&str> =
+        json["series"][0]["points"].as_array().unwrap().iter().filter_map(|p| p["commit"].as_str()).collect();
+    assert!(commits.iter().filter(|c| **c == hashes[0]).count() >= 3, "{commits:?}");
+    assert!(commits.contains(&hashes[8].as_str()), "{commits:?}");
+    assert!(!commits.contains(&hashes[6].as_str()), "the broken commit was never labbed");
+    // Nothing left behind: no worktree, no service, the repository's tree and HEAD as they were.
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1, "{}", git(&repo, &["worktree", "list"]));
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("loadlab-bisect-{pid}-")))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(pid_of(&["loadlab-bisect-", "127.0.0.1:"]), None, "a service still runs");
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
