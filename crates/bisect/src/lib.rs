@@ -17,7 +17,7 @@ mod run;
 mod search;
 
 pub use git::{Commit, Repo};
-pub use judge::{Levels, Verdict, ERROR, LEVEL_LABS, MIN_SPREAD, MOST_LABS};
+pub use judge::{Levels, Verdict, ERROR, LEVEL_LABS, MIN_SPREAD, MOST_LABS, OUTLIER_SPREADS, SPREAD_MARGIN};
 pub use report::{last_line, markdown};
 pub use run::{bisect, Change, Ending, Failure, Report, Request, Signals, Tried, CHOICE_P, CHOSEN_FROM};
 pub use search::{Answer, Search, State};

@@ -116,6 +116,8 @@ struct Bisect<'a> {
     history: History,
     machine: String,
     plan_name: Option<String>,
+    /// The plan as checked out, for its name and how long a lab takes.
+    plan: Option<lab::Plan>,
     labs_run: usize,
     signals: &'a Signals,
     say: &'a dyn Fn(&str),
@@ -156,20 +158,27 @@ pub async fn bisect(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Res
         machine: lab::Machine::here().fingerprint(),
         // The plan's name finds the labs the history holds already (a plan that does not load
         // here, as checked out, is named by its first lab).
-        plan_name: lab::load_plan(&plan).ok().map(|p| p.name),
+        plan_name: None,
+        plan: lab::load_plan(&plan).ok(),
         labs_run: 0,
         signals,
         say,
     };
     let line = if req.merged { "every commit, in topological order" } else { "the first-parent line" };
+    let tries = (commits.len() as f64).log2().ceil().max(1.0) as usize;
+    // A lab is its steps and a few seconds to start and stop its targets.
+    let per_lab = b.plan.as_ref().map(|p| lab::preview(p).estimate.as_secs_f64() + 3.0);
+    let labs = 2 * LEVEL_LABS + 2 * tries;
+    let time = per_lab.map_or_else(String::new, |s| format!(", about {:.0} min of labs", labs as f64 * s / 60.0));
     say(&format!(
-        "bisect: {} commits after {} (good) up to {} (bad), {line}; about {} to lab, each up to {MOST_LABS} labs \
-         and a build (timed as they go), after the levels of each end ({LEVEL_LABS} labs each)",
+        "bisect: {} commits after {} (good) up to {} (bad), {line}: {LEVEL_LABS} labs of each end, then about {tries} \
+         commits to build and lab (1-2 labs each when the change is clear, up to {MOST_LABS}): about {labs} labs{time}, \
+         plus the builds (timed as they go)",
         commits.len(),
         good.short(),
         bad.short(),
-        (commits.len() as f64).log2().ceil().max(1.0),
     ));
+    b.plan_name = b.plan.as_ref().map(|p| p.name.clone());
     b.run(good, bad, commits).await
 }
 
@@ -196,6 +205,14 @@ impl Bisect<'_> {
             return Ok(self.report(ends, range, None, Ending::NoDifference(why)));
         };
         (self.say)(&format!("bisect: judged on {}: {why}", key.text()));
+        let apart = levels.separation();
+        if apart < WEAK_SEPARATION {
+            (self.say)(&format!(
+                "bisect: warning: the levels are only {apart:.1} spreads apart: expect up to {MOST_LABS} labs a commit \
+                 and perhaps a range rather than one commit (simulated, 15 commits at +5% with 3% noise: the right \
+                 one named 27% of the time, a wrong one 5%)"
+            ));
+        }
         ends[0].values.clone_from(&levels.good);
         ends[1].values.clone_from(&levels.bad);
         let mut range = range;
@@ -479,6 +496,9 @@ impl Bisect<'_> {
 
 /// The metrics a bisect chooses its series from by default: how slow, and how much CPU.
 pub const CHOSEN_FROM: [&str; 4] = ["p50", "p90", "p99", "target_cpu"];
+
+/// Levels closer than this many spreads are weak evidence: said before the search.
+pub const WEAK_SEPARATION: f64 = 3.0;
 
 /// The p-value the ends must differ by (Welch's test on logarithms) for a series to be chosen.
 pub const CHOICE_P: f64 = 0.01;
