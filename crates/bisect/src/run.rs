@@ -240,11 +240,12 @@ impl Bisect<'_> {
                 State::Skipped(why) => format!("skipped: {why}"),
                 State::Untested => "untested".to_owned(),
             };
+            let left = search.left();
             (self.say)(&format!(
-                "bisect: {} {}: {word}; {} commits left to try",
+                "bisect: {} {}: {word}; {left} commit{} left to try",
                 range[i].commit.short(),
                 range[i].commit.subject,
-                search.left()
+                if left == 1 { "" } else { "s" }
             ));
         };
         Ok(self.report(ends, range, Some((key, why)), ending))

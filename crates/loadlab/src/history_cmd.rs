@@ -9,11 +9,6 @@ use crate::bad;
 use crate::cli::{ChangeArgs, HistoryAcceptArgs, HistoryArgs, HistoryAt, HistoryCommand, HistoryShowArgs, SeriesArgs};
 
 pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
-    let a = match a.command {
-        // A bisect runs labs: a runtime of its own, and the lab's signal policy.
-        Some(HistoryCommand::Bisect(b)) => return crate::bisect_cmd::run(b),
-        _ => a,
-    };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         match a.command {
@@ -75,7 +70,7 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                 check(&h, id, &gates, &settings(&c.changes)?, c.any_machine).await
             }
             Some(HistoryCommand::Accept(a)) => accept(a).await,
-            Some(HistoryCommand::Bisect(_)) => unreachable!("bisect returned above"),
+            Some(HistoryCommand::Bisect(_)) => Err(bad("history bisect is run by its own command")),
         }
     })
 }

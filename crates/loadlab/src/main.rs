@@ -147,6 +147,10 @@ fn main() -> ExitCode {
         cli::Command::Plot(p) => plot_cmd::run(p),
         cli::Command::Demo(d) => demo_cmd::run(d),
         cli::Command::Lab(l) => lab_cmd::run(l),
+        // A bisect runs labs: a runtime of its own, and the lab's signal policy.
+        cli::Command::History(cli::HistoryArgs { command: Some(cli::HistoryCommand::Bisect(b)), .. }) => {
+            bisect_cmd::run(b)
+        }
         cli::Command::History(h) => history_cmd::run(h),
         cli::Command::K8s(k) => k8s_cmd::run(k),
         cli::Command::Completions(c) => {

@@ -12,26 +12,11 @@ fn git(repo: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_owned()
 }
 
-const MAIN: &str = r#"package main
-
-import (
-	"crypto/sha256"
-	"fmt"
-	"net/http"
-	"os"
-)
-
-func main() {
-	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		sum := [32]byte{}
-		for i := 0; i < rounds; i++ {
-			sum = sha256.Sum256(sum[:])
-		}
-		fmt.Fprintf(w, "%x\n", sum[:4])
-	})
-	http.ListenAndServe(os.Args[1], nil)
+/// The example's service (examples/007-which-commit), which this test builds commit by commit.
+fn source(name: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/007-which-commit/svc");
+    std::fs::read_to_string(dir.join(name)).unwrap()
 }
-"#;
 
 /// The repository: commits 1-5 touch the README, 6 does not build, 7 mends it, 8 does 30%
 /// more work per request, 9-12 touch the README. Returns each commit's hash (0: the first).
@@ -41,9 +26,11 @@ fn repository(repo: &Path) -> Vec<String> {
     git(repo, &["config", "user.email", "ci@example.com"]);
     git(repo, &["config", "user.name", "CI"]);
     let write = |name: &str, text: &str| std::fs::write(repo.join(name), text).unwrap();
-    write("go.mod", "module svc\n\ngo 1.18\n");
-    write("main.go", MAIN);
-    write("work.go", "package main\n\nconst rounds = 10000\n");
+    let main = source("main.go");
+    let work = source("work.go");
+    write("go.mod", &source("go.mod"));
+    write("main.go", &main);
+    write("work.go", &work);
     write(".gitignore", "svc\n");
     write(
         "plan.toml",
@@ -62,11 +49,11 @@ fn repository(repo: &Path) -> Vec<String> {
         write("README", &format!("svc, revision {i}\n"));
         commit(&format!("README: revision {i}"));
     }
-    write("main.go", &MAIN.replace("func main() {", "func main( {"));
+    write("main.go", &main.replace("func main() {", "func main( {"));
     commit("main: a typo that does not build");
-    write("main.go", MAIN);
+    write("main.go", &main);
     commit("main: builds again");
-    write("work.go", "package main\n\nconst rounds = 13000\n");
+    write("work.go", &work.replace("rounds = 10000", "rounds = 13000"));
     commit("work: 30% more rounds");
     for i in 9..=12 {
         write("README", &format!("svc, revision {i}\n"));
