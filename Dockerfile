@@ -11,8 +11,8 @@ COPY Cargo.toml Cargo.lock ./
 COPY crates crates
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked --bin loadlab \
-    && strip -o /loadlab target/release/loadlab
+    cargo build --profile dist --locked --bin loadlab \
+    && strip -o /loadlab target/dist/loadlab
 
 # glibc, libgcc_s and libm are all the binary links (rustls: no OpenSSL).
 FROM gcr.io/distroless/cc-debian12:nonroot

@@ -17,8 +17,8 @@ source bench/common.sh
 LABS=${LABS:-10000} BACKENDS=${BACKENDS:-sqlite postgres}
 need_tools taskset /usr/bin/time
 build_loadlab
-cargo build --release -q -p history --example fill
-fill=$PWD/target/release/examples/fill
+cargo build --profile dist -q -p history --example fill
+fill=$PWD/target/dist/examples/fill
 OUT=${OUT:-$(mktemp -d /tmp/loadlab-scale.XXXXXX)}
 mkdir -p "$OUT"
 
