@@ -193,17 +193,35 @@ impl Bisect<'_> {
             build: None,
         };
         let mut ends = [tried(good, State::Good), tried(bad, State::Bad)];
-        for end in &mut ends {
-            self.level(end).await?;
-            if self.signals.stop.is_cancelled() {
-                return Ok(self.report(ends, Vec::new(), None, Ending::Stopped));
-            }
+        self.levels(&mut ends, LEVEL_LABS).await?;
+        let mut chosen = self.choose(&ends).await?;
+        // Ends that differ by less than a clear margin get more labs each before anything is
+        // judged between them: on a noisy service, 5 labs can make a chance difference look real.
+        if chosen.as_ref().is_none_or(|(_, _, l)| l.separation() < WEAK_SEPARATION) && !self.signals.stop.is_cancelled()
+        {
+            (self.say)(&format!(
+                "bisect: the ends are close or noisy: labbing each up to {MOST_LEVEL_LABS} times before judging between them"
+            ));
+            self.levels(&mut ends, MOST_LEVEL_LABS).await?;
+            chosen = self.choose(&ends).await?;
+        }
+        if self.signals.stop.is_cancelled() {
+            return Ok(self.report(ends, Vec::new(), None, Ending::Stopped));
         }
         let range: Vec<Tried> = commits.into_iter().map(|c| tried(c, State::Untested)).collect();
-        let Some((key, why, levels)) = self.choose(&ends).await? else {
+        let Some((key, why, levels)) = chosen else {
             let why = self.no_difference(&ends).await?;
             return Ok(self.report(ends, range, None, Ending::NoDifference(why)));
         };
+        if levels.separation() < MIN_SEPARATION {
+            let why = format!(
+                "the good and bad levels of {} differ ({why}) but by only {:.1} spreads of their labs: too \
+                 close to tell commits apart (at least {MIN_SEPARATION:.0} needed)",
+                key.text(),
+                levels.separation()
+            );
+            return Ok(self.report(ends, range, None, Ending::NoDifference(why)));
+        }
         (self.say)(&format!("bisect: judged on {}: {why}", key.text()));
         let apart = levels.separation();
         if apart < WEAK_SEPARATION {
@@ -270,33 +288,44 @@ impl Bisect<'_> {
         }
     }
 
-    /// Labs an end until the history holds [`LEVEL_LABS`] of it; a build or a lab that fails
-    /// there ends the bisect (exit 1).
-    async fn level(&mut self, end: &mut Tried) -> Result<(), Failure> {
-        let mut have = self.counted_labs(&end.commit.hash).await?;
-        end.reused = have;
-        if have >= LEVEL_LABS {
-            return Ok(());
+    /// Labs the two ends, taking turns, until the history holds `labs` of each: a
+    /// machine that drifts (a neighbour, the clock's frequency) moves both levels alike rather
+    /// than one. A build that fails, or an end none of whose labs count, ends the bisect (exit 1).
+    async fn levels(&mut self, ends: &mut [Tried; 2], labs: usize) -> Result<(), Failure> {
+        let mut have = [0; 2];
+        for (i, end) in ends.iter_mut().enumerate() {
+            have[i] = self.counted_labs(&end.commit.hash).await?;
+            end.reused = have[i];
         }
-        let tree = self.build(end).await.map_err(Failure::Endpoint)?;
-        // A lab that counted no step (a busy machine held the generator back) is run again; an
-        // end none of whose labs count cannot be a level.
-        let mut uncounted = 0;
-        while have < LEVEL_LABS && !self.signals.stop.is_cancelled() {
-            if self.lab(end, &tree).await.map_err(Failure::Endpoint)? {
-                have += 1;
-                continue;
+        let mut trees: [Option<Worktree>; 2] = [None, None];
+        let mut uncounted = [0; 2];
+        while have.iter().any(|h| *h < labs) && !self.signals.stop.is_cancelled() {
+            for i in 0..2 {
+                if have[i] >= labs || self.signals.stop.is_cancelled() {
+                    continue;
+                }
+                if trees[i].is_none() {
+                    trees[i] = Some(self.build(&mut ends[i]).await.map_err(Failure::Endpoint)?);
+                }
+                let Some(tree) = trees[i].as_ref() else { unreachable!("built above") };
+                if self.lab(&mut ends[i], tree).await.map_err(Failure::Endpoint)? {
+                    have[i] += 1;
+                    continue;
+                }
+                // A lab that counted no step (a busy machine held the generator back) is run
+                // again; an end none of whose labs count cannot be a level.
+                uncounted[i] += 1;
+                let last = ends[i].labs.last().map_or_else(String::new, |l| l.display().to_string());
+                if uncounted[i] >= MOST_LABS {
+                    return Err(Failure::Endpoint(format!(
+                        "{} ({}): {} of its labs counted no step (the last: {last})",
+                        ends[i].commit.short(),
+                        ends[i].commit.subject,
+                        uncounted[i],
+                    )));
+                }
+                (self.say)(&format!("bisect: that lab counted no step (see {last}): it is run again"));
             }
-            uncounted += 1;
-            let last = end.labs.last().map_or_else(String::new, |l| l.display().to_string());
-            if uncounted >= MOST_LABS {
-                return Err(Failure::Endpoint(format!(
-                    "{} ({}): {uncounted} of its labs counted no step (the last: {last})",
-                    end.commit.short(),
-                    end.commit.subject,
-                )));
-            }
-            (self.say)(&format!("bisect: that lab counted no step (see {last}): it is run again"));
         }
         Ok(())
     }
@@ -363,7 +392,7 @@ impl Bisect<'_> {
         let asked = self.req.metric.as_deref().map_or_else(|| CHOSEN_FROM.join(", "), str::to_owned);
         Ok(format!(
             "the good ({}) and bad ({}) levels do not differ beyond their noise in {asked}{} (Welch's test on \
-             {LEVEL_LABS}+ labs each, p <= {CHOICE_P}): there is no slower commit to find",
+             {LEVEL_LABS}+ labs each, p <= {CHOICE_P})",
             ends[0].commit.short(),
             ends[1].commit.short(),
             self.req.load.as_deref().map_or_else(String::new, |l| format!(" at load {l}")),
@@ -505,8 +534,15 @@ impl Bisect<'_> {
 /// The metrics a bisect chooses its series from by default: how slow, and how much CPU.
 pub const CHOSEN_FROM: [&str; 4] = ["p50", "p90", "p99", "target_cpu"];
 
-/// Levels closer than this many spreads are weak evidence: said before the search.
+/// Levels closer than this many spreads are weak evidence: the ends are labbed up to
+/// [`MOST_LEVEL_LABS`] times each, and a warning is said before the search.
 pub const WEAK_SEPARATION: f64 = 3.0;
+
+/// Levels closer than this many spreads (after the extra labs) are not bisected: exit 4.
+pub const MIN_SEPARATION: f64 = 2.0;
+
+/// The most labs each end is given when its levels are close.
+pub const MOST_LEVEL_LABS: usize = 10;
 
 /// The p-value the ends must differ by (Welch's test on logarithms) for a series to be chosen.
 pub const CHOICE_P: f64 = 0.01;
