@@ -524,9 +524,9 @@ fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String
 /// short level, past the fixed floor). A lab beyond its level at `LEVEL / m` without such a run
 /// is a warning.
 fn holm(judged: &mut [Judged], gates: &[Gate]) {
-    let mut order: Vec<usize> = (0..judged.len()).filter(|&i| judged[i].pvalue.is_finite()).collect();
-    order.sort_by(|&a, &b| judged[a].pvalue.total_cmp(&judged[b].pvalue));
-    let m = order.len();
+    let p: Vec<f64> = judged.iter().map(|j| if j.pvalue.is_finite() { j.pvalue } else { f64::NAN }).collect();
+    let stands = stats::holm(&p, LEVEL);
+    let m = p.iter().filter(|x| !x.is_nan()).count();
     let past = |j: &Judged, change_pct: f64| {
         let ratio = 1.0 + change_pct / 100.0;
         gates.iter().find(|g| g.text() == j.gate).is_some_and(|g| {
@@ -537,12 +537,10 @@ fn holm(judged: &mut [Judged], gates: &[Gate]) {
                 }
         })
     };
-    let mut passing = true;
-    for (k, &i) in order.iter().enumerate() {
-        passing &= judged[i].pvalue <= LEVEL / (m - k) as f64;
+    for (i, stands) in stands.into_iter().enumerate() {
         let j = &judged[i];
         let both = past(j, j.change_pct) && past(j, j.previous_change_pct);
-        if passing && both && matches!(judged[i].outcome, Outcome::Held | Outcome::Worse) {
+        if stands && both && matches!(judged[i].outcome, Outcome::Held | Outcome::Worse) {
             judged[i].outcome = Outcome::Worse;
             judged[i].past_level = true;
         }

@@ -363,7 +363,8 @@ fn gate_failures(gates: &[Gate], rows: &[Row]) -> Vec<String> {
     // A bootstrap's smallest p says no resample crossed 1: less than it can resolve, not equal.
     let floor = 1.0 / crate::measure::windows::RESAMPLES as f64;
     let p = |r: &Row| r.p.map_or(1.0, |p| if r.basis == Basis::WithinRun && p <= floor { 0.0 } else { p });
-    let stands = crate::measure::ab::holm(&watched.iter().map(|r| p(r)).collect::<Vec<_>>());
+    let stands =
+        stats::holm(&watched.iter().map(|r| p(r)).collect::<Vec<_>>(), 1.0 - crate::measure::stats::CONFIDENCE);
     gates
         .iter()
         .flat_map(|g| {

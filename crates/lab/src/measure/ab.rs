@@ -243,23 +243,6 @@ pub fn calibrated_sentence(what: &str, labs: usize) -> String {
     )
 }
 
-/// Family-wise control of a gate over many cells: Holm's step-down over the p-values of the
-/// rows a gate would fail, at the 5% level. Returns, per p-value in order, whether it stands.
-pub fn holm(p_values: &[f64]) -> Vec<bool> {
-    let alpha = 1.0 - crate::measure::stats::CONFIDENCE;
-    let mut order: Vec<usize> = (0..p_values.len()).collect();
-    order.sort_by(|a, b| p_values[*a].total_cmp(&p_values[*b]));
-    let m = p_values.len();
-    let mut stands = vec![false; m];
-    for (rank, i) in order.into_iter().enumerate() {
-        if p_values[i] > alpha / (m - rank) as f64 {
-            break;
-        }
-        stands[i] = true;
-    }
-    stands
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,12 +354,5 @@ mod tests {
         let up = judge(Metric::P99, one(&[31.0], &slow), one(&[12.0], &fast), None);
         assert!(down.significant && up.significant, "{down:?} {up:?}");
         assert!((down.ratio * up.ratio - 1.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn holm_keeps_only_what_survives_the_family() {
-        assert_eq!(holm(&[0.01, 0.04, 0.03]), vec![true, false, false]);
-        assert_eq!(holm(&[0.001, 0.012, 0.02]), vec![true, true, true]);
-        assert_eq!(holm(&[]), Vec::<bool>::new());
     }
 }
