@@ -66,10 +66,20 @@ pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
         .enumerate()
         .map(|(i, s)| {
             let point = lab.matrix.points.get(s.point);
-            let not_counted = s.not_counted().or_else(|| {
-                // The last step of an interrupted lab may be short.
-                (lab.interrupted && i == last).then(|| "interrupted: the lab was stopped during it".to_owned())
-            });
+            let not_counted = s
+                .not_counted()
+                .or_else(|| {
+                    // A step a target died in (or right after) measured its death, not its level:
+                    // the lab judges it, the history does not put it in a series.
+                    lab.deaths
+                        .iter()
+                        .find(|d| d.during.as_deref() == Some(s.id.as_str()))
+                        .map(|d| format!("target down: {}", d.text()))
+                })
+                .or_else(|| {
+                    // The last step of an interrupted lab may be short.
+                    (lab.interrupted && i == last).then(|| "interrupted: the lab was stopped during it".to_owned())
+                });
             let mut values = Vec::new();
             if not_counted.is_none() {
                 for m in RECORDED {

@@ -166,6 +166,12 @@ fn a_target_killed_mid_run_is_named_with_its_step_and_the_rest_is_target_down() 
     assert_eq!(lab["deaths"][0]["target"], "web");
     assert_eq!(lab["findings"]["cells"][2]["slo"]["verdict"], "target_down");
     assert!(!out.join("steps/3-web--r60-http1--1.llr").exists(), "a step on a dead target is not run");
+    // In a history, the step it died in measured its death, not its level: no series holds it.
+    let db = d.join("history.db");
+    let o = loadlab().args(["history", "add"]).arg(&out).arg("--history").arg(&db).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = loadlab().args(["history", "--history"]).arg(&db).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no series yet"), "{}", String::from_utf8_lossy(&o.stdout));
 }
 
 /// A plan whose started origin answers after `latency`, at rates 20, 40 and 60 for 3 s each
