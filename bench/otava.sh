@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Apache Otava's change points on seeded series (steps, two steps, a late step, none; normal,
-# lognormal and spiky noise; 30-200 points), written to crates/history/tests/otava.json, which
+# lognormal and spiky noise; 30-200 points), written to crates/stats/tests/otava.json, which
 # the history crate's test compares its own change points with (the same within one point).
 # Run by hand after changing the method: OTAVA_PY=path/to/otava-venv/bin/python bash bench/otava.sh
 set -euo pipefail
@@ -11,6 +11,6 @@ PY=${OTAVA_PY:-python3}
   exit 1
 }
 version=$("$PY" -c 'import importlib.metadata as m; print(m.version("apache-otava"))')
-"$PY" bench/otava/fixtures.py "apache-otava $version" > crates/history/tests/otava.json
-count=$("$PY" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["cases"]))' crates/history/tests/otava.json)
-echo "wrote crates/history/tests/otava.json (apache-otava $version, $count series)" >&2
+"$PY" bench/otava/fixtures.py "apache-otava $version" > crates/stats/tests/otava.json
+count=$("$PY" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["cases"]))' crates/stats/tests/otava.json)
+echo "wrote crates/stats/tests/otava.json (apache-otava $version, $count series)" >&2

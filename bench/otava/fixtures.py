@@ -1,5 +1,5 @@
 """Series and Apache Otava's change points on them, for the history crate's test that its method
-agrees with Otava's (crates/history/tests/otava.json). Run by bench/otava.sh with Otava's Python.
+agrees with Otava's (crates/stats/tests/otava.json). Run by bench/otava.sh with Otava's Python.
 
 Each series is seeded, so the file is the same on every run of the same Otava version."""
 import json

@@ -26,9 +26,9 @@ use lab::{Gate, Spread};
 use serde::Serialize;
 
 use crate::accept::Acceptance;
-use crate::changes::{ChangePoint, Settings};
 use crate::series::{series_where, Key, Point, Query, Series};
 use crate::store::Stored;
+use stats::changes::{ChangePoint, Settings};
 
 /// The family-wise false-alarm level of a check over all its gated series.
 pub const LEVEL: f64 = 0.005;

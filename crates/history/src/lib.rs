@@ -1,10 +1,9 @@
 //! A history of labs, to answer "when did it get slower?": every counted step's figures kept by
 //! plan, target, load point and machine, stamped with the commit; each series' change points
-//! across commits (Apache Otava's method); a gate that judges the newest lab against the current
+//! across commits (Apache Otava's method, in `stats`); a gate that judges the newest lab against the current
 //! level of its series rather than one baseline run.
 //!
 //! Modules, each using only those above it:
-//! - `changes`: change points of a series of numbers (pure);
 //! - `accept`: a change someone accepted, and what it covers (pure);
 //! - `entry`: what a lab adds to a history (through the lab's own types);
 //! - `store`: the SQLite file or PostgreSQL database, one schema;
@@ -13,7 +12,6 @@
 //! - `render`: tables (text, Markdown), JSON, Otava's CSV, and the HTML page.
 
 mod accept;
-mod changes;
 mod check;
 mod entry;
 mod render;
@@ -21,7 +19,6 @@ mod series;
 mod store;
 
 pub use accept::{who_default, Acceptance, MIN_COMMIT};
-pub use changes::{change_points, ChangePoint, Settings, MIN_POINTS};
 pub use check::{
     check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL,
     OUTLIER_MADS, OUTLIER_SHARE, TRIM,

@@ -8,9 +8,9 @@ use lab::Metric;
 use report::chart::{render_xy_svg, Series as Line, XyChart};
 use report::page::{esc, shell};
 
-use crate::changes::{ChangePoint, Settings};
 use crate::check::{Checked, HeldTo, Outcome, LEVEL};
 use crate::series::{md_cell, plain, Point, Series};
+use stats::changes::{ChangePoint, Settings};
 
 /// A value of `metric` as people write it: `12.3ms`, `99.90%`, `1200.0/s`, `38.1µs/req`.
 fn show(metric: &str, v: f64) -> String {

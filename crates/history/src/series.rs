@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::accept::Acceptance;
-use crate::changes::{change_points, ChangePoint, Settings};
 use crate::store::Stored;
+use stats::changes::{change_points, ChangePoint, Settings};
 
 /// What a series is of. Labs on different machines (or measured differently) never share a
 /// series unless asked (`any_machine`): then `machine` is `any`.

@@ -6,9 +6,10 @@
 //! -- --ignored --nocapture`, and real runs (bench/gate.sh) confirm them (`real_histories`
 //! replays them with this build's rules). GATE_WHY=1 prints why each failing check failed.
 
-use history::{Checked, Entry, Rules, Settings, Step, Stored};
+use history::{Checked, Entry, Rules, Step, Stored};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use stats::changes::Settings;
 
 /// How a service's labs spread: the standard deviation of each metric's logarithm between labs,
 /// and, with `mode_share`, labs in a slower mode (`mode_shift` higher on every metric).

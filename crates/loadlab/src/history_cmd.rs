@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use history::{Added, History, Settings};
+use history::{Added, History};
+use stats::changes::Settings;
 
 use crate::bad;
 use crate::cli::{ChangeArgs, HistoryAcceptArgs, HistoryArgs, HistoryAt, HistoryCommand, HistoryShowArgs, SeriesArgs};

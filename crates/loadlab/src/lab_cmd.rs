@@ -287,7 +287,7 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     };
     let labs = h.labs_for_check(id, false).await.map_err(|e| bad(e.to_string()))?;
     let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
-    let settings = history::Settings::default();
+    let settings = stats::changes::Settings::default();
     let rules = history::Rules::new(gates, &settings, &accepted);
     let checked = history::check(&labs, id, &rules).map_err(|e| bad(e.to_string()))?;
     eprint!("{}", history::check_text(&checked));

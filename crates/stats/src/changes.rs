@@ -409,7 +409,7 @@ mod tests {
     }
 
     /// The figures behind MIN_POINTS (DECISIONS.md, "Change points"), printed with
-    /// `cargo test -p history figures -- --ignored --nocapture`.
+    /// `cargo test -p stats figures -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn figures() {
