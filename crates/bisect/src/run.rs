@@ -369,7 +369,7 @@ impl Bisect<'_> {
             if levels.good.len() < 2 || levels.bad.len() < 2 {
                 continue;
             }
-            let c = lab::welch(&levels.bad, &levels.good);
+            let c = stats::welch::welch(&levels.bad, &levels.good);
             let moved = c.ratio.ln().abs();
             let beyond = c.p.is_some_and(|p| p <= CHOICE_P) && c.ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
             if beyond && best.as_ref().is_none_or(|b| moved > b.0) {
@@ -520,7 +520,7 @@ impl Bisect<'_> {
             v
         };
         let (good, bad) = (side(State::Good, &levels.good), side(State::Bad, &levels.bad));
-        let c = lab::welch(&bad, &good);
+        let c = stats::welch::welch(&bad, &good);
         Change {
             metric: key.metric.clone(),
             good: mean(&good),

@@ -6,9 +6,9 @@
 //! - **the lab against its level**: the lab and the [`IN_A_ROW`] - 1 before it all beyond the
 //!   level (a run, as the Western Electric rules read a control chart: a lab alone is a warning,
 //!   since a busy machine makes outliers and short spells), each by a one-sided Student's t
-//!   prediction test on logarithms (one more draw from the level: `lab::Spread::p_beyond`), the
+//!   prediction test on logarithms (one more draw from the level: `stats::spread::Spread::p_beyond`), the
 //!   run's p-value (the largest, to the power of the run's length) Holm-corrected over the gated
-//!   series at a family-wise [`LEVEL`]. The level leaves its outliers out ([`OUTLIER_MADS`]). A level of [`lab::REPLACES_FLOOR`] labs or more is
+//!   series at a family-wise [`LEVEL`]. The level leaves its outliers out ([`OUTLIER_MADS`]). A level of [`stats::spread::REPLACES_FLOOR`] labs or more is
 //!   its own calibration: its labs are separate labs, so their spread already is the lab-to-lab
 //!   spread. A shorter level (from [`MIN_LEVEL`] labs) is also held to `lab compare`'s fixed
 //!   run-to-run floor. The level stops at a pending change, so the slower labs waiting to confirm
@@ -22,8 +22,9 @@
 
 use std::collections::HashSet;
 
-use lab::{Gate, Spread};
+use lab::Gate;
 use serde::Serialize;
+use stats::spread::Spread;
 
 use crate::accept::Acceptance;
 use crate::series::{series_where, Key, Point, Query, Series};
@@ -34,7 +35,7 @@ use stats::changes::{ChangePoint, Settings};
 pub const LEVEL: f64 = 0.005;
 
 /// Labs a level needs before a lab is judged against it at all.
-pub const MIN_LEVEL: usize = lab::MIN_LABS;
+pub const MIN_LEVEL: usize = stats::spread::MIN_LABS;
 
 /// Labs in a row (this one and those just before it) that must all lie beyond the level for the
 /// lab to fail: one alone is a warning (docs/DECISIONS.md, "A gate that catches a real
@@ -462,7 +463,7 @@ fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>]) -> Opti
     let now_range = now_start..now_end.unwrap_or(s.points.len());
     let values = |r: std::ops::Range<usize>| -> Vec<f64> { s.points[r].iter().map(|p| p.value).collect() };
     let (before, now) = (values(ref_range), values(now_range));
-    let c = lab::welch(&now, &before);
+    let c = stats::welch::welch(&now, &before);
     let p = c.p?;
     // The change point itself passed the series' own test; this asks whether the level now is
     // still worse than the accepted one, at the gate's family-wise level.
@@ -480,8 +481,8 @@ fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>]) -> Opti
         from_lab: s.points[first.index].lab,
         commit: s.points[first.index].commit_text(),
         commit_before: s.points[first.index - 1].commit_text(),
-        before: lab::centre(&before),
-        now: lab::centre(&now),
+        before: stats::describe::centre(&before),
+        now: stats::describe::centre(&now),
         labs_before: before.len(),
         labs_now: now.len(),
         change_pct: pct(c.ratio),

@@ -380,7 +380,10 @@ pub fn check_text(c: &Checked) -> String {
             let held = match &j.held_to {
                 Some(HeldTo::Spread { labs }) => format!("held to the level's own spread ({labs} labs)"),
                 Some(HeldTo::Floor { pct }) => {
-                    format!("held to the fixed floor {pct:.0}% (a spread of its own from {} labs)", lab::REPLACES_FLOOR)
+                    format!(
+                        "held to the fixed floor {pct:.0}% (a spread of its own from {} labs)",
+                        stats::spread::REPLACES_FLOOR
+                    )
                 }
                 None => String::new(),
             };
@@ -480,7 +483,7 @@ pub fn check_text(c: &Checked) -> String {
         crate::check::IN_A_ROW - 1,
         c.judged.iter().filter(|j| j.pvalue.is_finite()).count(),
         LEVEL * 100.0,
-        lab::REPLACES_FLOOR
+        stats::spread::REPLACES_FLOOR
     );
     out
 }

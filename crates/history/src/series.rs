@@ -283,7 +283,12 @@ pub fn series_where(
                             path: lab.path.clone(),
                         })
                     });
-                    Point { lab: *id, of: Arc::clone(of), value: lab::centre(&values), repeats: values.len() }
+                    Point {
+                        lab: *id,
+                        of: Arc::clone(of),
+                        value: stats::describe::centre(&values),
+                        repeats: values.len(),
+                    }
                 })
                 .collect();
             let changes = if changes_wanted(&g.key) {

@@ -3,9 +3,9 @@
 
 use crate::calibration::{CalibratedCell, Calibration, MetricSpread, FORMAT};
 use crate::compare::{CompareError, Side};
-use crate::measure::ab::centre;
 use crate::measure::metric::COMPARED;
-use crate::measure::spread::{Spread, MIN_LABS};
+use stats::describe::centre;
+use stats::spread::{Spread, MIN_LABS};
 
 /// The spread of `labs` (at least [`MIN_LABS`], all of one build and plan).
 pub fn calibrate(labs: &[Side]) -> Result<Calibration, CompareError> {

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::metric::{Metric, COMPARED};
-use crate::measure::spread::Spread;
 use crate::provenance::Machine;
+use stats::spread::Spread;
 
 /// The layout of calibration.json: a reader refuses another.
 pub const FORMAT: u32 = 1;
@@ -35,7 +35,7 @@ pub struct Calibration {
     /// The machine of the first lab (none when it did not record one).
     pub machine: Option<Machine>,
     pub cells: Vec<CalibratedCell>,
-    /// Cells with fewer than [`crate::measure::spread::MIN_LABS`] labs that counted them, with why.
+    /// Cells with fewer than [`stats::spread::MIN_LABS`] labs that counted them, with why.
     pub missing: Vec<String>,
 }
 

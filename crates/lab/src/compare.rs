@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::{Calibration, Found};
-use crate::measure::ab::{centre, judge, Sample};
+use crate::measure::ab::{judge, Sample};
 use crate::measure::metric::Metric;
 use crate::measure::numbers::StepConsumer;
 use crate::measure::stats::{Basis, Comparison};
 use crate::measure::windows::Window;
+use stats::describe::centre;
 
 pub use crate::measure::metric::COMPARED;
 pub use crate::plan::gate::Gate;
@@ -363,8 +364,7 @@ fn gate_failures(gates: &[Gate], rows: &[Row]) -> Vec<String> {
     // A bootstrap's smallest p says no resample crossed 1: less than it can resolve, not equal.
     let floor = 1.0 / crate::measure::windows::RESAMPLES as f64;
     let p = |r: &Row| r.p.map_or(1.0, |p| if r.basis == Basis::WithinRun && p <= floor { 0.0 } else { p });
-    let stands =
-        stats::holm(&watched.iter().map(|r| p(r)).collect::<Vec<_>>(), 1.0 - crate::measure::stats::CONFIDENCE);
+    let stands = stats::holm(&watched.iter().map(|r| p(r)).collect::<Vec<_>>(), 1.0 - stats::CONFIDENCE);
     gates
         .iter()
         .flat_map(|g| {

@@ -41,10 +41,9 @@ pub use compare::{
 pub use demo::{run as run_demo, DemoOptions};
 pub use ending::{out_dir, preview, Ending, Preview};
 pub use experiment::{run, Event, LabError, RunOptions, Watcher};
-pub use measure::ab::{centre, run_to_run_floor, within_floor};
+pub use measure::ab::{run_to_run_floor, within_floor};
 pub use measure::metric::Metric;
-pub use measure::spread::{Spread, MIN_LABS, REPLACES_FLOOR};
-pub use measure::stats::{compare as welch, Comparison};
+pub use measure::stats::Comparison;
 pub use measure::verdict::{parse_percent, Clause, Finding};
 pub use plan::gate::{Gate, HISTORY_DEFAULT, HISTORY_GATED};
 pub use plan::matrix::{Axes, Point};

@@ -335,8 +335,8 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         let finding = Finding::of(&comparison, h.lower);
         points.push(HypothesisPoint {
             point: label,
-            subject: crate::measure::ab::centre(&a),
-            other: crate::measure::ab::centre(&b),
+            subject: stats::describe::centre(&a),
+            other: stats::describe::centre(&b),
             comparison,
             finding,
         });

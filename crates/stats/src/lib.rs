@@ -3,10 +3,20 @@
 //! how they were made).
 //!
 //! Modules:
+//! - `describe`: medians, means, variances and the centre a change is the ratio of;
+//! - `welch`: Student's t interval of a centre and Welch's test of two sides (on logarithms);
 //! - `holm`: Holm's step-down over many p-values (a gate over many series or cells);
+//! - `spread`: a service's run-to-run spread over N labs of one build, and its tests of a
+//!   change between two labs and of one more lab against a level (Student's t on logarithms);
 //! - `changes`: change points of a series (E-divisive means, as Apache Otava finds them).
 
 pub mod changes;
+pub mod describe;
 mod holm;
+pub mod spread;
+pub mod welch;
 
 pub use holm::{holm, holm_adjusted};
+
+/// Two-sided confidence level of every interval and test.
+pub const CONFIDENCE: f64 = 0.95;

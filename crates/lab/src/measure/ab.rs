@@ -15,15 +15,17 @@
 //!   metric), a change must also be one that fewer than 5% of its A/A pairs show, and the
 //!   comparison's p-value is the larger of the two tests' (both must reject). That also lets one
 //!   run a side compare CPU per request, which no run measures from inside. A spread of
-//!   [`crate::measure::spread::REPLACES_FLOOR`] labs or more is the service's own floor and
+//!   [`stats::spread::REPLACES_FLOOR`] labs or more is the service's own floor and
 //!   stands in for the fixed one; with fewer, both hold.
 //! - Floors and thresholds are ratios, compared in logarithms ([`within_floor`]): naming the
 //!   sides the other way round gives the same verdict.
 
 use crate::measure::metric::Metric;
-use crate::measure::spread::Spread;
-use crate::measure::stats::{compare, compare_within, Comparison, CONFIDENCE, MIN_REPEATS};
+use crate::measure::stats::{compare, compare_within, Comparison, MIN_REPEATS};
 use crate::measure::windows::Window;
+use stats::describe::centre;
+use stats::spread::Spread;
+use stats::CONFIDENCE;
 
 /// A tail's value rests on the requests past its quantile: with fewer than this many on a side,
 /// a p99 is one or two requests' luck.
@@ -36,24 +38,6 @@ pub struct Sample<'a> {
     pub values: &'a [f64],
     pub windows: &'a [Window],
     pub requests: u64,
-}
-
-/// The value a side is shown with, and that a change is the ratio of: the geometric mean of its
-/// repeats when every one is positive (the centre Welch's test on logarithms compares), else
-/// their mean. One repeat: its value.
-pub fn centre(values: &[f64]) -> f64 {
-    match values {
-        [] => return f64::NAN,
-        // exp(ln(x)) is not always x: one repeat is shown as measured.
-        [one] => return *one,
-        _ => {}
-    }
-    let n = values.len() as f64;
-    if values.iter().all(|v| *v > 0.0) {
-        (values.iter().map(|v| v.ln()).sum::<f64>() / n).exp()
-    } else {
-        values.iter().sum::<f64>() / n
-    }
 }
 
 /// How far two labs of one build move apart, as a share, for `metric` at `value` (in the
@@ -228,12 +212,12 @@ pub fn one_run_sentence() -> String {
 /// What a verdict held to a measured spread (`lab calibrate`) shows, for a reader; `what` names
 /// where the spread came from.
 pub fn calibrated_sentence(what: &str, labs: usize) -> String {
-    let floors = if labs >= crate::measure::spread::REPLACES_FLOOR {
+    let floors = if labs >= stats::spread::REPLACES_FLOOR {
         format!("held to that spread instead of the fixed floors ({labs} labs measure it)")
     } else {
         format!(
             "held to the fixed floors too ({labs} labs; a spread replaces them from {})",
-            crate::measure::spread::REPLACES_FLOOR
+            stats::spread::REPLACES_FLOOR
         )
     };
     format!(

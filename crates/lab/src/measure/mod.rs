@@ -7,7 +7,6 @@ pub mod ab;
 pub mod function;
 pub mod metric;
 pub mod numbers;
-pub mod spread;
 pub mod stats;
 pub mod verdict;
 pub mod windows;

@@ -200,7 +200,7 @@ impl SloVerdict {
         let mut broken = Vec::new();
         for c in clauses {
             let values: Vec<f64> = counted.iter().map(|n| c.metric.of(n)).collect();
-            let median = crate::measure::stats::median(&values);
+            let median = stats::describe::median(&values);
             if !c.op.holds(median, c.limit) {
                 let of =
                     if counted.len() > 1 { format!(", median of {} repeats", counted.len()) } else { String::new() };

@@ -3,7 +3,7 @@
 //!
 //! Two labs of one build differ by more than either run shows from inside: the processes, their
 //! placement on the cores, connections and caches change between them, and a CPU-bound Python
-//! server answered in 2.6 ms in some labs and 4.4 ms in others. The fixed floors of `ab` were
+//! server answered in 2.6 ms in some labs and 4.4 ms in others. The fixed floors (`floors`) were
 //! measured on nginx and an origin; a service of its own modes needs its own. With the values of
 //! N labs, the logarithm of a lab's value has a standard deviation `s` (N - 1 degrees of
 //! freedom), and the difference of two new labs' logarithms divided by `s·√2` follows Student's
@@ -14,12 +14,13 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::measure::stats::CONFIDENCE;
+use crate::describe::{logs, mean, variance};
+use crate::CONFIDENCE;
 
 /// Labs needed to measure a spread at all: with 2, one difference and one degree of freedom.
 pub const MIN_LABS: usize = 3;
 
-/// Labs from which a measured spread replaces the fixed run-to-run floors (`ab`): with fewer,
+/// Labs from which a measured spread replaces the fixed run-to-run floors (`floors`): with fewer,
 /// its own estimate is too rough to stand alone (docs/DECISIONS.md, "The level as a
 /// calibration", for the false alarms and the power this number gives).
 pub const REPLACES_FLOOR: usize = 5;
@@ -43,10 +44,7 @@ impl Spread {
         if values.len() < MIN_LABS || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
             return None;
         }
-        let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-        let n = logs.len() as f64;
-        let mean = logs.iter().sum::<f64>() / n;
-        let sd_log = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        let sd_log = variance(&logs(values)).sqrt();
         let t = student(values.len()).inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
         let floor = (t * sd_log * std::f64::consts::SQRT_2).exp() - 1.0;
         Some(Spread { values: values.to_vec(), sd_log, floor })
@@ -75,7 +73,7 @@ impl Spread {
 
     /// The centre of these labs: the geometric mean of their values.
     pub fn centre(&self) -> f64 {
-        (self.values.iter().map(|v| v.ln()).sum::<f64>() / self.values.len() as f64).exp()
+        mean(&logs(&self.values)).exp()
     }
 
     /// How often one more lab of this build lies as far beyond these labs' centre as `value`
