@@ -11,6 +11,8 @@
 //! as one lab at that level, not as many), and a lab more than [`OUTLIER_SPREADS`] spreads
 //! beyond both is left out: a busy machine's spike is at neither level.
 
+use stats::outliers::without_outliers;
+
 /// Labs each end's level needs before the commits between are judged.
 pub const LEVEL_LABS: usize = 5;
 
@@ -59,18 +61,11 @@ impl Levels {
         v.iter().sum::<f64>() / v.len().max(1) as f64
     }
 
-    /// A level's labs without its outliers, as the history's gate leaves them out: further
-    /// from the median than 3.5 robust spreads and than 5%.
+    /// A level's labs without its outliers, as the history's gate leaves them out
+    /// (`stats::outliers`), on logarithms.
     fn kept(v: &[f64]) -> Vec<f64> {
-        let mut logs = Self::logs(v);
-        logs.sort_by(f64::total_cmp);
-        let median = |s: &[f64]| if s.is_empty() { 0.0 } else { (s[(s.len() - 1) / 2] + s[s.len() / 2]) / 2.0 };
-        let m = median(&logs);
-        let mut dev: Vec<f64> = logs.iter().map(|x| (x - m).abs()).collect();
-        dev.sort_by(f64::total_cmp);
-        let robust = 1.4826 * median(&dev);
-        let share = (1.0 + history::OUTLIER_SHARE).ln();
-        logs.into_iter().filter(|x| (x - m).abs() <= (history::OUTLIER_MADS * robust).max(share)).collect()
+        let positive: Vec<f64> = v.iter().copied().filter(|x| *x > 0.0).collect();
+        Self::logs(&without_outliers(&positive))
     }
 
     /// The levels' centres and pooled spread, on logarithms (outliers left out).

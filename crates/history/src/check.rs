@@ -8,7 +8,7 @@
 //!   since a busy machine makes outliers and short spells), each by a one-sided Student's t
 //!   prediction test on logarithms (one more draw from the level: `stats::spread::Spread::p_beyond`), the
 //!   run's p-value (the largest, to the power of the run's length) Holm-corrected over the gated
-//!   series at a family-wise [`LEVEL`]. The level leaves its outliers out ([`OUTLIER_MADS`]). A level of [`stats::spread::REPLACES_FLOOR`] labs or more is
+//!   series at a family-wise [`LEVEL`]. The level leaves its outliers out (`stats::outliers`). A level of [`stats::spread::REPLACES_FLOOR`] labs or more is
 //!   its own calibration: its labs are separate labs, so their spread already is the lab-to-lab
 //!   spread. A shorter level (from [`MIN_LEVEL`] labs) is also held to `lab compare`'s fixed
 //!   run-to-run floor. The level stops at a pending change, so the slower labs waiting to confirm
@@ -24,6 +24,7 @@ use std::collections::HashSet;
 
 use lab::Gate;
 use serde::Serialize;
+use stats::outliers::without_outliers;
 use stats::spread::Spread;
 
 use crate::accept::Acceptance;
@@ -41,16 +42,6 @@ pub const MIN_LEVEL: usize = stats::spread::MIN_LABS;
 /// lab to fail: one alone is a warning (docs/DECISIONS.md, "A gate that catches a real
 /// regression", for what each choice costs in false alarms and in power).
 pub const IN_A_ROW: usize = 3;
-
-/// A level's labs further than this many robust standard deviations (1.4826 median absolute
-/// deviations, of logarithms) from its median, and more than [`OUTLIER_SHARE`] from it, are
-/// left out of its spread and centre: one lab of a busy machine would otherwise widen the level
-/// for every lab after it.
-pub const OUTLIER_MADS: f64 = 3.5;
-
-/// An outlier is at least this far from the level's median (5%): in a series steady to 0.1%, a
-/// lab 1% away is no busy machine, and no gate is that fine.
-pub const OUTLIER_SHARE: f64 = 0.05;
 
 /// Whether levels leave their outliers out by default.
 pub const TRIM: bool = true;
@@ -117,7 +108,7 @@ pub struct Judged {
     pub level_mean: f64,
     pub level_std: f64,
     pub level_points: usize,
-    /// Labs of the level left out of its spread and centre as outliers ([`OUTLIER_MADS`]).
+    /// Labs of the level left out of its spread and centre as outliers (`stats::outliers`).
     pub level_outliers: usize,
     /// Where the level began: the commit of its first lab (none: the series' start).
     pub level_since: Option<String>,
@@ -402,7 +393,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
     j.held_to = Some(if spread.replaces_floor() {
         HeldTo::Spread { labs: spread.labs() }
     } else {
-        HeldTo::Floor { pct: lab::run_to_run_floor(gate.metric, j.level_mean) * 100.0 }
+        HeldTo::Floor { pct: gate.metric.floor(j.level_mean) * 100.0 }
     });
     j.lab_pvalue = spread.p_beyond(last.value, gate.above);
     j.pvalue = if rules.in_a_row <= 1 { j.lab_pvalue } else { f64::NAN };
@@ -418,28 +409,6 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         j.pvalue = p.powi(rules.in_a_row.max(1) as i32);
     }
     j
-}
-
-/// `values` without those further than [`OUTLIER_MADS`] robust standard deviations from their
-/// median, in logarithms (all of them when fewer than 5, or when they are not all positive).
-fn without_outliers(values: &[f64]) -> Vec<f64> {
-    if values.len() < 5 || values.iter().any(|v| v.is_nan() || *v <= 0.0) {
-        return values.to_vec();
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
-    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-    let centre = median(&mut logs.clone());
-    let sigma = 1.4826 * median(&mut logs.iter().map(|l| (l - centre).abs()).collect());
-    let reach = (OUTLIER_MADS * sigma).max(OUTLIER_SHARE.ln_1p());
-    values.iter().zip(&logs).filter(|(_, l)| (*l - centre).abs() <= reach).map(|(v, _)| *v).collect()
 }
 
 /// The commit at point `i` of `s`, short, or its lab number.
@@ -533,7 +502,7 @@ fn holm(judged: &mut [Judged], gates: &[Gate]) {
         gates.iter().find(|g| g.text() == j.gate).is_some_and(|g| {
             g.passed_by(ratio)
                 && match j.held_to {
-                    Some(HeldTo::Floor { pct }) => !lab::within_floor(ratio, pct / 100.0),
+                    Some(HeldTo::Floor { pct }) => !stats::floors::within(ratio, pct / 100.0),
                     _ => true,
                 }
         })

@@ -20,8 +20,7 @@ mod store;
 
 pub use accept::{who_default, Acceptance, MIN_COMMIT};
 pub use check::{
-    check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL,
-    OUTLIER_MADS, OUTLIER_SHARE, TRIM,
+    check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
 };
 pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
 pub use render::{check_text, csv, html, json, list_text, markdown, show_text, write_json, write_show};

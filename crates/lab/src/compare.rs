@@ -320,7 +320,7 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
         spread.map(Found::spread),
     );
     let change_pct = (c.ratio - 1.0) * 100.0;
-    let within = crate::measure::ab::within_floor(c.ratio, threshold_pct / 100.0);
+    let within = stats::floors::within(c.ratio, threshold_pct / 100.0);
     let verdict = match (c.significant && !within, (c.ratio > 1.0) == metric.higher_is_better()) {
         (false, _) => Change::Same,
         (true, true) => Change::Better,

@@ -41,7 +41,6 @@ pub use compare::{
 pub use demo::{run as run_demo, DemoOptions};
 pub use ending::{out_dir, preview, Ending, Preview};
 pub use experiment::{run, Event, LabError, RunOptions, Watcher};
-pub use measure::ab::{run_to_run_floor, within_floor};
 pub use measure::metric::Metric;
 pub use measure::stats::Comparison;
 pub use measure::verdict::{parse_percent, Clause, Finding};

@@ -5,6 +5,8 @@
 //! Modules:
 //! - `describe`: medians, means, variances and the centre a change is the ratio of;
 //! - `welch`: Student's t interval of a centre and Welch's test of two sides (on logarithms);
+//! - `floors`: what two labs of one build differ by, and what a tail needs to be compared;
+//! - `outliers`: a level's labs of a busy machine (robust, on logarithms);
 //! - `holm`: Holm's step-down over many p-values (a gate over many series or cells);
 //! - `spread`: a service's run-to-run spread over N labs of one build, and its tests of a
 //!   change between two labs and of one more lab against a level (Student's t on logarithms);
@@ -12,7 +14,9 @@
 
 pub mod changes;
 pub mod describe;
+pub mod floors;
 mod holm;
+pub mod outliers;
 pub mod spread;
 pub mod welch;
 

@@ -5,7 +5,7 @@
 //! - With [`MIN_REPEATS`] or more repeats a side: Welch's t-test on the repeats' logarithms
 //!   (`stats::compare`); with fewer, the runs' own 1 s windows give the interval (a block
 //!   bootstrap).
-//! - Either way, a change counts only beyond [`run_to_run_floor`]: what two labs of one build
+//! - Either way, a change counts only beyond the run-to-run floor (`stats::floors`): what two labs of one build
 //!   were measured to differ by (bench/aa.sh, docs/DECISIONS.md). Repeats within one lab share
 //!   its processes and their placement on the cores, so they do not see that variation: nginx
 //!   ran at 50 µs and 17 µs of CPU per request in some labs and at 100 µs and 40 µs in others,
@@ -17,19 +17,18 @@
 //!   run a side compare CPU per request, which no run measures from inside. A spread of
 //!   [`stats::spread::REPLACES_FLOOR`] labs or more is the service's own floor and
 //!   stands in for the fixed one; with fewer, both hold.
-//! - Floors and thresholds are ratios, compared in logarithms ([`within_floor`]): naming the
+//! - Floors and thresholds are ratios, compared in logarithms (`stats::floors::within`): naming the
 //!   sides the other way round gives the same verdict.
 
 use crate::measure::metric::Metric;
 use crate::measure::stats::{compare, compare_within, Comparison, MIN_REPEATS};
 use crate::measure::windows::Window;
 use stats::describe::centre;
+use stats::floors::{
+    self, CPU_FLOOR, CPU_FLOOR_US, MIN_BEYOND, P50_FLOOR, P50_FLOOR_MS, P99_FLOOR, P99_FLOOR_MS, RATE_FLOOR,
+};
 use stats::spread::Spread;
 use stats::CONFIDENCE;
-
-/// A tail's value rests on the requests past its quantile: with fewer than this many on a side,
-/// a p99 is one or two requests' luck.
-pub const MIN_BEYOND: u64 = 10;
 
 /// One side of a comparison: a value per repeat, the runs' windows, and the fewest requests a
 /// repeat counted.
@@ -40,63 +39,13 @@ pub struct Sample<'a> {
     pub requests: u64,
 }
 
-/// How far two labs of one build move apart, as a share, for `metric` at `value` (in the
-/// metric's unit): beyond it, a change is more than a rerun shows. A latency or a CPU per
-/// request moves by a share of itself and by an absolute amount (scheduling, placement of the
-/// processes, connections and caches: tens of microseconds, which is a third of a 130 µs answer
-/// and nothing of a 10 ms one).
-pub fn run_to_run_floor(metric: Metric, value: f64) -> f64 {
-    // The absolute part in the metric's unit: ms for latencies, µs for CPU per request.
-    let (share, abs) = match metric {
-        Metric::P50 | Metric::Mean => (P50_FLOOR, P50_FLOOR_MS),
-        Metric::P90 => (P50_FLOOR, P99_FLOOR_MS),
-        Metric::P95 | Metric::P99 | Metric::P999 | Metric::Max => (P99_FLOOR, P99_FLOOR_MS),
-        Metric::TargetCpu | Metric::GeneratorCpu => (CPU_FLOOR, CPU_FLOOR_US),
-        Metric::Success | Metric::Errors | Metric::Rps | Metric::Throughput => (RATE_FLOOR, 0.0),
-    };
-    if abs > 0.0 && value > 0.0 {
-        share + abs / value
-    } else {
-        share
-    }
-}
-
-/// The floors' parts, from A/A pairs (bench/aa.sh; docs/DECISIONS.md has the figures): nginx
-/// answering in 50-140 µs moved p50 by up to 76 µs past 3% between two labs of one build, and
-/// p99 by up to 4.9 ms past 25% (a busy 2-core machine, pinned or not); a 10 ms origin's p50 by
-/// under 1%.
-pub const P50_FLOOR: f64 = 0.03;
-pub const P50_FLOOR_MS: f64 = 0.100;
-pub const P99_FLOOR: f64 = 0.25;
-pub const P99_FLOOR_MS: f64 = 5.0;
-pub const CPU_FLOOR: f64 = 0.30;
-/// 30 µs while CPU was counted in 10 ms ticks; 15 µs since it is read from the processes' CPU
-/// clocks: A/A pairs of nginx (16-26 µs a request) and the origin (43-51 µs) differed by up to
-/// 43-60% in 95% of pairs (bench/gate.sh; docs/DECISIONS.md, "CPU in nanoseconds").
-pub const CPU_FLOOR_US: f64 = 15.0;
-pub const RATE_FLOOR: f64 = 0.03;
-
-/// The quantile a tail metric reads, if it is one.
-fn tail_quantile(metric: Metric) -> Option<f64> {
-    match metric {
-        Metric::P95 => Some(0.95),
-        Metric::P99 => Some(0.99),
-        Metric::P999 => Some(0.999),
-        _ => None,
-    }
-}
-
 /// Why a tail cannot be compared with these requests, if it cannot.
 fn too_few_beyond(metric: Metric, requests: u64) -> Option<String> {
-    let q = tail_quantile(metric)?;
-    let beyond = (requests as f64 * (1.0 - q)).floor() as u64;
-    (beyond < MIN_BEYOND).then(|| {
-        let needed = (MIN_BEYOND as f64 / (1.0 - q)).round() as u64;
-        format!(
-            "{} from {requests} requests has {beyond} past it; a verdict needs {MIN_BEYOND} ({needed} requests a side)",
-            metric.name()
-        )
-    })
+    let (beyond, needed) = floors::too_few_beyond(metric.tail_quantile()?, requests)?;
+    Some(format!(
+        "{} from {requests} requests has {beyond} past it; a verdict needs {MIN_BEYOND} ({needed} requests a side)",
+        metric.name()
+    ))
 }
 
 /// Whether `a` differs from `b` in `metric` (the ratio is a / b), held to the service's measured
@@ -146,16 +95,10 @@ fn held_to_spread(metric: Metric, mut c: Comparison, s: &Spread) -> Comparison {
     c
 }
 
-/// Whether `ratio` lies within a floor (a share), the same whichever side is named first: a
-/// floor is a ratio, so 0.5 is as far below 1 as 2.0 is above it (|ln r| <= ln(1 + floor)).
-pub fn within_floor(ratio: f64, floor: f64) -> bool {
-    ratio.is_finite() && ratio > 0.0 && ratio.ln().abs() <= (1.0 + floor).ln()
-}
-
 /// A comparison held to what two labs of one build differ by.
 fn held_to_floor(metric: Metric, mut c: Comparison, value: f64) -> Comparison {
-    let floor = run_to_run_floor(metric, value);
-    if c.significant && within_floor(c.ratio, floor) {
+    let floor = metric.floor(value);
+    if c.significant && floors::within(c.ratio, floor) {
         c.significant = false;
         c.note = Some(format!(
             "two labs of one build differ by up to {:.0}% here: a smaller change cannot be told from a rerun",
@@ -326,10 +269,6 @@ mod tests {
 
     #[test]
     fn a_floor_gives_one_verdict_whichever_side_is_named_first() {
-        // 12 ms against 31 ms with a floor of 67%: 0.388 is as far from 1 as 2.58.
-        assert!(!within_floor(12.0 / 31.0, 0.67) && !within_floor(31.0 / 12.0, 0.67));
-        assert!(within_floor(1.0 / 1.6, 0.67) && within_floor(1.6, 0.67));
-        assert!(!within_floor(f64::NAN, 0.5) && !within_floor(0.0, 0.5));
         // Steady runs, 10 ms against 30 ms answers at p99, one repeat a side: the same verdict
         // (a change) named either way round.
         let (fast, slow) = (run(10, 500, 12.0, 1), run(10, 500, 31.0, 2));

@@ -2,6 +2,7 @@
 //! its values.
 
 use serde::{Deserialize, Serialize};
+use stats::floors::{self, Figure};
 
 use crate::measure::numbers::Numbers;
 
@@ -90,6 +91,33 @@ impl Metric {
             ));
         }
         Ok(m)
+    }
+
+    /// The kind of figure it is, for its run-to-run floor.
+    pub fn figure(self) -> Figure {
+        match self {
+            Metric::P50 | Metric::Mean => Figure::Centre,
+            Metric::P90 => Figure::Upper,
+            Metric::P95 | Metric::P99 | Metric::P999 | Metric::Max => Figure::Tail,
+            Metric::TargetCpu | Metric::GeneratorCpu => Figure::Cpu,
+            Metric::Success | Metric::Errors | Metric::Rps | Metric::Throughput => Figure::Rate,
+        }
+    }
+
+    /// How far two labs of one build move apart in this metric at `value` (its unit), as a share
+    /// (`stats::floors::run_to_run`).
+    pub fn floor(self, value: f64) -> f64 {
+        floors::run_to_run(self.figure(), value)
+    }
+
+    /// The quantile a tail metric (p95 and beyond) reads.
+    pub fn tail_quantile(self) -> Option<f64> {
+        match self {
+            Metric::P95 => Some(0.95),
+            Metric::P99 => Some(0.99),
+            Metric::P999 => Some(0.999),
+            _ => None,
+        }
     }
 
     /// Sampled beside a step (once a second), not in its [`Numbers`].

@@ -135,7 +135,7 @@ pub struct Comparison {
     /// Two-sided p-value of Welch's test; `None` when it cannot be computed.
     pub p: Option<f64>,
     /// The interval excludes 1 (and, as `ab::judge` holds it, the change is beyond what a rerun
-    /// moves: `ab::run_to_run_floor`).
+    /// moves: `stats::floors::run_to_run`).
     pub significant: bool,
     pub basis: Basis,
     /// Why a visible difference is not called significant, when that is the reason.
