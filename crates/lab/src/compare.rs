@@ -362,7 +362,7 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
 fn gate_failures(gates: &[Gate], rows: &[Row]) -> Vec<String> {
     let watched: Vec<&Row> = rows.iter().filter(|r| gates.iter().any(|g| g.metric == r.metric)).collect();
     // A bootstrap's smallest p says no resample crossed 1: less than it can resolve, not equal.
-    let floor = 1.0 / crate::measure::windows::RESAMPLES as f64;
+    let floor = 1.0 / stats::bootstrap::RESAMPLES as f64;
     let p = |r: &Row| r.p.map_or(1.0, |p| if r.basis == Basis::WithinRun && p <= floor { 0.0 } else { p });
     let stands = stats::holm(&watched.iter().map(|r| p(r)).collect::<Vec<_>>(), 1.0 - stats::CONFIDENCE);
     gates

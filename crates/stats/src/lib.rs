@@ -5,6 +5,7 @@
 //! Modules:
 //! - `describe`: medians, means, variances and the centre a change is the ratio of;
 //! - `welch`: Student's t interval of a centre and Welch's test of two sides (on logarithms);
+//! - `bootstrap`: the percentile bootstrap (resamples, quantiles, a two-sided p of ratios);
 //! - `floors`: what two labs of one build differ by, and what a tail needs to be compared;
 //! - `outliers`: a level's labs of a busy machine (robust, on logarithms);
 //! - `holm`: Holm's step-down over many p-values (a gate over many series or cells);
@@ -12,6 +13,7 @@
 //!   change between two labs and of one more lab against a level (Student's t on logarithms);
 //! - `changes`: change points of a series (E-divisive means, as Apache Otava finds them).
 
+pub mod bootstrap;
 pub mod changes;
 pub mod describe;
 pub mod floors;

@@ -17,6 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use ::stats::bootstrap;
 use ::stats::describe::{mean, median};
 use ::stats::welch::{interval, welch};
 
@@ -102,9 +103,8 @@ pub fn window_interval(m: Metric, windows: &[Window]) -> Option<(f64, f64)> {
     if windows.len() < 3 || m == Metric::Max {
         return None;
     }
-    let mut values = windows::resample(windows, m as u64, |w| window_metric(m, w));
-    (values.len() >= windows::RESAMPLES / 2)
-        .then(|| (windows::quantile(&mut values, 0.025), windows::quantile(&mut values, 0.975)))
+    let mut values = bootstrap::resample(windows, m as u64, |w| window_metric(m, w));
+    (values.len() >= bootstrap::RESAMPLES / 2).then(|| bootstrap::interval(&mut values))
 }
 
 /// The median of `values` (one per repeat) with the interval of `metric` within the runs'
@@ -176,20 +176,14 @@ pub fn compare_within(metric: Metric, a: &[Window], b: &[Window], ratio: f64) ->
     if a.len() < 3 || b.len() < 3 {
         return none(ratio, "runs too short to resample (fewer than 3 seconds)");
     }
-    let ra = windows::resample(a, metric as u64, |w| window_metric(metric, w));
-    let rb = windows::resample(b, (metric as u64) << 8, |w| window_metric(metric, w));
+    let ra = bootstrap::resample(a, metric as u64, |w| window_metric(metric, w));
+    let rb = bootstrap::resample(b, (metric as u64) << 8, |w| window_metric(metric, w));
     let mut ratios: Vec<f64> = ra.iter().zip(&rb).filter(|(_, b)| **b > 0.0).map(|(a, b)| scale * a / b).collect();
-    if ratios.len() < windows::RESAMPLES / 2 {
+    if ratios.len() < bootstrap::RESAMPLES / 2 {
         return none(ratio, "too few resamples with a value");
     }
-    // Two-sided: the share of resamples on the far side of 1, ties counted half on each side
-    // (a metric equal in every resample, a success of 100% against 100%, has p = 1).
-    let n = ratios.len() as f64;
-    let below = ratios.iter().filter(|r| **r < 1.0).count() as f64;
-    let ties = ratios.iter().filter(|r| **r == 1.0).count() as f64;
-    let tail = (below + ties / 2.0).min(n - below - ties / 2.0) / n;
-    let p = (2.0 * tail).clamp(1.0 / n, 1.0);
-    let ci = (windows::quantile(&mut ratios, 0.025), windows::quantile(&mut ratios, 0.975));
+    let p = bootstrap::p_of_ratios(&ratios);
+    let ci = bootstrap::interval(&mut ratios);
     let excludes = ci.0 > 1.0 || ci.1 < 1.0;
     Comparison { ratio, ci: Some(ci), p: Some(p), significant: excludes, basis: Basis::WithinRun, note: None }
 }

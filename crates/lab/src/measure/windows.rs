@@ -1,6 +1,6 @@
 //! Uncertainty within a run: a step's requests cut into windows of its schedule (one second,
 //! shorter for a run under 10 s: at least 10 windows, none under 100 ms), and a block bootstrap
-//! over those windows. A run of thousands of requests over many seconds says
+//! over those windows (`stats::bootstrap`). A run of thousands of requests over many seconds says
 //! how much its own numbers move; resampling whole seconds (not single requests) keeps what
 //! happens together together (a GC pause, a queue that builds), so the interval is not
 //! falsely narrow.
@@ -10,17 +10,12 @@
 
 use std::collections::BTreeMap;
 
-use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 /// Requests are kept by slices of the schedule this long.
 const SLICE_US: u64 = 100_000;
 /// Latency buckets grow by this factor: 1% of resolution.
 const GROWTH: f64 = 1.01;
-/// Resamples per interval.
-pub const RESAMPLES: usize = 500;
-/// Resamples are drawn from a fixed seed: the same files give the same intervals.
-const SEED: u64 = 0x10ad_1ab0;
 
 /// A stretch of a run's schedule.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -83,37 +78,6 @@ impl Windows {
     }
 }
 
-/// `RESAMPLES` values of `stat` over block-bootstrap resamples of `windows` (each resample as
-/// many windows as the run has, drawn with replacement); `salt` varies the draws between uses.
-pub fn resample(windows: &[Window], salt: u64, stat: impl Fn(&[&Window]) -> Option<f64>) -> Vec<f64> {
-    if windows.is_empty() {
-        return Vec::new();
-    }
-    let mut rng = rand::rngs::StdRng::seed_from_u64(SEED ^ salt);
-    let mut out = Vec::with_capacity(RESAMPLES);
-    let mut pick: Vec<&Window> = Vec::with_capacity(windows.len());
-    for _ in 0..RESAMPLES {
-        pick.clear();
-        for _ in 0..windows.len() {
-            pick.push(&windows[rng.random_range(0..windows.len())]);
-        }
-        if let Some(v) = stat(&pick).filter(|v| v.is_finite()) {
-            out.push(v);
-        }
-    }
-    out
-}
-
-/// The `q` quantile of values (sorted in place).
-pub fn quantile(values: &mut [f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let i = ((values.len() - 1) as f64 * q).round() as usize;
-    values[i]
-}
-
 /// How a statistic's uncertainty was measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -136,6 +100,7 @@ impl Basis {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
 
     /// `n` seconds at `rate` a second, latencies drawn around `median_ms` (log-normal, sd 0.3).
     pub(crate) fn run(n: u64, rate: u64, median_ms: f64, seed: u64) -> Vec<Window> {
