@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::run::{show, Ending, Report, Tried};
+use crate::run::{Ending, Report, Tried};
 use crate::search::State;
+use history::show;
 
 /// The last line: the first slow commit with the change, or why there is none.
 pub fn last_line(r: &Report) -> String {

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use history::{Filter, History, Key, Query};
+use history::{show, Filter, History, Key, Query};
+use stats::describe::centre;
 use tokio_util::sync::CancellationToken;
 
 use crate::git::{Commit, Repo, Worktree};
@@ -375,8 +376,8 @@ impl Bisect<'_> {
             if beyond && best.as_ref().is_none_or(|b| moved > b.0) {
                 let why = format!(
                     "{} -> {} ({:+.1}%, p = {:.1e}), the largest move of {} between the ends",
-                    show(&s.key.metric, mean(&levels.good)),
-                    show(&s.key.metric, mean(&levels.bad)),
+                    show(&s.key.metric, centre(&levels.good)),
+                    show(&s.key.metric, centre(&levels.bad)),
                     (c.ratio - 1.0) * 100.0,
                     c.p.unwrap_or(f64::NAN),
                     self.req.metric.as_deref().map_or_else(|| CHOSEN_FROM.join(", "), str::to_owned),
@@ -523,8 +524,8 @@ impl Bisect<'_> {
         let c = stats::welch::welch(&bad, &good);
         Change {
             metric: key.metric.clone(),
-            good: mean(&good),
-            bad: mean(&bad),
+            good: centre(&good),
+            bad: centre(&bad),
             pct: (c.ratio - 1.0) * 100.0,
             interval_pct: c.ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
         }
@@ -546,12 +547,3 @@ pub const MOST_LEVEL_LABS: usize = 10;
 
 /// The p-value the ends must differ by (Welch's test on logarithms) for a series to be chosen.
 pub const CHOICE_P: f64 = 0.01;
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-/// `value` in `metric`'s unit, as the history shows it.
-pub fn show(metric: &str, value: f64) -> String {
-    lab::Metric::parse(metric).map_or_else(|_| format!("{value:.1}µs/req"), |m| m.show(value))
-}

@@ -24,7 +24,7 @@ pub use check::{
 };
 pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
 pub use render::{check_text, csv, html, json, list_text, markdown, show_text, write_json, write_show};
-pub use series::{md_cell, series, series_where, Key, LabOf, Point, Query, Series};
+pub use series::{md_cell, series, series_where, show, Key, LabOf, Point, Query, Series};
 pub use store::{
     locate, shown, stop_waiting, tables_of_schema_2, Added, Filter, History, HistoryError, Stored, SCHEMA,
 };

@@ -4,25 +4,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use lab::Metric;
 use report::chart::{render_xy_svg, Series as Line, XyChart};
 use report::page::{esc, shell};
 
 use crate::check::{Checked, HeldTo, Outcome, LEVEL};
-use crate::series::{md_cell, plain, Point, Series};
+use crate::series::{md_cell, plain, show, Point, Series};
 use stats::changes::{ChangePoint, Settings};
 
 /// A value of `metric` as people write it: `12.3ms`, `99.90%`, `1200.0/s`, `38.1µs/req`.
-fn show(metric: &str, v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    match Metric::parse(metric) {
-        Ok(m) => m.show(v),
-        Err(_) => format!("{v:.1}µs/req"),
-    }
-}
-
 fn when(unix_s: i64) -> String {
     chrono::DateTime::from_timestamp(unix_s, 0)
         .map_or_else(|| unix_s.to_string(), |t| t.format("%Y-%m-%d %H:%M").to_string())

@@ -97,6 +97,15 @@ pub fn md_cell(s: &str) -> String {
     plain(s).replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// A value of a series in its metric's unit, as every table and line shows it (a function's CPU
+/// series, named by the function, in µs per request); "-" when there is none.
+pub fn show(metric: &str, v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    lab::Metric::parse(metric).map_or_else(|_| format!("{v:.1}µs/req"), |m| m.show(v))
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Series {
     pub key: Key,
