@@ -160,7 +160,7 @@ pub async fn bisect(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Res
         // The plan's name finds the labs the history holds already (a plan that does not load
         // here, as checked out, is named by its first lab).
         plan_name: None,
-        plan: lab::load_plan(&plan).ok(),
+        plan: lab::plan::load(&plan).ok(),
         labs_run: 0,
         signals,
         say,
@@ -479,7 +479,7 @@ impl Bisect<'_> {
     /// Runs the plan in `tree` once and records the lab; whether it counted a step, or why it
     /// could not run.
     async fn lab(&mut self, t: &mut Tried, tree: &Worktree) -> Result<bool, String> {
-        let plan = lab::load_plan(&tree.path.join(&self.plan_in_repo)).map_err(|e| e.to_string())?;
+        let plan = lab::plan::load(&tree.path.join(&self.plan_in_repo)).map_err(|e| e.to_string())?;
         self.plan_name.get_or_insert_with(|| plan.name.clone());
         let out = self.req.out.join(format!("{}-{}", t.commit.short(), t.labs.len() + 1));
         let mut opts = lab::RunOptions::new(out.clone());
@@ -500,7 +500,7 @@ impl Bisect<'_> {
         };
         (self.say)(&format!("bisect: lab {} of {} ({})", t.labs.len() + 1, t.commit.short(), t.commit.subject));
         let done = lab::run(&plan, &opts, &watch).await.map_err(|e| format!("its lab did not run: {e}"))?;
-        lab::write_reports(&done, &out).map_err(|e| e.to_string())?;
+        lab::render::write(&done, &out).map_err(|e| e.to_string())?;
         self.labs_run += 1;
         t.labs.push(out.clone());
         let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()));

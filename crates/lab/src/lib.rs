@@ -19,26 +19,24 @@
 
 mod calibrate;
 mod calibration;
-mod compare;
-mod demo;
+pub mod compare;
+pub mod demo;
 mod ending;
 mod experiment;
 mod measure;
 mod outcome;
-mod plan;
+pub mod plan;
 mod provenance;
-mod record;
-mod render;
-mod run;
+pub mod record;
+pub mod render;
+pub mod run;
 
-// The front door: what the binary and a history use, each under one name here.
+// The front door: the types the binary and a history use, under their own names; functions are
+// called through their modules (`lab::plan::load`, `lab::render::write`).
 pub use calibrate::calibrate;
 pub use calibration::Calibration;
-pub use compare::{
-    changes as compare_sides, load_file as read_run_side, load_lab as read_lab_side, with_profiles, Changes,
-    Rule as CompareRule, Side,
-};
-pub use demo::{run as run_demo, DemoOptions};
+pub use compare::{with_profiles, Changes, Side};
+pub use demo::DemoOptions;
 pub use ending::{out_dir, preview, Ending, Preview};
 pub use experiment::{run, Event, LabError, RunOptions, Watcher};
 pub use measure::metric::Metric;
@@ -46,11 +44,8 @@ pub use measure::stats::Comparison;
 pub use measure::verdict::{parse_percent, Clause, Finding};
 pub use plan::gate::{Gate, HISTORY_DEFAULT, HISTORY_GATED};
 pub use plan::matrix::{Axes, Point};
-pub use plan::{load as load_plan, parse as parse_plan, CapacitySpec, LoadSpec, Plan, TargetSpec};
+pub use plan::{CapacitySpec, LoadSpec, Plan, TargetSpec};
 pub use provenance::{Given, Machine, Provenance, MEASUREMENT};
-pub use record::{read as read_lab, Lab};
-pub use render::compare::{text as comparison_text, write as write_comparison};
+pub use record::Lab;
 pub use render::markdown::capacity_sentence;
-pub use render::write as write_reports;
 pub use run::capacity::{CapacityResult, Searched};
-pub use run::step::config as step_config;

@@ -240,7 +240,7 @@ mod tests {
             pace_tick,
             ..LoadSpec::default()
         };
-        lab::step_config(
+        lab::run::step::config(
             "step",
             "http://127.0.0.1:1/x",
             &point,

@@ -157,7 +157,7 @@ fn read_lab(path: &Path) -> anyhow::Result<(lab::Lab, std::path::PathBuf)> {
     } else {
         (path.parent().map_or_else(|| ".".into(), Path::to_path_buf), path.to_path_buf())
     };
-    let lab = lab::read_lab(&json).map_err(|e| bad(e.to_string()))?;
+    let lab = lab::record::read(&json).map_err(|e| bad(e.to_string()))?;
     Ok((lab, dir))
 }
 

@@ -29,7 +29,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
         _ => false,
     };
     let (folders, out) = if from_plan {
-        let mut plan = lab::load_plan(&a.inputs[0]).map_err(|e| bad(e.to_string()))?;
+        let mut plan = lab::plan::load(&a.inputs[0]).map_err(|e| bad(e.to_string()))?;
         // A calibration is A/A labs of one build: no baseline to judge, nothing to record.
         (plan.baseline, plan.history) = (None, None);
         let stem = a.inputs[0].file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
@@ -76,7 +76,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
     };
     let sides = folders
         .iter()
-        .map(|f| lab::read_lab_side(f).map_err(|e| bad(e.to_string())))
+        .map(|f| lab::compare::load_lab(f).map_err(|e| bad(e.to_string())))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let calibration = lab::calibrate(&sides).map_err(|e| bad(e.to_string()))?;
     print!("{}", calibration.text());
@@ -88,8 +88,8 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
 fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
     let gates =
         lab::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or("")).map_err(|e| bad(format!("--fail-on: {e}")))?;
-    let old = lab::read_lab_side(&a.old).map_err(|e| bad(e.to_string()))?;
-    let new = lab::read_lab_side(&a.new).map_err(|e| bad(e.to_string()))?;
+    let old = lab::compare::load_lab(&a.old).map_err(|e| bad(e.to_string()))?;
+    let new = lab::compare::load_lab(&a.new).map_err(|e| bad(e.to_string()))?;
     let out = a.out.unwrap_or_else(|| {
         if a.new.is_dir() {
             a.new.clone()
@@ -99,10 +99,10 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
     });
     let calibration = a.calibration.as_deref().map(calibration).transpose()?;
     let outcome =
-        lab::compare_sides(&old, &new, lab::CompareRule { threshold_pct: a.gate.threshold, gates, calibration });
+        lab::compare::changes(&old, &new, lab::compare::Rule { threshold_pct: a.gate.threshold, gates, calibration });
     let outcome = lab::with_profiles(outcome, &old, &new, &out);
-    print!("{}", lab::comparison_text(&outcome));
-    for f in lab::write_comparison(&outcome, &old, &new, &out)? {
+    print!("{}", lab::render::compare::text(&outcome));
+    for f in lab::render::compare::write(&outcome, &old, &new, &out)? {
         eprintln!("loadlab: wrote {}", f.display());
     }
     crate::compare_verdict(&outcome)
@@ -115,7 +115,7 @@ fn calibration(path: &Path) -> anyhow::Result<(lab::Calibration, String)> {
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
-    let plan = lab::load_plan(&a.plan).map_err(|e| bad(e.to_string()))?;
+    let plan = lab::plan::load(&a.plan).map_err(|e| bad(e.to_string()))?;
     let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
     if let Some(spec) = &history {
         // A history that cannot take the lab is said before the lab runs, not after.
@@ -225,7 +225,7 @@ fn execute(
     });
     // Interrupted before the first step (waiting for a target): nothing to report.
     let lab = lab.map_err(|e| shutdown.outcome(Err(e)).unwrap_err())?;
-    let files = lab::write_reports(&lab, out)?;
+    let files = lab::render::write(&lab, out)?;
     for f in &files {
         eprintln!("loadlab: wrote {}", f.display());
     }
@@ -297,14 +297,14 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
 /// `[baseline]`: this lab compared with the one named, written beside its reports.
 fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::Changes>> {
     let Some(b) = &plan.baseline else { return Ok(None) };
-    let old = lab::read_lab_side(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
-    let new = lab::read_lab_side(out)?;
+    let old = lab::compare::load_lab(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
+    let new = lab::compare::load_lab(out)?;
     let calibration = b.calibration.as_deref().map(calibration).transpose()?;
-    let rule = lab::CompareRule { threshold_pct: b.threshold_pct, gates: b.fail_on.clone(), calibration };
-    let outcome = lab::compare_sides(&old, &new, rule);
+    let rule = lab::compare::Rule { threshold_pct: b.threshold_pct, gates: b.fail_on.clone(), calibration };
+    let outcome = lab::compare::changes(&old, &new, rule);
     let outcome = lab::with_profiles(outcome, &old, &new, out);
-    eprint!("{}", lab::comparison_text(&outcome));
-    for f in lab::write_comparison(&outcome, &old, &new, out)? {
+    eprint!("{}", lab::render::compare::text(&outcome));
+    for f in lab::render::compare::write(&outcome, &old, &new, out)? {
         eprintln!("loadlab: wrote {}", f.display());
     }
     Ok(Some(outcome))

@@ -95,9 +95,9 @@ fn compare(a: &ReportArgs) -> anyhow::Result<()> {
     };
     let gates =
         lab::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or("")).map_err(|e| bad(format!("--fail-on: {e}")))?;
-    let load = |f: &String| lab::read_run_side(std::path::Path::new(f)).map_err(|e| bad(e.to_string()));
-    let rule = lab::CompareRule { threshold_pct: a.gate.threshold, gates, calibration: None };
-    let outcome = lab::compare_sides(&load(old)?, &load(new)?, rule);
-    output(&a.output)?.write_all(lab::comparison_text(&outcome).as_bytes())?;
+    let load = |f: &String| lab::compare::load_file(std::path::Path::new(f)).map_err(|e| bad(e.to_string()));
+    let rule = lab::compare::Rule { threshold_pct: a.gate.threshold, gates, calibration: None };
+    let outcome = lab::compare::changes(&load(old)?, &load(new)?, rule);
+    output(&a.output)?.write_all(lab::render::compare::text(&outcome).as_bytes())?;
     crate::compare_verdict(&outcome)
 }
