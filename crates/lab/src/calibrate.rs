@@ -65,8 +65,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::calibration::Found;
     use crate::compare::{CellData, StepData};
+    use crate::measure::ab::Found;
     use crate::measure::metric::Metric;
 
     /// A lab with one cell per (key, p50) given, one step each.

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::ab::Found;
 use crate::measure::metric::{Metric, COMPARED};
 use crate::provenance::Machine;
 use stats::spread::Spread;
@@ -54,23 +55,6 @@ pub struct MetricSpread {
     pub metric: Metric,
     #[serde(flatten)]
     pub spread: Spread,
-}
-
-/// Where a comparison's spread came from.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Found<'a> {
-    /// Measured at this cell.
-    Cell(&'a Spread),
-    /// The cell was not calibrated: the widest spread of the metric at any cell.
-    Widest(&'a Spread),
-}
-
-impl<'a> Found<'a> {
-    pub fn spread(self) -> &'a Spread {
-        match self {
-            Found::Cell(s) | Found::Widest(s) => s,
-        }
-    }
 }
 
 fn spread_of(c: &CalibratedCell, metric: Metric) -> Option<&Spread> {

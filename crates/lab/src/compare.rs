@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::calibration::{Calibration, Found};
-use crate::measure::ab::{judge, Sample};
+use crate::calibration::Calibration;
+use crate::measure::ab::{judge, Found, Sample};
 use crate::measure::metric::Metric;
 use crate::measure::numbers::StepConsumer;
 use crate::measure::stats::{Basis, Comparison};
@@ -317,7 +317,7 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
         metric,
         Sample { values: &a, windows: &wa, requests: requests(new) },
         Sample { values: &b, windows: &wb, requests: requests(old) },
-        spread.map(Found::spread),
+        spread,
     );
     let change_pct = (c.ratio - 1.0) * 100.0;
     let within = stats::floors::within(c.ratio, threshold_pct / 100.0);
@@ -332,12 +332,6 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
         Some("CPU is sampled once a second: set repeats >= 3 to compare it".into())
     } else {
         c.note.clone()
-    };
-    let note = match (spread, note) {
-        (Some(Found::Widest(_)), Some(n)) if n.contains("lab calibrate") => {
-            Some(n.replace(" here ", " at the widest calibrated cell (this one was not calibrated) "))
-        }
-        (_, n) => n,
     };
     Some(Row {
         target: new.target.clone(),

@@ -48,9 +48,34 @@ fn too_few_beyond(metric: Metric, requests: u64) -> Option<String> {
     ))
 }
 
+/// Where a comparison's spread came from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Found<'a> {
+    /// Measured at this cell.
+    Cell(&'a Spread),
+    /// The cell was not calibrated: the widest spread of the metric at any cell.
+    Widest(&'a Spread),
+}
+
+impl<'a> Found<'a> {
+    pub fn spread(self) -> &'a Spread {
+        match self {
+            Found::Cell(s) | Found::Widest(s) => s,
+        }
+    }
+
+    /// Where the spread was measured, in a note's words.
+    fn place(self) -> &'static str {
+        match self {
+            Found::Cell(_) => "here",
+            Found::Widest(_) => "at the widest calibrated cell (this one was not calibrated)",
+        }
+    }
+}
+
 /// Whether `a` differs from `b` in `metric` (the ratio is a / b), held to the service's measured
 /// `spread` where there is one.
-pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<&Spread>) -> Comparison {
+pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<Found<'_>>) -> Comparison {
     let ratio = centre(a.values) / centre(b.values);
     let repeats = a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS;
     let c = if repeats || metric.is_sampled() {
@@ -63,7 +88,7 @@ pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<&Sprea
         None => c,
     };
     // A spread of enough labs is the service's own floor; the fixed one stands in below that.
-    let mut c = match spread.filter(|s| s.replaces_floor()) {
+    let mut c = match spread.filter(|s| s.spread().replaces_floor()) {
         Some(_) => c,
         None => held_to_floor(metric, c, centre(a.values).min(centre(b.values))),
     };
@@ -76,7 +101,8 @@ pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<&Sprea
 
 /// A comparison held to the spread measured between labs of this service. CPU per request with
 /// one repeat a side has no test of its own (it is sampled once a second): the spread is its test.
-fn held_to_spread(metric: Metric, mut c: Comparison, s: &Spread) -> Comparison {
+fn held_to_spread(metric: Metric, mut c: Comparison, found: Found<'_>) -> Comparison {
+    let s = found.spread();
     let p = s.p(c.ratio);
     let untested = metric.is_sampled() && c.p.is_none() && c.ratio.is_finite();
     if untested {
@@ -85,10 +111,11 @@ fn held_to_spread(metric: Metric, mut c: Comparison, s: &Spread) -> Comparison {
     } else if c.significant && p >= 1.0 - CONFIDENCE {
         c.significant = false;
         c.note = Some(format!(
-            "{} labs of this service's build differed by up to {:.0}% here (lab calibrate): a smaller change cannot \
+            "{} labs of this service's build differed by up to {:.0}% {} (lab calibrate): a smaller change cannot \
              be told from a rerun",
             s.labs(),
-            s.floor * 100.0
+            s.floor * 100.0,
+            found.place()
         ));
     }
     c.p = Some(c.p.map_or(p, |q| q.max(p)));
@@ -242,7 +269,7 @@ mod tests {
         let c = judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), None);
         assert!(c.significant, "{c:?}");
         let modes = Spread::of(&[2.6, 4.4, 2.6, 4.4, 2.7]).unwrap();
-        let c = judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), Some(&modes));
+        let c = judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), Some(Found::Cell(&modes)));
         assert!(!c.significant, "{c:?}");
         let note = c.note.unwrap();
         assert!(note.starts_with("5 labs of this service's build differed by up to 202% here"), "{note}");
@@ -250,20 +277,20 @@ mod tests {
         assert!(c.p.unwrap() > 0.05 && (c.p.unwrap() - modes.p(4.3 / 2.7)).abs() < 1e-12);
         // A steady service: the same change stands.
         let steady = Spread::of(&[2.6, 2.7, 2.65, 2.6, 2.7]).unwrap();
-        assert!(judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), Some(&steady)).significant);
+        assert!(judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), Some(Found::Cell(&steady))).significant);
         // CPU per request, one run a side: no test without a spread, the spread's with one.
         let cpu = |spread| judge(Metric::TargetCpu, one(&[400.0], &[]), one(&[200.0], &[]), spread);
         assert!(!cpu(None).significant);
         let cpu_spread = Spread::of(&[200.0, 210.0, 190.0, 205.0, 195.0]).unwrap();
-        let c = cpu(Some(&cpu_spread));
+        let c = cpu(Some(Found::Cell(&cpu_spread)));
         assert!(c.significant && c.p.unwrap() < 0.001 && c.note.is_none(), "{c:?}");
         // ... and a spread of 5 labs replaces the fixed floor (30% plus 15 µs): a 15% change
         // against a service whose labs agree within 0.5% is found. Of 4 labs, the floor stands.
         let tight = Spread::of(&[200.0, 201.0, 200.0, 201.0, 200.0]).unwrap();
-        let c = judge(Metric::TargetCpu, one(&[230.0], &[]), one(&[200.0], &[]), Some(&tight));
+        let c = judge(Metric::TargetCpu, one(&[230.0], &[]), one(&[200.0], &[]), Some(Found::Cell(&tight)));
         assert!(c.significant, "{c:?}");
         let four = Spread::of(&[200.0, 201.0, 200.0, 201.0]).unwrap();
-        let c = judge(Metric::TargetCpu, one(&[230.0], &[]), one(&[200.0], &[]), Some(&four));
+        let c = judge(Metric::TargetCpu, one(&[230.0], &[]), one(&[200.0], &[]), Some(Found::Cell(&four)));
         assert!(!c.significant && c.note.unwrap().starts_with("two labs of one build differ by up to 38%"));
     }
 
