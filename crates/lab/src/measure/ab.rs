@@ -273,6 +273,10 @@ mod tests {
         assert!(!c.significant, "{c:?}");
         let note = c.note.unwrap();
         assert!(note.starts_with("5 labs of this service's build differed by up to 202% here"), "{note}");
+        // A cell that was not calibrated is held to the widest spread, and its note says so.
+        let c = judge(Metric::P50, one(&[4.3], &a), one(&[2.7], &b), Some(Found::Widest(&modes)));
+        let note = c.note.unwrap();
+        assert!(note.contains("202% at the widest calibrated cell (this one was not calibrated) (lab"), "{note}");
         // The p-value is the larger of the two tests': a gate's correction sees the spread.
         assert!(c.p.unwrap() > 0.05 && (c.p.unwrap() - modes.p(4.3 / 2.7)).abs() < 1e-12);
         // A steady service: the same change stands.
