@@ -1,17 +1,17 @@
 //! Fills a history with simulated labs, for bench/history-scale.sh:
 //! `fill HISTORY LABS` writes LABS labs of one plan, each with 5 load points of 10 series
 //! (the 7 recorded figures and 3 profiled functions): 50 series, with a +10% step in p99 at
-//! the 9,000th lab so a change point is there to find.
+//! nine tenths of the labs so a change point is there to find.
 
 use history::{Entry, History, Step};
 
-fn lab(i: usize) -> Entry {
+fn lab(i: usize, labs: usize) -> Entry {
     // A fixed pseudo-random noise (no seed to carry): 3% around each level.
     let noise = |k: usize| 1.0 + 0.03 * (((i * 7919 + k * 104_729) % 1000) as f64 / 500.0 - 1.0);
     let steps = (0..5)
         .map(|p| {
             let rate = 100 * (p + 1);
-            let step = if i >= 9000 { 1.10 } else { 1.0 };
+            let step = if i >= labs * 9 / 10 { 1.10 } else { 1.0 };
             let mut values: Vec<(std::sync::Arc<str>, f64)> = [
                 ("p50", 2.0),
                 ("p90", 3.0),
@@ -66,7 +66,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut h = History::open(spec).await?;
     let have = h.labs().await?.len();
     for i in have..labs {
-        h.add(&lab(i)).await?;
+        h.add(&lab(i, labs)).await?;
         if (i + 1) % 1000 == 0 {
             eprintln!("fill: {} labs", i + 1);
         }

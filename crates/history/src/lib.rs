@@ -9,11 +9,15 @@
 //! - `store`: the SQLite file or PostgreSQL database, one schema;
 //! - `series`: the stored labs as series, with their change points;
 //! - `check`: the gate on the newest lab;
-//! - `render`: tables (text, Markdown), JSON, Otava's CSV, and the HTML page.
+//! - `render`: tables (text, Markdown), JSON, Otava's CSV;
+//! - `overview`: what changed, newest first, and the last checks (history.md, the page's top);
+//! - `page`: history.html, the overview and the series as small multiples.
 
 mod accept;
 mod check;
 mod entry;
+mod overview;
+mod page;
 mod render;
 mod series;
 mod store;
@@ -23,7 +27,8 @@ pub use check::{
     check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
 };
 pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
-pub use render::{check_text, csv, html, json, list_text, markdown, show_text, write_json, write_show};
+pub use page::html;
+pub use render::{check_text, csv, json, list_text, markdown, show_text, write_json, write_show};
 pub use series::{md_cell, series, series_where, show, Key, LabOf, Point, Query, Series};
 pub use store::{
     locate, shown, stop_waiting, tables_of_schema_2, Added, Filter, History, HistoryError, Stored, SCHEMA,

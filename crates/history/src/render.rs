@@ -4,9 +4,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use report::chart::{render_xy_svg, Series as Line, XyChart};
-use report::page::{esc, shell};
-
 use crate::check::{Checked, HeldTo, Outcome, LEVEL};
 use crate::series::{md_cell, plain, show, Point, Series};
 use stats::changes::{ChangePoint, Settings};
@@ -230,10 +227,15 @@ pub fn csv(series: &[Series]) -> String {
     out
 }
 
-/// history.md: a table per series with change points, for a CI summary.
-pub fn markdown(series: &[Series], settings: &Settings) -> String {
+/// history.md, for a CI summary: the overview (changes newest first, the plans' last checks,
+/// the series that did not move); with `all`, every series' labs too.
+pub fn markdown(series: &[Series], settings: &Settings, checks: &[Checked], all: bool) -> String {
     let mut out = String::from("# History\n\n");
     let _ = writeln!(out, "{}.\n", settings_text(settings));
+    out.push_str(&crate::overview::markdown(&crate::overview::Overview::of(series, checks)));
+    if !all {
+        return out;
+    }
     for s in series {
         let _ = writeln!(
             out,
@@ -267,79 +269,6 @@ pub fn markdown(series: &[Series], settings: &Settings) -> String {
         out.push('\n');
     }
     out
-}
-
-const STYLE: &str = r#"body { font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 16px auto; max-width: 1100px; color: #222; }
-h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 15px; margin: 22px 0 4px; }
-.note { color: #555; font-size: 13px; } table { border-collapse: collapse; font-size: 13px; margin: 6px 0; }
-td, th { border-bottom: 1px solid #eee; padding: 2px 8px; text-align: left; } svg { max-width: 100%; height: auto; }
-"#;
-
-/// history.html: each series as a chart over its labs (the values, and each level between
-/// change points dashed), with its change points linked to the labs on either side.
-pub fn html(series: &[Series], settings: &Settings) -> String {
-    let mut body = String::from("<h1>History</h1>\n");
-    let _ = writeln!(
-        body,
-        "<p class=\"note\">{}. Lab numbers run in the order the labs ran.</p>",
-        esc(&settings_text(settings))
-    );
-    for s in series {
-        let points: Vec<(f64, f64)> = s.points.iter().enumerate().map(|(i, p)| ((i + 1) as f64, p.value)).collect();
-        let mut lines = vec![Line { name: s.key.metric.clone(), points, dashed: false, color: Some(0) }];
-        let mut edges: Vec<usize> = vec![0];
-        edges.extend(s.changes.iter().map(|c| c.index));
-        edges.push(s.points.len());
-        for w in edges.windows(2).filter(|w| w[1] > w[0]) {
-            let seg = &s.points[w[0]..w[1]];
-            let mean = seg.iter().map(|p| p.value).sum::<f64>() / seg.len() as f64;
-            let name = if w[0] == 0 { "level".to_owned() } else { format!("level from lab {}", w[0] + 1) };
-            lines.push(Line {
-                name,
-                points: vec![(w[0] as f64 + 1.0, mean), (w[1] as f64, mean)],
-                dashed: true,
-                color: Some(1),
-            });
-        }
-        let chart = XyChart {
-            title: s.key.text(),
-            x_label: "lab".into(),
-            y_label: s.key.metric.clone(),
-            log_y: false,
-            series: lines,
-        };
-        let _ = writeln!(body, "<section>\n<h2>{}</h2>", esc(&s.key.text()));
-        let _ = writeln!(
-            body,
-            "<p class=\"note\">machine <code>{}</code>: {}</p>",
-            esc(&s.key.machine),
-            esc(&s.machine_text)
-        );
-        body.push_str(&render_xy_svg("", &[chart]));
-        if s.changes.is_empty() {
-            body.push_str("<p class=\"note\">No change point.</p>\n");
-        } else {
-            body.push_str("<table><tr><th>change</th><th>lab before</th><th>lab after</th></tr>\n");
-            for c in &s.changes {
-                let link = |p: Option<&Point>| {
-                    p.map_or_else(String::new, |p| {
-                        let href = format!("{}/report.html", p.path.trim_end_matches('/'));
-                        format!("<a href=\"{}\">{}</a>", esc(&href), esc(&p.short_commit()))
-                    })
-                };
-                let _ = writeln!(
-                    body,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&change_line(s, c)),
-                    link(s.points.get(c.index.wrapping_sub(1))),
-                    link(s.points.get(c.index))
-                );
-            }
-            body.push_str("</table>\n");
-        }
-        body.push_str("</section>\n");
-    }
-    shell("History", STYLE, &body)
 }
 
 /// A check as the terminal and a CI log show it: per gated series its verdict, what it was held

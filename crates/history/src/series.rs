@@ -58,6 +58,9 @@ pub struct LabOf {
     pub branch: Option<String>,
     /// The lab's folder, for links.
     pub path: String,
+    /// Its tags, as stored (`{"version":"1.4"}`): for a page's hover.
+    #[serde(skip)]
+    pub tags: String,
 }
 
 impl std::ops::Deref for Point {
@@ -290,6 +293,7 @@ pub fn series_where(
                             commit: lab.commit.clone(),
                             branch: lab.branch.clone(),
                             path: lab.path.clone(),
+                            tags: lab.tags.clone(),
                         })
                     });
                     Point {
@@ -326,6 +330,7 @@ mod tests {
             commit: Some("c0ffee\u{1b}[31mred".into()),
             branch: Some("feat\nnext".into()),
             path: String::new(),
+            tags: String::new(),
         };
         let p = Point { lab: 1, of: Arc::new(of), value: 1.0, repeats: 1 };
         assert_eq!((p.short_commit(), p.branch_text()), ("c0ffee?[31".to_owned(), "feat?next".to_owned()));

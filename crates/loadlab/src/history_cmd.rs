@@ -195,8 +195,13 @@ async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
     let settings = settings(&a.changes)?;
     let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
     let mut series = history::series(&labs, &query, &settings);
-    drop(labs);
     series.iter_mut().for_each(|s| s.mark_accepted(&accepted));
+    // The pages show each plan's newest lab as `history check` judges it (the default gates).
+    let checks = match &a.out {
+        Some(_) => last_checks(&labs, &series, &settings, &accepted, a.series.any_machine),
+        None => Vec::new(),
+    };
+    drop(labs);
     // Written as made: a history of 10,000 labs shows tens of MB.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = if a.json {
@@ -214,15 +219,36 @@ async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
     drop(out);
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out).map_err(|e| bad(format!("--out {}: {e}", out.display())))?;
-        for (name, text) in
-            [("history.html", history::html(&series, &settings)), ("history.md", history::markdown(&series, &settings))]
-        {
+        for (name, text) in [
+            ("history.html", history::html(&series, &settings, &checks)),
+            ("history.md", history::markdown(&series, &settings, &checks, a.all)),
+        ] {
             let path = out.join(name);
             results::files::put(&path, text.as_bytes())?;
             eprintln!("loadlab: wrote {}", path.display());
         }
     }
     Ok(())
+}
+
+/// Each shown plan's newest lab as `history check` judges it on the default gates (a plan whose
+/// check cannot run is left out: the page still shows its series).
+fn last_checks(
+    labs: &[history::Stored],
+    series: &[history::Series],
+    settings: &Settings,
+    accepted: &[history::Acceptance],
+    any_machine: bool,
+) -> Vec<history::Checked> {
+    let plans: std::collections::BTreeSet<&str> = series.iter().map(|s| s.key.plan.as_str()).collect();
+    let rules = history::Rules { any_machine, ..history::Rules::new(&[], settings, accepted) };
+    plans
+        .into_iter()
+        .filter_map(|plan| {
+            let (id, _) = labs.iter().filter(|(_, e)| e.plan == plan).max_by_key(|(id, e)| (e.started_unix_s, *id))?;
+            history::check(labs, *id, &rules).ok()
+        })
+        .collect()
 }
 
 /// Judges lab `id` (on the default gates when `gates` is empty) and maps the outcome to the

@@ -106,9 +106,13 @@ pub struct HistoryShowArgs {
     /// Print the series as CSV in the layout Apache Otava reads (time, commit, a column each).
     #[arg(long)]
     pub csv: bool,
-    /// Also write history.html (charts over commits) and history.md (tables) to this folder.
+    /// Also write history.html (what changed first, then every series over its commits) and
+    /// history.md (for a CI summary: what changed and each plan's last check) to this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// history.md also lists every series' labs, not only the overview.
+    #[arg(long, requires = "out")]
+    pub all: bool,
 }
 
 /// What the code under test is: the commit, branch and tags a lab is recorded with.

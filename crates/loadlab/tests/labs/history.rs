@@ -144,9 +144,43 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
         .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(json["series"].as_array().unwrap().len() >= 5, "{json}");
+    // The page a team opens: the overview first (the change at c6, accepted; the last check),
+    // then every series drawn by the page's script in a real browser, without a script error.
     let html = std::fs::read_to_string(d.join("pages/history.html")).unwrap();
-    assert!(html.contains("<svg") && html.contains("api / svc @ 50 req/s, http1: p50"), "self-contained charts");
-    assert!(std::fs::read_to_string(d.join("pages/history.md")).unwrap().contains("| 9 |"));
+    let overview = &html[..html.find("<section id=\"series\"").expect("the series follow the overview")];
+    assert!(overview.contains("Changes, newest first") && overview.contains("accepted by ana on "), "{overview}");
+    assert!(
+        overview.contains("Last check: api (commit <code>c6</code>") && overview.contains("p50&gt;+5%"),
+        "{overview}"
+    );
+    // Self-contained: nothing to fetch (the SVG namespace is a name, not a request).
+    assert!(!html.contains(" src=") && !html.contains("<link") && !html.contains("url("), "self-contained");
+    let url = format!("file://{}", d.join("pages/history.html").display());
+    let dom = chromium(&["--virtual-time-budget=8000", "--dump-dom", &url], &d.join("profile"));
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    let drawn = json["series"].as_array().unwrap().len();
+    assert!(
+        dom.contains(&format!("data-charts-drawn=\"{drawn}\"")),
+        "charts not drawn: {}",
+        &dom[..dom.len().min(600)]
+    );
+    assert!(!dom.contains("data-errors=\""), "script errors: {dom}");
+    assert!(dom.contains("<figcaption>p50 (ms)</figcaption>"), "units on every chart");
+    // history.md for a CI summary: the overview, and every lab only with --all.
+    let md = std::fs::read_to_string(d.join("pages/history.md")).unwrap();
+    assert!(
+        md.contains("## Changes, newest first") && md.contains("## Last check: api") && !md.contains("| 9 |"),
+        "{md}"
+    );
+    let o = loadlab()
+        .args(["history", "show", "--all", "--history"])
+        .arg(&db)
+        .arg("--out")
+        .arg(d.join("all"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(d.join("all/history.md")).unwrap().contains("| 9 |"));
     // No history given: a clear error, exit 2.
     let o = loadlab().args(["history", "show"]).env_remove("LOADLAB_HISTORY").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
