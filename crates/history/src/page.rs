@@ -255,8 +255,8 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> Strin
             .collect();
         let _ = writeln!(
             body,
-            "<details class=\"quiet\"><summary>{}</summary><p>{}</p></details>",
-            format!("{} series with no change point", o.quiet.len()),
+            "<details class=\"quiet\"><summary>{} series with no change point</summary><p>{}</p></details>",
+            o.quiet.len(),
             links.join("; ")
         );
     }
