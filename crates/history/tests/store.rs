@@ -181,9 +181,12 @@ async fn exercise(mut h: History) {
     assert_eq!(csv.lines().count(), 16);
     let json: serde_json::Value = serde_json::from_str(&history::json(&one, &s)).unwrap();
     assert_eq!(json["series"].as_array().unwrap().len(), 4);
-    assert!(history::markdown(&one, &s).contains("| 7 |"));
-    let html = history::html(&one, &s);
-    assert!(html.contains("<svg") && html.contains("labs/6/report.html"), "links to the labs either side");
+    assert!(history::markdown(&one, &s, &[], true).contains("| 7 |"));
+    let md = history::markdown(&one, &s, &[], false);
+    assert!(md.contains("## Changes, newest first") && !md.contains("| 7 |"), "the overview only: {md}");
+    let html = history::html(&one, &s, &[]);
+    assert!(html.contains("labs/6/report.html"), "a change links to the first lab at its new level");
+    assert_eq!(html.matches("\"point\":").count(), 4, "a chart per series");
 }
 
 /// A lab of schema 2's layout (the key plan + start second + machine), with one step.
