@@ -3,6 +3,7 @@
 "use strict";
 window.addEventListener("error", e => document.body.setAttribute("data-errors", String(e.message)));
 (function () {
+  const started = performance.now();
   const data = JSON.parse(document.getElementById("data").textContent);
   const NS = "http://www.w3.org/2000/svg";
   const W = 380, H = 190, L = 62, R = 8, T = 8, B = 34;
@@ -121,4 +122,5 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
   group("point");
   for (const r of document.querySelectorAll("input[name=by]")) r.addEventListener("change", () => group(r.value));
   document.body.setAttribute("data-charts-drawn", String(figures.length));
+  document.body.setAttribute("data-draw-ms", String(Math.round(performance.now() - started)));
 })();
