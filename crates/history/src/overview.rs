@@ -116,6 +116,27 @@ pub fn quiet_line(quiet: &[&Series]) -> String {
     format!("{} series with no change point: {}", quiet.len(), names.join("; "))
 }
 
+/// The changes as the terminal ends `history show` with them: newest first, one line each.
+pub fn changes_text(o: &Overview<'_>) -> String {
+    let mut out = String::new();
+    if o.changes.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "changes, newest first:");
+    for c in &o.changes {
+        let _ = writeln!(
+            out,
+            "  {:<10} {}  at {}  {}  {}",
+            c.state.word(),
+            c.of.key.text(),
+            c.after().short_commit(),
+            c.levels(),
+            c.size()
+        );
+    }
+    out
+}
+
 /// The overview as Markdown (history.md; a CI summary).
 pub fn markdown(o: &Overview<'_>) -> String {
     let mut out = String::new();

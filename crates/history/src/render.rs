@@ -113,6 +113,9 @@ pub fn write_show(out: &mut impl std::io::Write, series: &[Series], settings: &S
         }
         writeln!(out)?;
     }
+    // What changed is said last too, where a terminal leaves the reader.
+    let overview = crate::overview::Overview::of(series, &[]);
+    write!(out, "{}", crate::overview::changes_text(&overview))?;
     writeln!(out, "{}", settings_text(settings))
 }
 

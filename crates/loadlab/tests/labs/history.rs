@@ -135,6 +135,12 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     assert!(stderr(&o).contains("2 labs at the current level; needs 3"), "{}", stderr(&o));
     let o = loadlab().args(["history", "show", "--metric", "p50", "--history"]).arg(&db).output().unwrap();
     assert!(stdout(&o).contains("accepted by ana on "), "{}", stdout(&o));
+    // ... and ends with what changed, newest first, where the terminal leaves the reader.
+    assert!(
+        stdout(&o).contains("changes, newest first:\n  accepted   api / svc @ 50 req/s, http1: p50  at c6"),
+        "{}",
+        stdout(&o)
+    );
     let o = loadlab()
         .args(["history", "show", "--json", "--history"])
         .arg(&db)
