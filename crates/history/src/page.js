@@ -7,7 +7,7 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
   const data = JSON.parse(document.getElementById("data").textContent);
   const NS = "http://www.w3.org/2000/svg";
   const W = 380, H = 190, L = 62, R = 8, T = 8, B = 34;
-  const STATE = { confirmed: "#c62828", pending: "#ef6c00", accepted: "#999" };
+  const STATE = { confirmed: "#d62728", pending: "#ff7f0e", accepted: "#7f7f7f" };
   const n = Math.max(data.labs.length - 1, 1);
   const px = i => L + (W - L - R) * (data.labs.length > 1 ? i / n : 0.5);
   const tip = document.getElementById("tip");
@@ -37,7 +37,7 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
     const lo = c.ticks.length ? c.ticks[0][0] : 0, hi = c.ticks.length ? c.ticks[c.ticks.length - 1][0] : 1;
     const py = v => T + (H - T - B) * (1 - (v - lo) / ((hi - lo) || 1));
     for (const [v, label] of c.ticks) {
-      el("line", { x1: L, x2: W - R, y1: py(v), y2: py(v), stroke: "#eee" }, svg);
+      el("line", { x1: L, x2: W - R, y1: py(v), y2: py(v), stroke: "#e3e3e3" }, svg);
       text(svg, L - 4, py(v) + 3, label, "end");
     }
     for (const [i, label] of data.xticks) {
@@ -59,9 +59,9 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
       }, svg);
     }
     const pts = c.x.map((x, k) => px(x).toFixed(1) + "," + py(c.y[k]).toFixed(1)).join(" ");
-    el("polyline", { points: pts, fill: "none", stroke: "#1565c0", "stroke-width": 1.2 }, svg);
+    el("polyline", { points: pts, fill: "none", stroke: "#1f77b4", "stroke-width": 1.2 }, svg);
     if (c.x.length <= 200) {
-      const g = el("g", { fill: "#1565c0" }, svg);
+      const g = el("g", { fill: "#1f77b4" }, svg);
       c.x.forEach((x, k) => el("circle", { cx: px(x), cy: py(c.y[k]), r: 2 }, g));
     }
     const mark = el("circle", { r: 4, fill: "none", stroke: "#000", visibility: "hidden" }, svg);
