@@ -1,68 +1,32 @@
 //! Where a history is kept: an SQLite file (created on first use; nothing to install or
 //! start) or, for a team, a PostgreSQL database (`postgres://...`). One schema and the same
-//! statements for both; only the key column's type differs.
+//! statements for both (only the key column's type differs), one interface (`backend`) that
+//! `sqlite` and `postgres` implement; `History` names the history in every error and bounds
+//! every call.
 
 use crate::accept::Acceptance;
 use crate::entry::Entry;
 
+mod backend;
+mod postgres;
 mod read;
 mod rows;
 mod schema;
+mod sqlite;
 mod tls;
 
+use backend::Backend;
+use postgres::postgres_error;
 pub use read::Filter;
-
-use rows::{acceptance_of, sqlite_all};
+use read::Labs;
 pub use schema::{tables_of_schema_2, SCHEMA};
-
-/// The advisory lock a PostgreSQL history's tables are created under ("loadlab" in ASCII).
-const SCHEMA_LOCK: i64 = 0x006c_6f61_646c_6162;
-
-const INSERT_LAB: &str = "INSERT INTO labs (uid, plan, started_unix_s, commit_sha, branch, tags, loadlab, \
-     measurement, machine, machine_text, path, quick, recorded_unix_s) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING RETURNING id";
-const LAB_BY_UID: &str = "SELECT id FROM labs WHERE uid = $1";
-const INSERT_STEP: &str = "INSERT INTO steps (lab_id, step, target, load_key, label, repeat_no, not_counted) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7)";
-const INSERT_FIGURE: &str = "INSERT INTO figures (lab_id, step, metric, value) VALUES ($1, $2, $3, $4)";
-const INSERT_ACCEPTED: &str =
-    "INSERT INTO accepted (commit_sha, plan, metric, reason, who, accepted_unix_s) VALUES ($1, $2, $3, $4, $5, $6)";
-const SELECT_ACCEPTED: &str =
-    "SELECT commit_sha, plan, metric, reason, who, accepted_unix_s FROM accepted ORDER BY accepted_unix_s, id";
+use sqlite::sqlite_error;
+pub use sqlite::stop_waiting;
 
 /// What went wrong with a history, in one line that names it (its password masked).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct HistoryError(pub String);
-
-fn sqlite_error(e: rusqlite::Error) -> HistoryError {
-    HistoryError(e.to_string())
-}
-
-fn postgres_error(e: tokio_postgres::Error) -> HistoryError {
-    // The server's own words (a missing database, a refused login) are in the source.
-    let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
-    if why.contains("UnknownIssuer") {
-        return HistoryError(format!(
-            "{why} (the server's certificate is not trusted: give the CA that signed it with \
-             sslrootcert=FILE, or encrypt without checking it with sslmode=require)"
-        ));
-    }
-    if why.contains("CaUsedAsEndEntity") {
-        return HistoryError(format!(
-            "{why} (the server presents a CA certificate as its own, as `openssl req -x509` makes \
-             them; rustls refuses that: sign a server certificate with that CA, or encrypt without \
-             checking it with sslmode=require)"
-        ));
-    }
-    if why.contains("not valid for name") {
-        return HistoryError(format!(
-            "{why} (connect by a name the certificate is for, or check only who signed it with \
-             sslmode=verify-ca)"
-        ));
-    }
-    HistoryError(why)
-}
 
 /// The history a lab records into: `flag` (`--history`), else the plan's `[history] path`, else
 /// the `LOADLAB_HISTORY` environment variable; none when none is set.
@@ -96,6 +60,16 @@ pub struct History {
 enum Db {
     Sqlite(rusqlite::Connection),
     Postgres(tokio_postgres::Client),
+}
+
+/// `$call` on whichever database `$db` is: the one place the two meet.
+macro_rules! on {
+    ($db:expr, $c:ident => $call:expr) => {
+        match $db {
+            Db::Sqlite($c) => $call,
+            Db::Postgres($c) => $call,
+        }
+    };
 }
 
 /// What adding a lab did.
@@ -133,289 +107,71 @@ impl History {
 
     async fn open_now(spec: &str, name: &str) -> Result<History, HistoryError> {
         let db = if is_postgres(spec) {
-            let (url, wanted) = tls::split(spec)?;
-            let mut config: tokio_postgres::Config = url.parse().map_err(postgres_error)?;
-            config.ssl_mode(wanted.ssl_mode());
-            // libpq's `connect_timeout` in the URL bounds each attempt; CONNECT bounds them all.
-            let connect = async {
-                match wanted.connector()? {
-                    Some(tls) => {
-                        let (client, connection) = config.connect(tls).await.map_err(postgres_error)?;
-                        tokio::spawn(connection);
-                        Ok(client)
-                    }
-                    None => {
-                        let (client, connection) =
-                            config.connect(tokio_postgres::NoTls).await.map_err(postgres_error)?;
-                        tokio::spawn(connection);
-                        Ok(client)
-                    }
-                }
-            };
-            Db::Postgres(within(CONNECT, "connecting", connect).await?)
+            Db::Postgres(postgres::connect(spec).await?)
         } else {
-            let path = std::path::Path::new(spec);
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
-                return Err(HistoryError(format!("no folder {}", dir.display())));
-            }
-            let c = rusqlite::Connection::open(path).map_err(sqlite_error)?;
-            // Another lab may be writing it (two CI jobs on one runner): wait rather than fail,
-            // but not past a signal.
-            c.busy_handler(Some(busy)).map_err(sqlite_error)?;
-            Db::Sqlite(c)
+            Db::Sqlite(sqlite::open(std::path::Path::new(spec))?)
         };
         let mut h = History { name: name.to_owned(), db };
-        h.bring_up_to_date().await?;
+        // Reads only when the schema is this one's: a read-only history can be read.
+        if on!(&h.db, c => c.version().await)? != Some(SCHEMA) {
+            on!(&mut h.db, c => c.bring_up_to_date().await)?;
+        }
         Ok(h)
-    }
-
-    /// Creates the tables of an empty history, or upgrades an older one, under a lock (an
-    /// advisory lock, SQLite's write lock), so that first uses at once all succeed; refuses a
-    /// newer one. Reads only when the schema is this one's (a read-only history can be read).
-    async fn bring_up_to_date(&mut self) -> Result<(), HistoryError> {
-        if self.version().await? == Some(SCHEMA) {
-            return Ok(());
-        }
-        match &mut self.db {
-            Db::Postgres(c) => {
-                let tx = c.transaction().await.map_err(postgres_error)?;
-                tx.query("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK]).await.map_err(postgres_error)?;
-                tx.batch_execute(&schema::tables("BIGSERIAL PRIMARY KEY")[0]).await.map_err(postgres_error)?;
-                let found: Option<i64> =
-                    tx.query_one("SELECT MAX(version) FROM loadlab_schema", &[]).await.map_err(postgres_error)?.get(0);
-                for statement in todo(found, false, "BIGSERIAL PRIMARY KEY")? {
-                    tx.batch_execute(&statement).await.map_err(postgres_error)?;
-                }
-                tx.commit().await.map_err(postgres_error)
-            }
-            Db::Sqlite(c) => {
-                // An upgrade copies the labs table, which its foreign keys would forbid: they are
-                // off meanwhile (SQLite takes this only outside a transaction) and checked after.
-                c.execute_batch("PRAGMA foreign_keys = OFF").map_err(sqlite_error)?;
-                let upgraded = (|| {
-                    let tx =
-                        c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sqlite_error)?;
-                    tx.execute_batch(&schema::tables("INTEGER PRIMARY KEY")[0]).map_err(sqlite_error)?;
-                    let found: Option<i64> = tx
-                        .query_row("SELECT MAX(version) FROM loadlab_schema", [], |r| r.get(0))
-                        .map_err(sqlite_error)?;
-                    for statement in todo(found, true, "INTEGER PRIMARY KEY")? {
-                        tx.execute_batch(&statement).map_err(sqlite_error)?;
-                    }
-                    let broken: i64 = tx
-                        .query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| r.get(0))
-                        .map_err(sqlite_error)?;
-                    if broken > 0 {
-                        return Err(HistoryError(format!("{broken} rows lost their lab while upgrading")));
-                    }
-                    tx.commit().map_err(sqlite_error)
-                })();
-                c.execute_batch("PRAGMA foreign_keys = ON").map_err(sqlite_error)?;
-                upgraded
-            }
-        }
-    }
-
-    /// The schema's version, none in an empty database.
-    async fn version(&self) -> Result<Option<i64>, HistoryError> {
-        let read = "SELECT MAX(version) FROM loadlab_schema";
-        match &self.db {
-            Db::Sqlite(c) => {
-                let exists: i64 = c
-                    .query_row("SELECT COUNT(*) FROM sqlite_master WHERE name = 'loadlab_schema'", [], |r| r.get(0))
-                    .map_err(sqlite_error)?;
-                if exists == 0 {
-                    return Ok(None);
-                }
-                c.query_row(read, [], |r| r.get(0)).map_err(sqlite_error)
-            }
-            Db::Postgres(c) => {
-                let exists: bool = c
-                    .query_one("SELECT to_regclass('loadlab_schema') IS NOT NULL", &[])
-                    .await
-                    .map_err(postgres_error)?
-                    .get(0);
-                if !exists {
-                    return Ok(None);
-                }
-                Ok(c.query_one(read, &[]).await.map_err(postgres_error)?.get(0))
-            }
-        }
     }
 
     /// Whether a lab could be added now (a read-only file, a role without INSERT): asked before
     /// a lab runs, so that it does not run for an hour and then fail to record.
     pub async fn check_writable(&mut self) -> Result<(), HistoryError> {
-        let name = self.name.clone();
-        let check = async {
-            match &mut self.db {
-                Db::Sqlite(c) => {
-                    // Taking the write lock is what a read-only file or folder refuses.
-                    let tx =
-                        c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sqlite_error)?;
-                    tx.execute("DELETE FROM labs WHERE id < 0", []).map_err(sqlite_error)?;
-                    tx.rollback().map_err(sqlite_error)
-                }
-                Db::Postgres(c) => {
-                    let may: bool = c
-                        .query_one(
-                            "SELECT has_table_privilege('labs', 'INSERT') AND has_table_privilege('steps', 'INSERT') \
-                             AND has_table_privilege('figures', 'INSERT')",
-                            &[],
-                        )
-                        .await
-                        .map_err(postgres_error)?
-                        .get(0);
-                    if may {
-                        Ok(())
-                    } else {
-                        Err(HistoryError("this role may not add labs (no INSERT on its tables)".into()))
-                    }
-                }
-            }
-        };
-        within(ANSWER, "checking it can be written", check).await.map_err(|e| named(&name, e))
+        let check = on!(&mut self.db, c => within(ANSWER, "checking it can be written", c.check_writable()).await);
+        check.map_err(|e| named(&self.name, e))
     }
 
     /// Adds a lab with its steps, in one transaction.
     pub async fn add(&mut self, e: &Entry) -> Result<Added, HistoryError> {
-        let name = self.name.clone();
-        within(ANSWER, "adding the lab", self.add_now(e)).await.map_err(|e| named(&name, e))
-    }
-
-    async fn add_now(&mut self, e: &Entry) -> Result<Added, HistoryError> {
         let recorded = chrono::Utc::now().timestamp();
-        let quick = i64::from(e.quick);
-        let measurement = i64::from(e.measurement);
-        match &mut self.db {
-            Db::Sqlite(c) => {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sqlite_error)?;
-                let id: Option<i64> = {
-                    let mut st = tx.prepare(INSERT_LAB).map_err(sqlite_error)?;
-                    let mut rows = st
-                        .query(rusqlite::params![
-                            e.uid,
-                            e.plan,
-                            e.started_unix_s,
-                            e.commit,
-                            e.branch,
-                            e.tags,
-                            e.loadlab,
-                            measurement,
-                            e.machine,
-                            e.machine_text,
-                            e.path,
-                            quick,
-                            recorded
-                        ])
-                        .map_err(sqlite_error)?;
-                    rows.next().map_err(sqlite_error)?.map(|r| r.get(0)).transpose().map_err(sqlite_error)?
-                };
-                let Some(id) = id else {
-                    let id = tx.query_row(LAB_BY_UID, [&e.uid], |r| r.get(0)).map_err(sqlite_error)?;
-                    return Ok(Added::Already(id));
-                };
-                {
-                    let mut step = tx.prepare(INSERT_STEP).map_err(sqlite_error)?;
-                    let mut figure = tx.prepare(INSERT_FIGURE).map_err(sqlite_error)?;
-                    for s in &e.steps {
-                        step.execute(rusqlite::params![
-                            id,
-                            s.id,
-                            s.target,
-                            s.load,
-                            s.label,
-                            i64::from(s.repeat),
-                            s.not_counted
-                        ])
-                        .map_err(sqlite_error)?;
-                        for (m, v) in &s.values {
-                            figure.execute(rusqlite::params![id, s.id, m, v]).map_err(sqlite_error)?;
-                        }
-                    }
-                }
-                tx.commit().map_err(sqlite_error)?;
-                Ok(Added::New(id))
-            }
-            Db::Postgres(c) => {
-                let tx = c.transaction().await.map_err(postgres_error)?;
-                let row = tx
-                    .query_opt(
-                        INSERT_LAB,
-                        &[
-                            &e.uid,
-                            &e.plan,
-                            &e.started_unix_s,
-                            &e.commit,
-                            &e.branch,
-                            &e.tags,
-                            &e.loadlab,
-                            &measurement,
-                            &e.machine,
-                            &e.machine_text,
-                            &e.path,
-                            &quick,
-                            &recorded,
-                        ],
-                    )
-                    .await
-                    .map_err(postgres_error)?;
-                let Some(row) = row else {
-                    let id = tx.query_one(LAB_BY_UID, &[&e.uid]).await.map_err(postgres_error)?.get(0);
-                    return Ok(Added::Already(id));
-                };
-                let id: i64 = row.get(0);
-                let (step, figure) = (
-                    tx.prepare(INSERT_STEP).await.map_err(postgres_error)?,
-                    tx.prepare(INSERT_FIGURE).await.map_err(postgres_error)?,
-                );
-                for s in &e.steps {
-                    let repeat = i64::from(s.repeat);
-                    tx.execute(&step, &[&id, &s.id, &s.target, &s.load, &s.label, &repeat, &s.not_counted])
-                        .await
-                        .map_err(postgres_error)?;
-                    for (m, v) in &s.values {
-                        tx.execute(&figure, &[&id, &s.id, &&**m, v]).await.map_err(postgres_error)?;
-                    }
-                }
-                tx.commit().await.map_err(postgres_error)?;
-                Ok(Added::New(id))
-            }
-        }
+        let added = on!(&mut self.db, c => within(ANSWER, "adding the lab", c.add(e, recorded)).await);
+        added.map_err(|e| named(&self.name, e))
     }
 
     /// Records that a change was accepted.
     pub async fn accept(&mut self, a: &Acceptance) -> Result<(), HistoryError> {
-        let name = self.name.clone();
-        within(ANSWER, "recording the acceptance", self.accept_now(a)).await.map_err(|e| named(&name, e))
-    }
-
-    async fn accept_now(&mut self, a: &Acceptance) -> Result<(), HistoryError> {
-        match &self.db {
-            Db::Sqlite(c) => c
-                .execute(INSERT_ACCEPTED, rusqlite::params![a.commit, a.plan, a.metric, a.reason, a.who, a.at_unix_s])
-                .map(|_| ())
-                .map_err(sqlite_error),
-            Db::Postgres(c) => c
-                .execute(INSERT_ACCEPTED, &[&a.commit, &a.plan, &a.metric, &a.reason, &a.who, &a.at_unix_s])
-                .await
-                .map(|_| ())
-                .map_err(postgres_error),
-        }
+        let done = on!(&self.db, c => within(ANSWER, "recording the acceptance", c.accept(a)).await);
+        done.map_err(|e| named(&self.name, e))
     }
 
     /// Every acceptance, oldest first.
     pub async fn acceptances(&self) -> Result<Vec<Acceptance>, HistoryError> {
-        within(ANSWER, "reading the acceptances", self.acceptances_now()).await.map_err(|e| named(&self.name, e))
+        let all = on!(&self.db, c => within(ANSWER, "reading the acceptances", c.acceptances()).await);
+        all.map_err(|e| named(&self.name, e))
     }
 
-    async fn acceptances_now(&self) -> Result<Vec<Acceptance>, HistoryError> {
-        match &self.db {
-            Db::Sqlite(c) => sqlite_all(c, SELECT_ACCEPTED, |r| acceptance_of(r)),
-            Db::Postgres(c) => {
-                c.query(SELECT_ACCEPTED, &[]).await.map_err(postgres_error)?.iter().map(acceptance_of).collect()
-            }
-        }
+    /// Every lab in the history with its steps and figures, oldest first.
+    pub async fn labs(&self) -> Result<Vec<Stored>, HistoryError> {
+        self.labs_where(&Filter::default()).await
+    }
+
+    /// The labs `filter` takes, oldest first, with the steps and figures it takes.
+    pub async fn labs_where(&self, filter: &Filter) -> Result<Vec<Stored>, HistoryError> {
+        let statements = filter.statements();
+        let mut labs = Labs::default();
+        let read = on!(&self.db, c => within(ANSWER, "reading the labs", c.read(&statements, &mut labs)).await);
+        read.map_err(|e| named(&self.name, e))?;
+        Ok(labs.into_labs())
+    }
+
+    /// What a check of lab `id` reads: the labs of its plan (on its machine, unless
+    /// `any_machine`), with every figure.
+    pub async fn labs_for_check(&self, id: i64, any_machine: bool) -> Result<Vec<Stored>, HistoryError> {
+        let found = on!(&self.db, c => within(ANSWER, "reading the labs", c.plan_and_machine(id)).await);
+        let Some((plan, machine)) = found.map_err(|e| named(&self.name, e))? else { return Ok(Vec::new()) };
+        let filter = Filter { plan: Some(plan), machine: (!any_machine).then_some(machine), ..Default::default() };
+        self.labs_where(&filter).await
+    }
+
+    /// The newest lab's key (the last `labs` gives), none in an empty history.
+    pub async fn newest(&self) -> Result<Option<i64>, HistoryError> {
+        let newest = on!(&self.db, c => within(ANSWER, "reading the labs", c.newest()).await);
+        newest.map_err(|e| named(&self.name, e))
     }
 }
 
@@ -443,27 +199,6 @@ fn todo(found: Option<i64>, sqlite: bool, id: &str) -> Result<Vec<String>, Histo
         Some(v) if v < SCHEMA => Ok(schema::upgrade(v, sqlite, id)),
         Some(v) => Err(HistoryError(format!("written by a loadlab with schema {v}; this one reads schema {SCHEMA}"))),
     }
-}
-
-/// Set when the process is asked to stop: an SQLite lock wait gives up at once.
-static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Ends any wait for another writer's lock now, and every later one (a signal asked the process
-/// to stop).
-pub fn stop_waiting() {
-    STOPPING.store(true, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// How long an SQLite history waits for another writer's lock, in 10 ms turns: 30 s.
-const BUSY_TURNS: i32 = 3000;
-
-/// SQLite's busy handler: wait 10 ms and try again, up to [`BUSY_TURNS`], unless stopping.
-fn busy(turn: i32) -> bool {
-    if STOPPING.load(std::sync::atomic::Ordering::Relaxed) || turn >= BUSY_TURNS {
-        return false;
-    }
-    std::thread::sleep(std::time::Duration::from_millis(10));
-    true
 }
 
 /// `f`, or an error naming `what` when it has not answered within `limit`.

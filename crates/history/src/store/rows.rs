@@ -23,20 +23,6 @@ impl Cells for tokio_postgres::Row {
     }
 }
 
-pub(super) fn sqlite_all<T>(
-    c: &rusqlite::Connection,
-    sql: &str,
-    of: impl Fn(&rusqlite::Row<'_>) -> Result<T, HistoryError>,
-) -> Result<Vec<T>, HistoryError> {
-    let mut st = c.prepare(sql).map_err(sqlite_error)?;
-    let mut rows = st.query([]).map_err(sqlite_error)?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next().map_err(sqlite_error)? {
-        out.push(of(r)?);
-    }
-    Ok(out)
-}
-
 /// A row of SELECT_LABS.
 pub(super) fn lab_of(r: &impl Cells) -> Result<Stored, HistoryError> {
     let entry = Entry {
