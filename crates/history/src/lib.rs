@@ -24,7 +24,8 @@ mod store;
 
 pub use accept::{who_default, Acceptance, MIN_COMMIT};
 pub use check::{
-    check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
+    check, judge_lab, CheckError, Checked, HeldTo, JudgeError, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW,
+    LEVEL, MIN_LEVEL, TRIM,
 };
 pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
 pub use page::html;

@@ -35,7 +35,7 @@ pub mod run;
 // called through their modules (`lab::plan::load`, `lab::render::write`).
 pub use calibrate::calibrate;
 pub use calibration::Calibration;
-pub use compare::{with_profiles, Changes, Side};
+pub use compare::{Changes, Side};
 pub use demo::DemoOptions;
 pub use ending::{out_dir, preview, Ending, Preview};
 pub use experiment::{run, Event, LabError, RunOptions, Watcher};

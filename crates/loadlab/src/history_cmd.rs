@@ -260,10 +260,7 @@ async fn check(
     settings: &Settings,
     any_machine: bool,
 ) -> anyhow::Result<()> {
-    let labs = h.labs_for_check(id, any_machine).await.map_err(|e| bad(e.to_string()))?;
-    let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
-    let rules = history::Rules { any_machine, ..history::Rules::new(gates, settings, &accepted) };
-    let checked = history::check(&labs, id, &rules).map_err(|e| bad(e.to_string()))?;
+    let checked = history::judge_lab(h, id, gates, settings, any_machine).await.map_err(|e| bad(e.to_string()))?;
     eprint!("{}", history::check_text(&checked));
     crate::history_verdict(&checked)
 }

@@ -98,11 +98,10 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
         }
     });
     let calibration = a.calibration.as_deref().map(calibration).transpose()?;
-    let outcome =
-        lab::compare::changes(&old, &new, lab::compare::Rule { threshold_pct: a.gate.threshold, gates, calibration });
-    let outcome = lab::with_profiles(outcome, &old, &new, &out);
+    let rule = lab::compare::Rule { threshold_pct: a.gate.threshold, gates, calibration };
+    let (outcome, files) = lab::render::compare::compared(&old, &new, rule, &out)?;
     print!("{}", lab::render::compare::text(&outcome));
-    for f in lab::render::compare::write(&outcome, &old, &new, &out)? {
+    for f in files {
         eprintln!("loadlab: wrote {}", f.display());
     }
     crate::compare_verdict(&outcome)
@@ -285,11 +284,9 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     let Some(gates) = plan.history.as_ref().map(|h| &h.fail_on).filter(|g| !g.is_empty() && !lab.interrupted) else {
         return Ok(());
     };
-    let labs = h.labs_for_check(id, false).await.map_err(|e| bad(e.to_string()))?;
-    let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
-    let settings = stats::changes::Settings::default();
-    let rules = history::Rules::new(gates, &settings, &accepted);
-    let checked = history::check(&labs, id, &rules).map_err(|e| bad(e.to_string()))?;
+    let checked = history::judge_lab(&h, id, gates, &stats::changes::Settings::default(), false)
+        .await
+        .map_err(|e| bad(e.to_string()))?;
     eprint!("{}", history::check_text(&checked));
     crate::history_verdict(&checked)
 }
@@ -301,10 +298,9 @@ fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::Chang
     let new = lab::compare::load_lab(out)?;
     let calibration = b.calibration.as_deref().map(calibration).transpose()?;
     let rule = lab::compare::Rule { threshold_pct: b.threshold_pct, gates: b.fail_on.clone(), calibration };
-    let outcome = lab::compare::changes(&old, &new, rule);
-    let outcome = lab::with_profiles(outcome, &old, &new, out);
+    let (outcome, files) = lab::render::compare::compared(&old, &new, rule, out)?;
     eprint!("{}", lab::render::compare::text(&outcome));
-    for f in lab::render::compare::write(&outcome, &old, &new, out)? {
+    for f in files {
         eprintln!("loadlab: wrote {}", f.display());
     }
     Ok(Some(outcome))

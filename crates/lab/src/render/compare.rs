@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use report::chart::{render_png, render_svg, Chart, ChartBuilder, ChartData};
 
 use super::charts::Figure;
-use crate::compare::{Change, Changes, Row, Side};
+use crate::compare::{Change, Changes, Row, Rule, Side};
 use crate::measure::stats::Basis;
 
 fn change(r: &Row) -> String {
@@ -190,6 +190,14 @@ fn figures(old: &Side, new: &Side) -> Vec<Figure> {
 
 /// Writes compare.md, compare.html (self-contained) and compare.json into `dir`, the charts as
 /// PNG in `dir/charts/`; returns the three files.
+/// `new` against `old` under `rule`, the profiles of both sides diffed, and every file of the
+/// comparison written into `dir`: what `lab compare` and a plan's `[baseline]` share.
+pub fn compared(old: &Side, new: &Side, rule: Rule, dir: &Path) -> std::io::Result<(Changes, Vec<PathBuf>)> {
+    let outcome = crate::compare::with_profiles(crate::compare::changes(old, new, rule), old, new, dir);
+    let files = write(&outcome, old, new, dir)?;
+    Ok((outcome, files))
+}
+
 pub fn write(o: &Changes, old: &Side, new: &Side, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     fn named(p: &Path) -> impl Fn(std::io::Error) -> std::io::Error + '_ {
         move |e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display()))
