@@ -57,6 +57,7 @@ pub fn calibrate(labs: &[Side]) -> Result<Calibration, CompareError> {
         machine: labs[0].machine.clone(),
         cells,
         missing,
+        source: String::new(),
     })
 }
 
@@ -112,7 +113,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("loadlab-calibration-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = c.write(&dir).unwrap();
-        assert_eq!(Calibration::read(&dir).unwrap(), c);
+        let read = Calibration::read(&dir).unwrap();
+        assert_eq!(read, Calibration { source: dir.display().to_string(), ..c.clone() });
         let text = std::fs::read_to_string(&path).unwrap().replace("\"format\": 1", "\"format\": 9");
         std::fs::write(&path, text).unwrap();
         let e = Calibration::read(&path).unwrap_err().0;

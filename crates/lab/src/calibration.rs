@@ -38,6 +38,9 @@ pub struct Calibration {
     pub cells: Vec<CalibratedCell>,
     /// Cells with fewer than [`stats::spread::MIN_LABS`] labs that counted them, with why.
     pub missing: Vec<String>,
+    /// Where it was read from, as a comparison quotes it (empty: made here, not read).
+    #[serde(skip)]
+    pub source: String,
 }
 
 /// One target at one load point.
@@ -75,8 +78,8 @@ impl Calibration {
     }
 
     /// What a comparison says of it: how many labs, and whether they ran where these did.
-    pub fn describe(&self, path: &str, compared: Option<&Machine>) -> String {
-        let mut s = format!("run-to-run spread of {} labs of one build ({path})", self.labs.len());
+    pub fn describe(&self, compared: Option<&Machine>) -> String {
+        let mut s = format!("run-to-run spread of {} labs of one build ({})", self.labs.len(), self.source);
         if let (Some(mine), Some(theirs)) = (&self.machine, compared) {
             if mine != theirs {
                 s.push_str(&format!(
@@ -91,8 +94,9 @@ impl Calibration {
     pub fn read(path: &Path) -> Result<Calibration, CalibrationError> {
         let file = if path.is_dir() { path.join(FILE) } else { path.to_path_buf() };
         let text = std::fs::read_to_string(&file).map_err(|e| CalibrationError(format!("{}: {e}", file.display())))?;
-        let c: Calibration =
+        let mut c: Calibration =
             serde_json::from_str(&text).map_err(|e| CalibrationError(format!("{}: {e}", file.display())))?;
+        c.source = path.display().to_string();
         if c.format != FORMAT {
             return Err(CalibrationError(format!(
                 "{}: format {} is not {FORMAT}, which this loadlab reads: calibrate again",

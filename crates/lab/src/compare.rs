@@ -379,7 +379,7 @@ pub struct Rule {
     pub threshold_pct: f64,
     pub gates: Vec<Gate>,
     /// From `lab calibrate`, with where it was read from.
-    pub calibration: Option<(Calibration, String)>,
+    pub calibration: Option<Calibration>,
 }
 
 /// Compares `new` with `old`.
@@ -392,7 +392,7 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
         for (side, c) in [("old", o), ("new", n)] {
             excluded.extend(c.excluded.iter().map(|e| format!("{side} {e}")));
         }
-        let spread = |m: Metric| calibration.as_ref().and_then(|(c, _)| c.find(key, m));
+        let spread = |m: Metric| calibration.as_ref().and_then(|c| c.find(key, m));
         rows.extend(COMPARED.iter().filter_map(|m| row(*m, o, n, threshold_pct, spread(*m))));
     }
     let describe = |c: &CellData| format!("{} at {}", c.target, c.label);
@@ -415,8 +415,8 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
         old: old.name.clone(),
         new: new.name.clone(),
         threshold_pct,
-        calibration_labs: calibration.as_ref().map_or(0, |(c, _)| c.labs.len()),
-        calibration: calibration.map(|(c, path)| c.describe(&path, new.machine.as_ref())),
+        calibration_labs: calibration.as_ref().map_or(0, |c| c.labs.len()),
+        calibration: calibration.map(|c| c.describe(new.machine.as_ref())),
         rows,
         geomean_pct,
         only_old,

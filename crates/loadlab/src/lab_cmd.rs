@@ -107,10 +107,9 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
     crate::compare_verdict(&outcome)
 }
 
-/// A calibration.json (or the folder holding it) with the name a comparison quotes it by.
-fn calibration(path: &Path) -> anyhow::Result<(lab::Calibration, String)> {
-    let c = lab::Calibration::read(path).map_err(|e| bad(format!("calibration: {e}")))?;
-    Ok((c, path.display().to_string()))
+/// A calibration.json (or the folder holding it).
+fn calibration(path: &Path) -> anyhow::Result<lab::Calibration> {
+    lab::Calibration::read(path).map_err(|e| bad(format!("calibration: {e}")))
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
