@@ -6,10 +6,9 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
   const started = performance.now();
   const data = JSON.parse(document.getElementById("data").textContent);
   const NS = "http://www.w3.org/2000/svg";
-  const W = 380, H = 190, L = 62, R = 8, T = 8, B = 34;
+  const W = 380, H = 190, R = 8, T = 8, B = 34;
   const STATE = { confirmed: "#d62728", pending: "#ff7f0e", accepted: "#7f7f7f" };
   const n = Math.max(data.labs.length - 1, 1);
-  const px = i => L + (W - L - R) * (data.labs.length > 1 ? i / n : 0.5);
   const tip = document.getElementById("tip");
 
   function el(name, attrs, parent) {
@@ -34,6 +33,9 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
     const cap = document.createElement("figcaption");
     fig.appendChild(cap);
     const svg = el("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img" }, fig);
+    // The left margin fits the longest axis label (about 6 px a character at 10 px).
+    const L = Math.max(44, 10 + 6 * Math.max(0, ...c.ticks.map(t => t[1].length)));
+    const px = i => L + (W - L - R) * (data.labs.length > 1 ? i / n : 0.5);
     const lo = c.ticks.length ? c.ticks[0][0] : 0, hi = c.ticks.length ? c.ticks[c.ticks.length - 1][0] : 1;
     const py = v => T + (H - T - B) * (1 - (v - lo) / ((hi - lo) || 1));
     for (const [v, label] of c.ticks) {

@@ -85,16 +85,32 @@ fn ticks(metric: &str, lo: f64, hi: f64) -> Vec<(f64, String)> {
     let raw = (hi - lo) / 4.0;
     let p = 10f64.powf(raw.log10().floor());
     let steps = [1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0].map(|m| m * p);
-    let mut last = Vec::new();
+    let mut last: Vec<(f64, String)> = Vec::new();
     for step in steps.into_iter().filter(|s| *s >= raw) {
         let (first, end) = ((lo / step).floor() as i64, (hi / step).ceil() as i64);
         let t: Vec<(f64, String)> = (first..=end).map(|i| i as f64 * step).map(|v| (v, show(metric, v))).collect();
-        if t.windows(2).all(|w| w[0].1 != w[1].1) {
+        // Labels as evenly spaced as the values (2.25 printed as 2.2 is not): the number each
+        // starts with, in one unit, steps by the same amount.
+        let numbers: Vec<Option<f64>> = t.iter().map(|(_, l)| leading_number(l)).collect();
+        let even = numbers.windows(3).all(|w| match (w[0], w[1], w[2]) {
+            (Some(a), Some(b), Some(c)) => ((b - a) - (c - b)).abs() <= 1e-9 * (b - a).abs().max(1e-12),
+            _ => false,
+        });
+        let distinct = t.windows(2).all(|w| w[0].1 != w[1].1);
+        if distinct && (even || t.len() < 3) {
             return t;
         }
-        last = t;
+        if last.is_empty() || (distinct && !last.windows(2).all(|w| w[0].1 != w[1].1)) {
+            last = t;
+        }
     }
     last
+}
+
+/// The number a label starts with (`2.5` of `2.5ms`).
+fn leading_number(label: &str) -> Option<f64> {
+    let end = label.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')).unwrap_or(label.len());
+    label[..end].parse().ok()
 }
 
 fn date(unix_s: i64) -> String {
@@ -305,6 +321,10 @@ mod tests {
         assert!(labels.windows(2).all(|w| w[0] != w[1]), "{labels:?}");
         assert!(t[0].0 <= 1.93 && t[t.len() - 1].0 >= 2.08, "{t:?}");
         assert!(labels.iter().all(|l| l.ends_with("ms")), "{labels:?}");
+        // 1.8 to 3.0 ms: not 2.25 printed as 2.2 beside 2.5.
+        let t = ticks("p50", 1.9, 2.8);
+        let n: Vec<f64> = t.iter().map(|(_, l)| leading_number(l).unwrap()).collect();
+        assert!(n.windows(3).all(|w| ((w[1] - w[0]) - (w[2] - w[1])).abs() < 1e-9), "{t:?}");
         let cpu = ticks("target_cpu", 170.0, 190.0);
         assert_eq!(
             cpu.iter().map(|(_, l)| l.as_str()).collect::<Vec<_>>(),
