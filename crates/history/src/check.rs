@@ -290,31 +290,6 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
     })
 }
 
-/// Why a lab could not be judged: its history failed, or the check itself.
-#[derive(Debug, thiserror::Error)]
-pub enum JudgeError {
-    #[error(transparent)]
-    History(#[from] crate::store::HistoryError),
-    #[error(transparent)]
-    Check(#[from] CheckError),
-}
-
-/// Lab `id` of history `h` judged on `gates` (none: the default): what `lab run` (with
-/// `[history] fail_on`), `history check` and `history check --lab` all call, so that the three
-/// read the same labs and acceptances and hold them to the same rules.
-pub async fn judge_lab(
-    h: &crate::store::History,
-    id: i64,
-    gates: &[Gate],
-    settings: &Settings,
-    any_machine: bool,
-) -> Result<Checked, JudgeError> {
-    let labs = h.labs_for_check(id, any_machine).await?;
-    let accepted = h.acceptances().await?;
-    let rules = Rules { any_machine, ..Rules::new(gates, settings, &accepted) };
-    Ok(check(&labs, id, &rules)?)
-}
-
 /// The series is of the lab's machine and kind.
 fn owns(s: &Series, lab: &crate::entry::Entry, any_machine: bool) -> bool {
     s.key.quick == lab.quick && (any_machine || (s.key.machine == lab.machine && s.key.measurement == lab.measurement))

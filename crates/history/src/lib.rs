@@ -9,6 +9,7 @@
 //! - `store`: the SQLite file or PostgreSQL database, one schema;
 //! - `series`: the stored labs as series, with their change points;
 //! - `check`: the gate on the newest lab;
+//! - `recording`: a lab added and judged, the one path every command takes;
 //! - `render`: tables (text, Markdown), JSON, Otava's CSV;
 //! - `overview`: what changed, newest first, and the last checks (history.md, the page's top);
 //! - `page`: history.html, the overview and the series as small multiples.
@@ -18,17 +19,18 @@ mod check;
 mod entry;
 mod overview;
 mod page;
+mod recording;
 mod render;
 mod series;
 mod store;
 
 pub use accept::{who_default, Acceptance, MIN_COMMIT};
 pub use check::{
-    check, judge_lab, CheckError, Checked, HeldTo, JudgeError, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW,
-    LEVEL, MIN_LEVEL, TRIM,
+    check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
 };
 pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
 pub use page::html;
+pub use recording::{judge_lab, record, JudgeError, RecordError, Recorded};
 pub use render::{check_text, csv, json, list_text, markdown, show_text, write_json, write_show};
 pub use series::{md_cell, series, series_where, show, Key, LabOf, Point, Query, Series};
 pub use store::{

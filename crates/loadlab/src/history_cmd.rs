@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use history::{Added, History};
+use history::History;
 use stats::changes::Settings;
 
 use crate::bad;
@@ -25,13 +25,15 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                     let added = async {
                         let (lab, dir) = read_lab(path)?;
                         let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &given));
-                        let added = h.add(&entry).await.map_err(|e| bad(e.to_string()))?;
-                        Ok::<_, anyhow::Error>((added, dir))
+                        let recorded = history::record(&mut h, &entry, None, &Settings::default(), false).await;
+                        Ok::<_, anyhow::Error>((recorded.map_err(|e| bad(e.to_string()))?, dir))
                     }
                     .await;
                     match added {
-                        Ok((Added::New(id), dir)) => eprintln!("loadlab: added {} as lab {id}", dir.display()),
-                        Ok((Added::Already(id), dir)) => {
+                        Ok((history::Recorded { id, already: false, .. }, dir)) => {
+                            eprintln!("loadlab: added {} as lab {id}", dir.display());
+                        }
+                        Ok((history::Recorded { id, already: true, .. }, dir)) => {
                             eprintln!("loadlab: {} is in the history already, as lab {id}", dir.display());
                         }
                         Err(e) => {
@@ -57,18 +59,26 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                     None => Vec::new(),
                 };
                 // A lab folder is added first (a history may start with it); else it must exist.
-                let mut h = if c.lab.is_some() { open(&c.at).await? } else { open_existing(&c.at).await? };
-                let id = match &c.lab {
+                let settings = settings(&c.changes)?;
+                let checked = match &c.lab {
                     Some(dir) => {
+                        let mut h = open(&c.at).await?;
                         let (lab, dir) = read_lab(dir)?;
                         let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &Default::default()));
-                        lab_id(&mut h, &entry).await?
+                        let recorded = history::record(&mut h, &entry, Some(&gates), &settings, c.any_machine).await;
+                        recorded.map_err(|e| bad(e.to_string()))?.checked.expect("gated")
                     }
-                    None => h.newest().await.map_err(|e| bad(e.to_string()))?.ok_or_else(|| {
-                        bad("the history holds no lab yet: record one with `lab run --history` or `history add`")
-                    })?,
+                    None => {
+                        let h = open_existing(&c.at).await?;
+                        let id = h.newest().await.map_err(|e| bad(e.to_string()))?.ok_or_else(|| {
+                            bad("the history holds no lab yet: record one with `lab run --history` or `history add`")
+                        })?;
+                        let judged = history::judge_lab(&h, id, &gates, &settings, c.any_machine).await;
+                        judged.map_err(|e| bad(e.to_string()))?
+                    }
                 };
-                check(&h, id, &gates, &settings(&c.changes)?, c.any_machine).await
+                eprint!("{}", history::check_text(&checked));
+                crate::history_verdict(&checked)
             }
             Some(HistoryCommand::Accept(a)) => accept(a).await,
             Some(HistoryCommand::Bisect(_)) => Err(bad("history bisect is run by its own command")),
@@ -161,13 +171,6 @@ fn read_lab(path: &Path) -> anyhow::Result<(lab::Lab, std::path::PathBuf)> {
     Ok((lab, dir))
 }
 
-/// The lab's key in the history, adding it first if it is not there.
-async fn lab_id(h: &mut History, entry: &history::Entry) -> anyhow::Result<i64> {
-    match h.add(entry).await.map_err(|e| bad(e.to_string()))? {
-        Added::New(id) | Added::Already(id) => Ok(id),
-    }
-}
-
 fn query(s: &SeriesArgs) -> history::Query {
     history::Query {
         plan: s.plan.clone(),
@@ -249,18 +252,4 @@ fn last_checks(
             history::check(labs, *id, &rules).ok()
         })
         .collect()
-}
-
-/// Judges lab `id` (on the default gates when `gates` is empty) and maps the outcome to the
-/// exit: 3 worse, 4 too short to tell, 0 held.
-async fn check(
-    h: &History,
-    id: i64,
-    gates: &[lab::Gate],
-    settings: &Settings,
-    any_machine: bool,
-) -> anyhow::Result<()> {
-    let checked = history::judge_lab(h, id, gates, settings, any_machine).await.map_err(|e| bad(e.to_string()))?;
-    eprint!("{}", history::check_text(&checked));
-    crate::history_verdict(&checked)
 }

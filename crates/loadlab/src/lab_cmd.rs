@@ -268,24 +268,16 @@ fn execute(
 async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Result<()> {
     let not_recorded = |e: history::HistoryError| bad(format!("the lab was not recorded: {e}"));
     let mut h = history::History::open(spec).await.map_err(not_recorded)?;
-    let provenance = history::provenance_of(lab, &Default::default());
-    let entry = history::entry(lab, out, &provenance);
-    let id = match h.add(&entry).await.map_err(not_recorded)? {
-        history::Added::New(id) => {
-            eprintln!("loadlab: recorded lab {id} in {}", h.name());
-            id
-        }
-        history::Added::Already(id) => {
-            eprintln!("loadlab: this lab is lab {id} in {} already", h.name());
-            id
-        }
-    };
-    let Some(gates) = plan.history.as_ref().map(|h| &h.fail_on).filter(|g| !g.is_empty() && !lab.interrupted) else {
-        return Ok(());
-    };
-    let checked = history::judge_lab(&h, id, gates, &stats::changes::Settings::default(), false)
-        .await
-        .map_err(|e| bad(e.to_string()))?;
+    let entry = history::entry(lab, out, &history::provenance_of(lab, &Default::default()));
+    let gates = plan.history.as_ref().map(|h| &h.fail_on[..]).filter(|g| !g.is_empty() && !lab.interrupted);
+    let settings = stats::changes::Settings::default();
+    let recorded = history::record(&mut h, &entry, gates, &settings, false).await.map_err(|e| bad(e.to_string()))?;
+    if recorded.already {
+        eprintln!("loadlab: this lab is lab {} in {} already", recorded.id, h.name());
+    } else {
+        eprintln!("loadlab: recorded lab {} in {}", recorded.id, h.name());
+    }
+    let Some(checked) = recorded.checked else { return Ok(()) };
     eprint!("{}", history::check_text(&checked));
     crate::history_verdict(&checked)
 }

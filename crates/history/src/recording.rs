@@ -1,0 +1,75 @@
+//! Recording and judging a lab: the one path by which `lab run --history` (with `[history]
+//! fail_on`), `history add`, `history check` and `history check --lab` add a lab and hold it to
+//! its gates, so that none of them can read other labs or other rules than the rest.
+
+use lab::Gate;
+use stats::changes::Settings;
+
+use crate::check::{check, CheckError, Checked, Rules};
+use crate::entry::Entry;
+use crate::store::{Added, History, HistoryError};
+
+/// Why a lab could not be judged: its history failed, or the check itself.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    #[error(transparent)]
+    Check(#[from] CheckError),
+}
+
+/// Lab `id` of history `h` judged on `gates` (none: the default): what `lab run` (with
+/// `[history] fail_on`), `history check` and `history check --lab` all call, so that the three
+/// read the same labs and acceptances and hold them to the same rules.
+pub async fn judge_lab(
+    h: &History,
+    id: i64,
+    gates: &[Gate],
+    settings: &Settings,
+    any_machine: bool,
+) -> Result<Checked, JudgeError> {
+    let labs = h.labs_for_check(id, any_machine).await?;
+    let accepted = h.acceptances().await?;
+    let rules = Rules { any_machine, ..Rules::new(gates, settings, &accepted) };
+    Ok(check(&labs, id, &rules)?)
+}
+
+/// Why a lab was not recorded and judged: it could not be added (it is not in the history), or
+/// it was added and could not be judged.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("the lab was not recorded: {0}")]
+    NotAdded(HistoryError),
+    #[error("the lab was recorded, but not judged: {0}")]
+    NotJudged(JudgeError),
+}
+
+/// What recording a lab did: its key, whether it was there already, and the gate's verdict
+/// when it was gated.
+#[derive(Debug)]
+pub struct Recorded {
+    pub id: i64,
+    pub already: bool,
+    pub checked: Option<Checked>,
+}
+
+/// Adds `entry` to `h` and, with `gates`, judges it: the one path by which `lab run --history`
+/// and `history check --lab` record and gate a lab (`history add` with no gates), so the three
+/// cannot differ. An empty `gates` judges on the default gates.
+pub async fn record(
+    h: &mut History,
+    entry: &Entry,
+    gates: Option<&[Gate]>,
+    settings: &Settings,
+    any_machine: bool,
+) -> Result<Recorded, RecordError> {
+    let (id, already) = match h.add(entry).await.map_err(RecordError::NotAdded)? {
+        Added::New(id) => (id, false),
+        Added::Already(id) => (id, true),
+    };
+    let checked = match gates {
+        Some(gates) => Some(judge_lab(h, id, gates, settings, any_machine).await.map_err(RecordError::NotJudged)?),
+        None => None,
+    };
+    Ok(Recorded { id, already, checked })
+}
