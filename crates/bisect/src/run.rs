@@ -504,7 +504,8 @@ impl Bisect<'_> {
         self.labs_run += 1;
         t.labs.push(out.clone());
         let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()));
-        self.history.add(&entry).await.map_err(|e| e.to_string())?;
+        let settings = stats::changes::Settings::default();
+        history::record(&mut self.history, &entry, None, &settings, false).await.map_err(|e| e.to_string())?;
         if let Some(death) = done.deaths.first() {
             return Err(format!("its target died: {}", death.text()));
         }
