@@ -1,6 +1,7 @@
 //! A lab's two ends as a command shows them: before it runs, what it will do and for how long
-//! ([`preview`]); after, its last lines and how it ended ([`Lab::ending`]), which the command
-//! turns into its exit status. Also where a lab writes when not told ([`out_dir`]).
+//! ([`preview`]); after, what it leaves behind before any history ([`conclude`]: its reports and
+//! its `[baseline]` comparison), its last lines and how it ended ([`Lab::ending`]), which the
+//! command turns into its exit status. Also where a lab writes when not told ([`out_dir`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,6 +41,50 @@ pub fn preview(plan: &Plan) -> Preview {
         what += " and a capacity search per target";
     }
     Preview { what, estimate: crate::plan::matrix::estimate(plan) }
+}
+
+/// What a finished lab left in its folder.
+#[derive(Debug)]
+pub struct Concluded {
+    /// report.md, report.html, lab.json and the charts.
+    pub reports: Vec<PathBuf>,
+    /// With `[baseline]` (and not interrupted): the comparison with that lab, and its files.
+    pub baseline: Option<(crate::compare::Changes, Vec<PathBuf>)>,
+}
+
+/// Why a finished lab could not leave what it should.
+#[derive(Debug, thiserror::Error)]
+pub enum ConcludeError {
+    #[error("writing the reports: {0}")]
+    Reports(std::io::Error),
+    /// The plan's `[baseline]` (or its calibration) could not be read: the plan's input.
+    #[error("baseline: {0}")]
+    Baseline(String),
+    #[error("writing the comparison with the baseline: {0}")]
+    Comparison(std::io::Error),
+}
+
+/// Writes `lab`'s reports into `out` and, with the plan's `[baseline]`, compares it with that
+/// lab (held to its calibration when one is named), the comparison written beside them: what
+/// every command that runs a plan does before the history.
+pub fn conclude(lab: &Lab, plan: &Plan, out: &Path) -> Result<Concluded, ConcludeError> {
+    let reports = crate::render::write(lab, out).map_err(ConcludeError::Reports)?;
+    let baseline = match plan.baseline.as_ref().filter(|_| !lab.interrupted) {
+        None => None,
+        Some(b) => {
+            let old = crate::compare::load_lab(&b.path).map_err(|e| ConcludeError::Baseline(e.to_string()))?;
+            let new = crate::compare::load_lab(out).map_err(|e| ConcludeError::Baseline(format!("this lab: {e}")))?;
+            let calibration = b
+                .calibration
+                .as_deref()
+                .map(crate::calibration::Calibration::read)
+                .transpose()
+                .map_err(|e| ConcludeError::Baseline(format!("calibration: {e}")))?;
+            let rule = crate::compare::Rule { threshold_pct: b.threshold_pct, gates: b.fail_on.clone(), calibration };
+            Some(crate::render::compare::compared(&old, &new, rule, out).map_err(ConcludeError::Comparison)?)
+        }
+    };
+    Ok(Concluded { reports, baseline })
 }
 
 /// How a lab ended, in the order a command checks: stopped early, an SLO broken, a verdict not

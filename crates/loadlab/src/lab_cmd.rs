@@ -223,11 +223,20 @@ fn execute(
     });
     // Interrupted before the first step (waiting for a target): nothing to report.
     let lab = lab.map_err(|e| shutdown.outcome(Err(e)).unwrap_err())?;
-    let files = lab::render::write(&lab, out)?;
-    for f in &files {
+    let concluded = lab::conclude(&lab, plan, out).map_err(|e| match e {
+        lab::ConcludeError::Baseline(_) => bad(e.to_string()),
+        e => anyhow::Error::new(e),
+    })?;
+    for f in &concluded.reports {
         eprintln!("loadlab: wrote {}", f.display());
     }
-    let baseline = if lab.interrupted { None } else { against_baseline(plan, out)? };
+    let baseline = concluded.baseline.map(|(outcome, files)| {
+        eprint!("{}", lab::render::compare::text(&outcome));
+        for f in files {
+            eprintln!("loadlab: wrote {}", f.display());
+        }
+        outcome
+    });
     let recorded = match &history {
         Some(spec) => runtime.block_on(async {
             // A signal while recording ends the wait (an SQLite lock, a database that does not
@@ -280,21 +289,6 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     let Some(checked) = recorded.checked else { return Ok(()) };
     eprint!("{}", history::check_text(&checked));
     crate::history_verdict(&checked)
-}
-
-/// `[baseline]`: this lab compared with the one named, written beside its reports.
-fn against_baseline(plan: &Plan, out: &Path) -> anyhow::Result<Option<lab::Changes>> {
-    let Some(b) = &plan.baseline else { return Ok(None) };
-    let old = lab::compare::load_lab(&b.path).map_err(|e| bad(format!("baseline: {e}")))?;
-    let new = lab::compare::load_lab(out)?;
-    let calibration = b.calibration.as_deref().map(calibration).transpose()?;
-    let rule = lab::compare::Rule { threshold_pct: b.threshold_pct, gates: b.fail_on.clone(), calibration };
-    let (outcome, files) = lab::render::compare::compared(&old, &new, rule, out)?;
-    eprint!("{}", lab::render::compare::text(&outcome));
-    for f in files {
-        eprintln!("loadlab: wrote {}", f.display());
-    }
-    Ok(Some(outcome))
 }
 
 /// The lab's last lines and its exit: interrupted (130/143), failed (3), inconclusive (4), held.
