@@ -33,7 +33,7 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
     if let Some(url) = &a.url {
         return attack::target_from_url(&a.request.method, url, "argument", &defaults)
             .map(|t| vec![t])
-            .map_err(|e| bad(e.to_string()));
+            .map_err(anyhow::Error::from);
     }
     let format = a.format;
     let (text, name) = match a.targets.as_deref() {
@@ -47,7 +47,7 @@ fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
         }
         Some(path) => (std::fs::read_to_string(path).map_err(|e| bad(format!("{path}: {e}")))?, path.to_owned()),
     };
-    attack::parse_targets(&text, format, &name, &defaults).map_err(|e| bad(e.to_string()))
+    attack::parse_targets(&text, format, &name, &defaults).map_err(anyhow::Error::from)
 }
 
 fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {

@@ -26,7 +26,7 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                         let (lab, dir) = read_lab(path)?;
                         let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &given));
                         let recorded = history::record(&mut h, &entry, None, &Settings::default(), false).await;
-                        Ok::<_, anyhow::Error>((recorded.map_err(|e| bad(e.to_string()))?, dir))
+                        Ok::<_, anyhow::Error>((recorded.map_err(anyhow::Error::from)?, dir))
                     }
                     .await;
                     match added {
@@ -66,15 +66,15 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                         let (lab, dir) = read_lab(dir)?;
                         let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &Default::default()));
                         let recorded = history::record(&mut h, &entry, Some(&gates), &settings, c.any_machine).await;
-                        recorded.map_err(|e| bad(e.to_string()))?.checked.expect("gated")
+                        recorded.map_err(anyhow::Error::from)?.checked.expect("gated")
                     }
                     None => {
                         let h = open_existing(&c.at).await?;
-                        let id = h.newest().await.map_err(|e| bad(e.to_string()))?.ok_or_else(|| {
+                        let id = h.newest().await.map_err(anyhow::Error::from)?.ok_or_else(|| {
                             bad("the history holds no lab yet: record one with `lab run --history` or `history add`")
                         })?;
                         let judged = history::judge_lab(&h, id, &gates, &settings, c.any_machine).await;
-                        judged.map_err(|e| bad(e.to_string()))?
+                        judged.map_err(anyhow::Error::from)?
                     }
                 };
                 eprint!("{}", history::check_text(&checked));
@@ -98,7 +98,7 @@ async fn accept(a: HistoryAcceptArgs) -> anyhow::Result<()> {
         lab::Metric::parse(m).map_err(|e| bad(format!("--metric: {e}")))?;
     }
     let mut h = open_existing(&a.at).await?;
-    let labs = h.labs().await.map_err(|e| bad(e.to_string()))?;
+    let labs = h.labs().await.map_err(anyhow::Error::from)?;
     let known = labs.iter().any(|(_, e)| {
         e.commit.as_deref().is_some_and(|c| {
             (c == commit || (commit.chars().count() >= history::MIN_COMMIT && c.starts_with(&commit)))
@@ -120,7 +120,7 @@ async fn accept(a: HistoryAcceptArgs) -> anyhow::Result<()> {
         who: a.by.filter(|b| !b.trim().is_empty()).unwrap_or_else(history::who_default),
         at_unix_s: chrono::Utc::now().timestamp(),
     };
-    h.accept(&acceptance).await.map_err(|e| bad(e.to_string()))?;
+    h.accept(&acceptance).await.map_err(anyhow::Error::from)?;
     let mut series = history::series(&labs, &history::Query::default(), &Settings::default());
     let one = [acceptance.clone()];
     series.iter_mut().for_each(|s| s.mark_accepted(&one));
@@ -147,12 +147,12 @@ fn settings(c: &ChangeArgs) -> anyhow::Result<Settings> {
 }
 
 async fn open(at: &HistoryAt) -> anyhow::Result<History> {
-    History::open(spec(at)?).await.map_err(|e| bad(e.to_string()))
+    History::open(spec(at)?).await.map_err(anyhow::Error::from)
 }
 
 /// A history that must exist already: what reads it (a mistyped path is not an empty history).
 async fn open_existing(at: &HistoryAt) -> anyhow::Result<History> {
-    History::open_existing(spec(at)?).await.map_err(|e| bad(e.to_string()))
+    History::open_existing(spec(at)?).await.map_err(anyhow::Error::from)
 }
 
 fn spec(at: &HistoryAt) -> anyhow::Result<&str> {
@@ -167,7 +167,7 @@ fn read_lab(path: &Path) -> anyhow::Result<(lab::Lab, std::path::PathBuf)> {
     } else {
         (path.parent().map_or_else(|| ".".into(), Path::to_path_buf), path.to_path_buf())
     };
-    let lab = lab::record::read(&json).map_err(|e| bad(e.to_string()))?;
+    let lab = lab::record::read(&json).map_err(anyhow::Error::from)?;
     Ok((lab, dir))
 }
 
@@ -185,7 +185,7 @@ fn query(s: &SeriesArgs) -> history::Query {
 async fn list(a: HistoryShowArgs) -> anyhow::Result<()> {
     let h = open_existing(&a.at).await?;
     let query = query(&a.series);
-    let labs = h.labs_where(&query.filter()).await.map_err(|e| bad(e.to_string()))?;
+    let labs = h.labs_where(&query.filter()).await.map_err(anyhow::Error::from)?;
     let series = history::series(&labs, &query, &settings(&a.changes)?);
     print!("{}", history::list_text(&series));
     Ok(())
@@ -194,9 +194,9 @@ async fn list(a: HistoryShowArgs) -> anyhow::Result<()> {
 async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
     let h = open_existing(&a.at).await?;
     let query = query(&a.series);
-    let labs = h.labs_where(&query.filter()).await.map_err(|e| bad(e.to_string()))?;
+    let labs = h.labs_where(&query.filter()).await.map_err(anyhow::Error::from)?;
     let settings = settings(&a.changes)?;
-    let accepted = h.acceptances().await.map_err(|e| bad(e.to_string()))?;
+    let accepted = h.acceptances().await.map_err(anyhow::Error::from)?;
     let mut series = history::series(&labs, &query, &settings);
     series.iter_mut().for_each(|s| s.mark_accepted(&accepted));
     // The pages show each plan's newest lab as `history check` judges it (the default gates).

@@ -29,7 +29,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
         _ => false,
     };
     let (folders, out) = if from_plan {
-        let mut plan = lab::plan::load(&a.inputs[0]).map_err(|e| bad(e.to_string()))?;
+        let mut plan = lab::plan::load(&a.inputs[0]).map_err(anyhow::Error::from)?;
         // A calibration is A/A labs of one build: no baseline to judge, nothing to record.
         (plan.baseline, plan.history) = (None, None);
         let stem = a.inputs[0].file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
@@ -76,9 +76,9 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
     };
     let sides = folders
         .iter()
-        .map(|f| lab::compare::load_lab(f).map_err(|e| bad(e.to_string())))
+        .map(|f| lab::compare::load_lab(f).map_err(anyhow::Error::from))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let calibration = lab::calibrate(&sides).map_err(|e| bad(e.to_string()))?;
+    let calibration = lab::calibrate(&sides).map_err(anyhow::Error::from)?;
     print!("{}", calibration.text());
     std::fs::create_dir_all(&out)?;
     eprintln!("loadlab: wrote {}", calibration.write(&out)?.display());
@@ -88,8 +88,8 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
 fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
     let gates =
         lab::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or("")).map_err(|e| bad(format!("--fail-on: {e}")))?;
-    let old = lab::compare::load_lab(&a.old).map_err(|e| bad(e.to_string()))?;
-    let new = lab::compare::load_lab(&a.new).map_err(|e| bad(e.to_string()))?;
+    let old = lab::compare::load_lab(&a.old).map_err(anyhow::Error::from)?;
+    let new = lab::compare::load_lab(&a.new).map_err(anyhow::Error::from)?;
     let out = a.out.unwrap_or_else(|| {
         if a.new.is_dir() {
             a.new.clone()
@@ -113,7 +113,7 @@ fn calibration(path: &Path) -> anyhow::Result<lab::Calibration> {
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
-    let plan = lab::plan::load(&a.plan).map_err(|e| bad(e.to_string()))?;
+    let plan = lab::plan::load(&a.plan).map_err(anyhow::Error::from)?;
     let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
     if let Some(spec) = &history {
         // A history that cannot take the lab is said before the lab runs, not after.
@@ -135,7 +135,7 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
     if slo.is_empty() {
         return Err(bad("--slo: give at least one clause, e.g. p99<500ms,success>=99.9%"));
     }
-    attack::target_from_url(&a.request.method, &a.url, "URL", &Default::default()).map_err(|e| bad(e.to_string()))?;
+    attack::target_from_url(&a.request.method, &a.url, "URL", &Default::default()).map_err(anyhow::Error::from)?;
     a.tls.check().map_err(bad)?;
     let protocol = a.protocol.protocol();
     for h in &a.request.headers {
@@ -280,7 +280,7 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     let entry = history::entry(lab, out, &history::provenance_of(lab, &Default::default()));
     let gates = plan.history.as_ref().map(|h| &h.fail_on[..]).filter(|g| !g.is_empty() && !lab.interrupted);
     let settings = stats::changes::Settings::default();
-    let recorded = history::record(&mut h, &entry, gates, &settings, false).await.map_err(|e| bad(e.to_string()))?;
+    let recorded = history::record(&mut h, &entry, gates, &settings, false).await.map_err(anyhow::Error::from)?;
     if recorded.already {
         eprintln!("loadlab: this lab is lab {} in {} already", recorded.id, h.name());
     } else {

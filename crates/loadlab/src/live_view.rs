@@ -5,7 +5,6 @@ use std::sync::Arc;
 use live::Live;
 use tokio_util::sync::CancellationToken;
 
-use crate::bad;
 use crate::cli::LiveArgs;
 
 /// A live view being served.
@@ -18,7 +17,7 @@ pub struct Serving {
 /// Binds and starts serving when `--live` was given, saying where on stderr.
 pub async fn start(args: &LiveArgs, title: &str) -> anyhow::Result<Option<Serving>> {
     let Some(addr) = &args.live else { return Ok(None) };
-    let listener = live::bind(addr, args.live_public).await.map_err(|e| bad(e.to_string()))?;
+    let listener = live::bind(addr, args.live_public).await.map_err(anyhow::Error::from)?;
     eprintln!("loadlab: live view on http://{}/", listener.local_addr()?);
     let live = Live::new(title);
     let stop = CancellationToken::new();

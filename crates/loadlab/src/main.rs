@@ -68,6 +68,23 @@ pub fn history_verdict(c: &history::Checked) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether `e` is about what the user gave (exit 2), by its type: a flag or a file said bad
+/// here, or a library's error about a plan, a lab folder, a results file, a target, the live
+/// view's address, or a history (every history error names the history it is about).
+fn is_input(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<BadInput>().is_some()
+        || e.downcast_ref::<fleet::BadInput>().is_some()
+        || e.downcast_ref::<lab::plan::PlanError>().is_some()
+        || e.downcast_ref::<lab::compare::CompareError>().is_some()
+        || e.downcast_ref::<lab::record::ReadError>().is_some()
+        || e.downcast_ref::<attack::TargetError>().is_some()
+        || e.downcast_ref::<live::LiveError>().is_some()
+        || e.downcast_ref::<history::HistoryError>().is_some()
+        || e.downcast_ref::<history::JudgeError>().is_some()
+        || e.downcast_ref::<history::RecordError>().is_some()
+        || e.downcast_ref::<history::CheckError>().is_some()
+}
+
 /// Shorthand for a bad-input error.
 pub fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(msg.into()))
@@ -178,7 +195,7 @@ fn main() -> ExitCode {
             }
             // Not eprintln!: a closed stderr must not turn the exit status into a panic's.
             let _ = writeln!(std::io::stderr(), "loadlab: {e:#}");
-            if e.downcast_ref::<BadInput>().is_some() || e.downcast_ref::<fleet::BadInput>().is_some() {
+            if is_input(&e) {
                 ExitCode::from(2)
             } else if e.downcast_ref::<VerdictFailed>().is_some() {
                 ExitCode::from(3)
