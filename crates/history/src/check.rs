@@ -321,8 +321,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         .collect();
     // The level: from the last confirmed change before the lab, up to the first pending one (a
     // pending change someone accepted already starts the level instead).
-    let mut since =
-        s.changes.iter().filter(|c| c.pending == 0 && c.index < at).map(|c| c.index).next_back().unwrap_or(0);
+    let mut since = s.level_starts().into_iter().filter(|&i| i < at).max().unwrap_or(0);
     let mut until = at;
     let start = since;
     for (c, a) in s.changes.iter().zip(&accepted).filter(|(c, _)| c.pending > 0 && c.index > start && c.index <= at) {
@@ -425,9 +424,10 @@ fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>]) -> Opti
     if reference == confirmed.len() {
         return None;
     }
-    let bound = |k: usize| if k == 0 { 0 } else { s.changes[confirmed[k - 1]].index };
-    let ref_range = bound(reference)..s.changes[confirmed[reference]].index;
-    let now_start = bound(confirmed.len());
+    // Level k begins at starts[k]: the reference level ends where the next begins.
+    let starts = s.level_starts();
+    let ref_range = starts[reference]..starts[reference + 1];
+    let now_start = starts[confirmed.len()];
     let now_end = s.changes.iter().filter(|c| c.pending > 0 && c.index > now_start).map(|c| c.index).next();
     let now_range = now_start..now_end.unwrap_or(s.points.len());
     let values = |r: std::ops::Range<usize>| -> Vec<f64> { s.points[r].iter().map(|p| p.value).collect() };

@@ -122,9 +122,11 @@ pub struct Series {
 }
 
 impl Series {
-    /// The points of the current level: those since the last confirmed change point.
-    pub fn level_since(&self) -> usize {
-        self.changes.iter().filter(|c| c.pending == 0).map(|c| c.index).next_back().unwrap_or(0)
+    /// Where each level begins: the series' start, then each confirmed change point (a pending
+    /// one does not begin a level until it is confirmed or accepted). The one definition of a
+    /// level the gate reads.
+    pub fn level_starts(&self) -> Vec<usize> {
+        std::iter::once(0).chain(self.changes.iter().filter(|c| c.pending == 0).map(|c| c.index)).collect()
     }
 
     /// Notes, per change point, the acceptance that covers it (the latest, if several do).
