@@ -1,7 +1,7 @@
 //! A history of labs, to answer "when did it get slower?": every counted step's figures kept by
 //! plan, target, load point and machine, stamped with the commit; each series' change points
-//! across commits (Apache Otava's method, in `stats`); a gate that judges the newest lab against the current
-//! level of its series rather than one baseline run.
+//! across commits (Apache Otava's method, in `stats`); a gate that judges the newest lab against
+//! the current level of its series rather than one baseline run.
 //!
 //! Modules, each using only those above it:
 //! - `accept`: a change someone accepted, and what it covers (pure);
@@ -10,8 +10,9 @@
 //! - `series`: the stored labs as series, with their change points;
 //! - `check`: the gate on the newest lab;
 //! - `recording`: a lab added and judged, the one path every command takes;
+//! - `overview`: what changed, newest first, and the last checks (history.md, the page's top,
+//!   the end of `history show`);
 //! - `render`: tables (text, Markdown), JSON, Otava's CSV;
-//! - `overview`: what changed, newest first, and the last checks (history.md, the page's top);
 //! - `page`: history.html, the overview and the series as small multiples.
 
 mod accept;
