@@ -172,6 +172,27 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     );
     assert!(!dom.contains("data-errors=\""), "script errors: {dom}");
     assert!(dom.contains("<figcaption>p50 (ms)</figcaption>"), "units on every chart");
+    // A pointer over a chart shows its nearest lab (value, commit, branch, tags); the switch
+    // groups the charts by metric. Driven by a script appended to a copy of the page.
+    let probe = html.replace(
+        "</body>",
+        "<script>const svg = document.querySelector('figure svg'); const b = svg.getBoundingClientRect();\
+         svg.dispatchEvent(new MouseEvent('mousemove', {clientX: b.right - 20, clientY: b.top + 20}));\
+         document.body.setAttribute('data-tip', document.getElementById('tip').innerText.replace(/\\n/g, ' | ') +\
+         (document.getElementById('tip').hidden ? ' (hidden)' : ''));\
+         document.querySelector('input[value=metric]').click();\
+         document.body.setAttribute('data-groups', document.querySelectorAll('#groups h3').length);</script></body>",
+    );
+    std::fs::write(d.join("pages/probe.html"), probe).unwrap();
+    let url = format!("file://{}", d.join("pages/probe.html").display());
+    let dom = chromium(&["--virtual-time-budget=8000", "--dump-dom", &url], &d.join("profile-probe"));
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    let tip = dom.split("data-tip=\"").nth(1).and_then(|t| t.split('"').next()).unwrap_or_default();
+    assert!(
+        tip.contains("commit c6, ") && tip.contains("branch main, version=1.4") && !tip.contains("(hidden)"),
+        "{tip}"
+    );
+    assert!(dom.contains(&format!("data-groups=\"{}\"", drawn)), "one group a metric: {}", &dom[..dom.len().min(300)]);
     // history.md for a CI summary: the overview, and every lab only with --all.
     let md = std::fs::read_to_string(d.join("pages/history.md")).unwrap();
     assert!(
