@@ -20,6 +20,15 @@ pub enum State {
 }
 
 impl State {
+    /// Where change point `k` of `s` stands.
+    pub fn of(s: &Series, k: usize) -> State {
+        match (s.acceptance(k), s.changes[k].pending) {
+            (Some(a), _) => State::Accepted(a.text()),
+            (None, 0) => State::Confirmed,
+            (None, n) => State::Pending(n),
+        }
+    }
+
     pub fn text(&self) -> String {
         match self {
             State::Confirmed => "confirmed".into(),
@@ -85,12 +94,7 @@ impl<'a> Overview<'a> {
         let mut changes = Vec::new();
         for (i, s) in series.iter().enumerate() {
             for (k, c) in s.changes.iter().enumerate() {
-                let state = match (s.acceptance(k), c.pending) {
-                    (Some(a), _) => State::Accepted(a.text()),
-                    (None, 0) => State::Confirmed,
-                    (None, n) => State::Pending(n),
-                };
-                changes.push(Change { series: i, of: s, change: c, state });
+                changes.push(Change { series: i, of: s, change: c, state: State::of(s, k) });
             }
         }
         changes.sort_by_key(|c| std::cmp::Reverse((c.after().started_unix_s, c.after().lab)));

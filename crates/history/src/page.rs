@@ -11,7 +11,7 @@ use report::page::{esc, shell};
 use serde::Serialize;
 
 use crate::check::Checked;
-use crate::overview::{verdict, Overview};
+use crate::overview::{verdict, Overview, State};
 use crate::series::{show, Point, Series};
 use stats::changes::Settings;
 
@@ -161,10 +161,7 @@ fn data(series: &[Series]) -> Data {
                     (w[0], w[1] - 1, stats::describe::centre(&seg) as f32)
                 })
                 .collect();
-            let overview = Overview::of(std::slice::from_ref(s), &[]);
-            let mut changes: Vec<(usize, &'static str)> =
-                overview.changes.iter().map(|c| (c.change.index, c.state.word())).collect();
-            changes.sort_unstable();
+            let changes = s.changes.iter().enumerate().map(|(k, c)| (c.index, State::of(s, k).word())).collect();
             let quick = if s.key.quick { " (quick)" } else { "" };
             Chart {
                 id: format!("s{i}"),
