@@ -225,7 +225,9 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> Strin
         }
         body.push_str("</table>\n");
     }
-    let position: HashMap<String, usize> = series.iter().enumerate().map(|(i, s)| (s.key.text(), i)).collect();
+    // By the whole key: two machines' series read alike in words.
+    let position: std::collections::BTreeMap<&crate::series::Key, usize> =
+        series.iter().enumerate().map(|(i, s)| (&s.key, i)).collect();
     for checked in checks {
         let commit: String =
             checked.commit.as_deref().map_or_else(|| "no commit".into(), |c| c.chars().take(10).collect());
@@ -240,7 +242,7 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> Strin
         );
         for j in &checked.judged {
             let name = position
-                .get(&j.key.text())
+                .get(&j.key)
                 .map_or_else(|| esc(&j.key.text()), |i| format!("<a href=\"#s{i}\">{}</a>", esc(&j.key.text())));
             let change = if j.change_pct.is_finite() { format!("{:+.1}%", j.change_pct) } else { "-".into() };
             let class = match j.outcome {
@@ -261,11 +263,8 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> Strin
         body.push_str("</table>\n");
     }
     if !o.quiet.is_empty() {
-        let links: Vec<String> = o
-            .quiet
-            .iter()
-            .map(|s| format!("<a href=\"#s{}\">{}</a>", position[&s.key.text()], esc(&s.key.text())))
-            .collect();
+        let links: Vec<String> =
+            o.quiet.iter().map(|s| format!("<a href=\"#s{}\">{}</a>", position[&s.key], esc(&s.key.text()))).collect();
         let _ = writeln!(
             body,
             "<details class=\"quiet\"><summary>{} series with no change point</summary><p>{}</p></details>",
