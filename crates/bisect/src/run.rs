@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use futures_core::future::LocalBoxFuture;
+
 use history::{show, Filter, History, Key, Query};
 use stats::describe::centre;
 use tokio_util::sync::CancellationToken;
@@ -125,7 +127,15 @@ struct Bisect<'a> {
 }
 
 /// Bisects as `req` asks, saying what it does through `say`.
-pub async fn bisect(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Report, Failure> {
+pub fn bisect<'a>(
+    req: &'a Request,
+    signals: &'a Signals,
+    say: &'a dyn Fn(&str),
+) -> LocalBoxFuture<'a, Result<Report, Failure>> {
+    Box::pin(run(req, signals, say))
+}
+
+async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Report, Failure> {
     let plan = std::path::absolute(&req.plan).map_err(|e| Failure::Input(format!("{}: {e}", req.plan.display())))?;
     if !plan.is_file() {
         return Err(Failure::Input(format!("{}: no such plan", req.plan.display())));

@@ -395,7 +395,18 @@ pub struct Fetched {
 /// GETs `url` with `headers` and reads the whole body (following up to `opts.redirects`
 /// redirects): for fetching payloads once, with the same client the attack uses. A body longer
 /// than `opts.max_body` fails the fetch, having read no more than that.
-pub async fn fetch(url: &str, headers: &[(String, String)], opts: ClientOptions) -> Result<Fetched, String> {
+pub fn fetch<'a>(
+    url: &'a str,
+    headers: &'a [(String, String)],
+    opts: ClientOptions,
+) -> futures_core::future::BoxFuture<'a, Result<Fetched, String>> {
+    // Boxed here: a caller awaiting this crate's future type would compile the whole client
+    // (HTTP/1.1, HTTP/2, TLS, redirects) again (docs/DECISIONS.md, "The first command in
+    // under 4 minutes").
+    Box::pin(fetch_following(url, headers, opts))
+}
+
+async fn fetch_following(url: &str, headers: &[(String, String)], opts: ClientOptions) -> Result<Fetched, String> {
     let url = crate::url::parse_url(url)?;
     let headers =
         headers.iter().map(|(k, v)| crate::url::parse_header(&format!("{k}: {v}"))).collect::<Result<Vec<_>, _>>()?;

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use futures_core::future::LocalBoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::experiment::{Event, LabError, RunOptions};
@@ -75,7 +76,11 @@ pub enum DemoError {
 }
 
 /// Runs the demo, writing progress and reports to `out`.
-pub async fn run(opts: &DemoOptions, out: &mut (dyn Write + Send)) -> Result<Lab, DemoError> {
+pub fn run<'a>(opts: &'a DemoOptions, out: &'a mut (dyn Write + Send)) -> LocalBoxFuture<'a, Result<Lab, DemoError>> {
+    Box::pin(run_demo(opts, out))
+}
+
+async fn run_demo(opts: &DemoOptions, out: &mut (dyn Write + Send)) -> Result<Lab, DemoError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| DemoError::Io { path, source }

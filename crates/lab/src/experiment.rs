@@ -3,6 +3,8 @@
 //! the findings.
 
 use std::path::Path;
+
+use futures_core::future::LocalBoxFuture;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use report::chart::RunSeries;
@@ -23,7 +25,15 @@ use profile::session::Session;
 use profile::Profiler;
 use tokio_util::sync::CancellationToken;
 
-pub async fn run(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<Lab, LabError> {
+pub fn run<'a>(
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    watch: &'a dyn Watcher,
+) -> LocalBoxFuture<'a, Result<Lab, LabError>> {
+    Box::pin(run_plan(plan, opts, watch))
+}
+
+async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result<Lab, LabError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| LabError::Io { path, source }

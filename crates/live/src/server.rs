@@ -74,11 +74,27 @@ fn full(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) 
     r
 }
 
-/// Serves `live` on `listener` until `stop` resolves.
-pub async fn serve(listener: TcpListener, live: Arc<Live>, stop: impl std::future::Future<Output = ()>) {
+/// Serves `live` on `listener` until `stop` resolves. Boxed here: a caller that spawned this
+/// crate's future type would compile the server (hyper's connections, the handlers) again.
+pub fn serve(
+    listener: TcpListener,
+    live: Arc<Live>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> futures_core::future::BoxFuture<'static, ()> {
+    serving(listener, live, Box::pin(stop))
+}
+
+fn serving(
+    listener: TcpListener,
+    live: Arc<Live>,
+    stop: futures_core::future::BoxFuture<'static, ()>,
+) -> futures_core::future::BoxFuture<'static, ()> {
+    Box::pin(serve_until(listener, live, stop))
+}
+
+async fn serve_until(listener: TcpListener, live: Arc<Live>, mut stop: futures_core::future::BoxFuture<'static, ()>) {
     let watchers = Arc::new(AtomicUsize::new(0));
     let open = Arc::new(tokio::sync::Semaphore::new(connection_cap()));
-    tokio::pin!(stop);
     loop {
         let stream = tokio::select! {
             r = listener.accept() => match r {

@@ -36,12 +36,7 @@ pub(crate) fn endpoint(
 }
 
 /// Accepts QUIC connections until `shutdown` resolves.
-pub(crate) async fn serve(
-    endpoint: quinn::Endpoint,
-    shared: Arc<Shared>,
-    shutdown: impl std::future::Future<Output = ()>,
-) {
-    tokio::pin!(shutdown);
+pub(crate) async fn serve(endpoint: quinn::Endpoint, shared: Arc<Shared>, mut shutdown: crate::Shutdown) {
     loop {
         let incoming = tokio::select! {
             i = endpoint.accept() => match i { Some(i) => i, None => return },

@@ -55,28 +55,48 @@ pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListen
     socket.listen(BACKLOG)
 }
 
+/// What ends a server: any future, boxed where it is handed in.
+pub type Shutdown = futures_core::future::BoxFuture<'static, ()>;
+
+/// A server running, as a boxed future made in this crate: a caller that awaits or spawns an
+/// upstream crate's future type compiles that future's whole state machine again (here: the
+/// accept loop, hyper's connections and the handlers); behind a pointer it is compiled once,
+/// here, at this crate's optimisation level.
+pub type Serving = futures_core::future::BoxFuture<'static, ()>;
+
 /// Serves `sim` on `listener` until `shutdown` resolves, with the default connection limits.
-pub async fn serve(
+pub fn serve(
     listener: tokio::net::TcpListener,
     sim: Arc<Simulation>,
     admin: AdminPolicy,
     tls: Option<tokio_rustls::TlsAcceptor>,
-    shutdown: impl std::future::Future<Output = ()>,
-) {
-    serve_with(listener, sim, admin, DEFAULT_LIMITS, tls, shutdown).await
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Serving {
+    serve_with(listener, sim, admin, DEFAULT_LIMITS, tls, shutdown)
 }
 
 /// [`serve`] with connection timeouts of one's own.
-pub async fn serve_with(
+pub fn serve_with(
     listener: tokio::net::TcpListener,
     sim: Arc<Simulation>,
     admin: AdminPolicy,
     limits: ConnLimits,
     tls: Option<tokio_rustls::TlsAcceptor>,
-    shutdown: impl std::future::Future<Output = ()>,
-) {
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Serving {
+    serve_tcp(listener, sim, admin, limits, tls, Box::pin(shutdown))
+}
+
+fn serve_tcp(
+    listener: tokio::net::TcpListener,
+    sim: Arc<Simulation>,
+    admin: AdminPolicy,
+    limits: ConnLimits,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: Shutdown,
+) -> Serving {
     let shared = Arc::new(server::Shared { sim, admin, limits, alt_svc: None });
-    server::serve(listener, shared, tls, shutdown).await
+    Box::pin(server::serve(listener, shared, tls, shutdown))
 }
 
 /// A QUIC endpoint for [`serve_with_h3`] on `addr`, with the TLS listener's certificate and key.
@@ -105,22 +125,50 @@ pub fn quic_endpoint_self_signed(
 
 /// As [`serve_with`], and the same routes over HTTP/3 on `quic` (the same port number over
 /// UDP, advertised to TCP clients by `Alt-Svc`), until `shutdown` resolves.
-pub async fn serve_with_h3(
+pub fn serve_with_h3(
     listener: tokio::net::TcpListener,
     quic: quinn::Endpoint,
     sim: Arc<Simulation>,
     admin: AdminPolicy,
     limits: ConnLimits,
     tls: Option<tokio_rustls::TlsAcceptor>,
-    shutdown: impl std::future::Future<Output = ()>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Serving {
+    serve_both(listener, quic, sim, admin, limits, tls, Box::pin(shutdown))
+}
+
+fn serve_both(
+    listener: tokio::net::TcpListener,
+    quic: quinn::Endpoint,
+    sim: Arc<Simulation>,
+    admin: AdminPolicy,
+    limits: ConnLimits,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: Shutdown,
+) -> Serving {
+    Box::pin(serve_tcp_and_quic(listener, quic, sim, admin, limits, tls, shutdown))
+}
+
+async fn serve_tcp_and_quic(
+    listener: tokio::net::TcpListener,
+    quic: quinn::Endpoint,
+    sim: Arc<Simulation>,
+    admin: AdminPolicy,
+    limits: ConnLimits,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: Shutdown,
 ) {
     let port = quic.local_addr().map(|a| a.port()).unwrap_or_default();
     let alt_svc = http::HeaderValue::from_str(&format!("h3=\":{port}\"; ma=86400")).ok();
     let shared = Arc::new(server::Shared { sim, admin, limits, alt_svc });
     let (done, stopped) = tokio::sync::oneshot::channel::<()>();
-    let quic_task = tokio::spawn(h3::serve(quic, Arc::clone(&shared), async {
-        let _ = stopped.await;
-    }));
+    let quic_task = tokio::spawn(h3::serve(
+        quic,
+        Arc::clone(&shared),
+        Box::pin(async {
+            let _ = stopped.await;
+        }),
+    ));
     server::serve(listener, shared, tls, shutdown).await;
     drop(done);
     let _ = quic_task.await;

@@ -54,9 +54,8 @@ pub async fn serve(
     listener: TcpListener,
     shared: Arc<Shared>,
     tls: Option<tokio_rustls::TlsAcceptor>,
-    shutdown: impl std::future::Future<Output = ()>,
+    mut shutdown: crate::Shutdown,
 ) {
-    tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
