@@ -9,8 +9,10 @@ need_tools() {
 }
 
 # build_loadlab: builds the fastest binary (the dist profile: thin LTO, one codegen unit, as the
-# container image ships) and sets LOADLAB to its path.
+# container image ships) and sets LOADLAB to its path; LOADLAB_BIN=path measures that binary
+# instead (another profile's build, kept aside), with nothing built.
 build_loadlab() {
+  if [ -n "${LOADLAB_BIN:-}" ]; then LOADLAB=$LOADLAB_BIN; return; fi
   cargo build --profile dist -q
   LOADLAB=$PWD/target/dist/loadlab
 }
