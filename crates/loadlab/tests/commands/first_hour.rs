@@ -32,7 +32,8 @@ async fn max_body_0_keeps_connections_alive_as_vegeta_does() {
     // are reused (a connection per request made 420,000 of them in a 600 s run).
     let server = TestServer::start(Behaviour { body: Bytes::from(vec![b'x'; 100_000]), ..Default::default() }).await;
     let url = server.url("/");
-    let file = tempdir("maxbody").join("run.llr");
+    let dir = tempdir("maxbody");
+    let file = dir.join("run.llr");
     let f = file.clone();
     let o = blocking(move || {
         loadlab()
@@ -115,7 +116,8 @@ fn man_writes_a_page_per_subcommand_that_man_reads() {
 async fn a_pipe_closed_early_ends_quietly() {
     let server = TestServer::start(Behaviour::default()).await;
     let url = server.url("/");
-    let file = tempdir("pipe").join("run.llr");
+    let dir = tempdir("pipe");
+    let file = dir.join("run.llr");
     let f = file.clone();
     blocking(move || {
         let o = loadlab().args(["attack", &url, "--rate", "500", "--duration", "2s", "-o"]).arg(&f).output().unwrap();

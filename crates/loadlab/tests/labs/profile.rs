@@ -23,7 +23,7 @@ fn burn(stripped: bool) -> PathBuf {
                 .expect("go is needed for this test (scripts/test-all installs golang-go)");
             assert!(o.status.success(), "go build: {}", stderr(&o));
         }
-        dir
+        dir.keep()
     });
     dir.join(if stripped { "burn-stripped" } else { "burn" })
 }

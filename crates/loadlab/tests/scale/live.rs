@@ -189,7 +189,8 @@ async fn an_http3_attack_is_watched_as_any_other() {
 async fn a_shards_metrics_carry_its_shard_label() {
     // Pods of a sharded attack share a run name: the shard label keeps their series apart.
     let server = TestServer::start(Behaviour::default()).await;
-    let file = tempdir("shard").join("run.llr");
+    let dir = tempdir("shard");
+    let file = dir.join("run.llr");
     let url = server.url("/");
     let metrics = tokio::task::spawn_blocking(move || {
         let args = [url.as_str(), "--shard", "1/2", "--rate", "200", "--duration", "1s", "--live-linger", "20s"];

@@ -40,7 +40,7 @@ async fn four_workers_make_one_run() {
     let dir = tempdir("four");
     let url = server.url("/");
     let port = free_port();
-    let d = dir.clone();
+    let d = dir.to_path_buf();
     let (single, shards) = tokio::task::spawn_blocking(move || {
         let attack = ["attack", &url, "--rate", "100..700", "--ramp", "2s", "--duration", "3s"];
         let single = d.join("single.llr");
@@ -143,7 +143,7 @@ async fn closed_model_workers_share_connections_and_requests() {
     let server = TestServer::start(Behaviour::default()).await;
     let dir = tempdir("closed");
     let url = server.url("/");
-    let d = dir.clone();
+    let d = dir.to_path_buf();
     let files = tokio::task::spawn_blocking(move || {
         let mut files = Vec::new();
         for i in 0..3 {
@@ -290,7 +290,7 @@ async fn report_plot_and_compare_name_a_missing_duplicated_or_foreign_shard() {
     let server = TestServer::start(Behaviour::default()).await;
     let dir = tempdir("sets");
     let url = server.url("/");
-    let d = dir.clone();
+    let d = dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
         // Two runs of 3 shards, each started together by --start-at (the time names the run).
         for run in ["a", "b"] {

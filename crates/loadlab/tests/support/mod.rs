@@ -11,14 +11,54 @@ pub fn loadlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
 }
 
-/// A new empty folder, unique within this process (tests of one binary run side by side).
-pub fn tempdir(name: &str) -> PathBuf {
+/// A new empty folder, unique within this process (tests of one binary run side by side),
+/// removed when the test that made it passes and kept, for a look, when it fails.
+pub fn tempdir(name: &str) -> TempDir {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let d = std::env::temp_dir().join(format!("loadlab-test-{}-{n}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
+}
+
+/// A test's folder (see [`tempdir`]); it reads as the `Path` it holds.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// The folder, kept after the test (one shared by every test of the process).
+    pub fn keep(self) -> PathBuf {
+        let d = self.0.clone();
+        std::mem::forget(self);
+        d
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 pub fn stdout(o: &Output) -> String {
