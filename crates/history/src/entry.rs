@@ -33,7 +33,7 @@ pub struct Entry {
     /// The machine's fingerprint ([`lab::Machine::fingerprint`]) and its words.
     pub machine: String,
     pub machine_text: String,
-    /// The lab's folder as given, for links from the history's pages.
+    /// The lab's folder, absolute, for links from the history's pages.
     pub path: String,
     pub quick: bool,
     pub steps: Vec<Step>,
@@ -121,7 +121,8 @@ pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
         measurement: provenance.measurement,
         machine,
         machine_text: provenance.machine.text(),
-        path: dir.display().to_string(),
+        // Absolute, so that a page written anywhere can link to it.
+        path: std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
         quick: lab.quick,
         steps,
     }

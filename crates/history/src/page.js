@@ -94,7 +94,9 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
       tip.hidden = false;
     });
     svg.addEventListener("mouseleave", () => { tip.hidden = true; mark.setAttribute("visibility", "hidden"); });
-    svg.addEventListener("click", ev => { const k = nearest(ev); if (k >= 0) window.location.href = data.labs[c.x[k]][4]; });
+    // The link is a path the page made safe; one that still names a scheme is not followed.
+    const follow = link => { if (!/^[a-z][a-z0-9+.-]*:/i.test(link)) window.location.href = link; };
+    svg.addEventListener("click", ev => { const k = nearest(ev); if (k >= 0) follow(data.labs[c.x[k]][4]); });
     return fig;
   }
 

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use report::page::{esc, shell};
+use report::page::{esc, href, json_in_script, shell};
 use serde::Serialize;
 
 use crate::check::Checked;
@@ -125,11 +125,26 @@ fn tags_text(tags: &str) -> String {
         .unwrap_or_default()
 }
 
-fn link(p: &Point) -> String {
-    format!("{}/report.html", p.path.trim_end_matches('/'))
+/// Where the page is written, so that a lab's link leads to its report from there.
+struct Links(std::path::PathBuf);
+
+impl Links {
+    fn at(page_dir: &std::path::Path) -> Links {
+        Links(std::path::absolute(page_dir).unwrap_or_else(|_| page_dir.to_path_buf()))
+    }
+
+    /// The link to the report of the lab at `path` (as recorded: absolute, or, from a history
+    /// written before paths were, relative to where this runs), relative to the page, made a
+    /// URL that can only be a path ([`href`]).
+    fn report(&self, path: &str) -> String {
+        let lab = std::path::Path::new(path.trim_end_matches('/'));
+        let lab = std::path::absolute(lab).unwrap_or_else(|_| lab.to_path_buf());
+        let from_page = pathdiff::diff_paths(&lab, &self.0).unwrap_or(lab);
+        href(&from_page.join("report.html").to_string_lossy())
+    }
 }
 
-fn data(series: &[Series]) -> Data {
+fn data(series: &[Series], links: &Links) -> Data {
     // The page's labs in run order, each once, shared by every chart's x axis.
     let mut order: Vec<&Point> = series.iter().flat_map(|s| &s.points).collect();
     order.sort_by_key(|p| (p.started_unix_s, p.lab));
@@ -137,7 +152,9 @@ fn data(series: &[Series]) -> Data {
     let index: HashMap<i64, usize> = order.iter().enumerate().map(|(i, p)| (p.lab, i)).collect();
     let labs = order
         .iter()
-        .map(|p| LabRow(p.short_commit(), date(p.started_unix_s), p.branch_text(), tags_text(&p.tags), link(p)))
+        .map(|p| {
+            LabRow(p.short_commit(), date(p.started_unix_s), p.branch_text(), tags_text(&p.tags), links.report(&p.path))
+        })
         .collect();
     // A few commits along the axis (7 characters, as git abbreviates them); every lab on hover.
     let every = order.len().div_ceil(4).max(1);
@@ -183,9 +200,11 @@ fn data(series: &[Series]) -> Data {
     Data { labs, xticks, charts }
 }
 
-/// history.html of `series` (with change points marked accepted), the plans' last `checks`.
-pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> String {
+/// history.html of `series` (with change points marked accepted), the plans' last `checks`, to
+/// be written in `page_dir` (its links lead from there).
+pub fn html(series: &[Series], settings: &Settings, checks: &[Checked], page_dir: &std::path::Path) -> String {
     let o = Overview::of(series, checks);
+    let links = Links::at(page_dir);
     let mut body = String::from("<h1>History</h1>\n");
     let labs: std::collections::HashSet<i64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.lab)).collect();
     let _ = writeln!(
@@ -214,7 +233,7 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> Strin
                 esc(&c.state.text()),
                 c.series,
                 esc(&c.of.key.text()),
-                esc(&link(after)),
+                esc(&links.report(&after.path)),
                 esc(&date(after.started_unix_s)),
                 esc(&before),
                 esc(&after.short_commit()),
@@ -233,12 +252,12 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> Strin
             checked.commit.as_deref().map_or_else(|| "no commit".into(), |c| c.chars().take(10).collect());
         let _ = writeln!(
             body,
-            "<h2>Last check: {} (commit <code>{}</code>, <a href=\"{}/report.html\">its lab</a>)</h2>\n\
+            "<h2>Last check: {} (commit <code>{}</code>, <a href=\"{}\">its lab</a>)</h2>\n\
              <table class=\"checks\"><tr><th>series</th><th>gate</th><th>verdict</th><th>value</th><th>level</th>\
              <th>change</th></tr>",
             esc(&checked.plan),
             esc(&commit),
-            esc(checked.path.trim_end_matches('/'))
+            esc(&links.report(&checked.path))
         );
         for j in &checked.judged {
             let name = position
@@ -263,13 +282,13 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> Strin
         body.push_str("</table>\n");
     }
     if !o.quiet.is_empty() {
-        let links: Vec<String> =
+        let quiet: Vec<String> =
             o.quiet.iter().map(|s| format!("<a href=\"#s{}\">{}</a>", position[&s.key], esc(&s.key.text()))).collect();
         let _ = writeln!(
             body,
             "<details class=\"quiet\"><summary>{} series with no change point</summary><p>{}</p></details>",
             o.quiet.len(),
-            links.join("; ")
+            quiet.join("; ")
         );
     }
     body.push_str(
@@ -281,8 +300,7 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked]) -> Strin
          <div id=\"groups\"><p class=\"note\">The charts are drawn by the page's script.</p></div>\n</section>\n\
          <div id=\"tip\" hidden></div>\n",
     );
-    // JSON in a script element: only `</` could end it early.
-    let json = serde_json::to_string(&data(series)).unwrap_or_else(|_| "{}".into()).replace("</", "<\\/");
+    let json = json_in_script(&serde_json::to_string(&data(series, &links)).unwrap_or_else(|_| "{}".into()));
     let _ = write!(
         body,
         "<script id=\"data\" type=\"application/json\">{json}</script>\n<script>\n{}</script>\n",

@@ -184,7 +184,7 @@ async fn exercise(mut h: History) {
     assert!(history::markdown(&one, &s, &[], true).contains("| 7 |"));
     let md = history::markdown(&one, &s, &[], false);
     assert!(md.contains("## Changes, newest first") && !md.contains("| 7 |"), "the overview only: {md}");
-    let html = history::html(&one, &s, &[]);
+    let html = history::html(&one, &s, &[], std::path::Path::new("."));
     assert!(html.contains("labs/6/report.html"), "a change links to the first lab at its new level");
     assert_eq!(html.matches("\"point\":").count(), 4, "a chart per series");
 }

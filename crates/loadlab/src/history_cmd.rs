@@ -223,7 +223,7 @@ async fn show(a: HistoryShowArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out).map_err(|e| bad(format!("--out {}: {e}", out.display())))?;
         for (name, text) in [
-            ("history.html", history::html(&series, &settings, &checks)),
+            ("history.html", history::html(&series, &settings, &checks, out)),
             ("history.md", history::markdown(&series, &settings, &checks, a.all)),
         ] {
             let path = out.join(name);

@@ -17,6 +17,16 @@ iframe.runs { width: 100%; height: 1500px; border: 1px solid #eee; }
 iframe.flame { width: 100%; height: 520px; border: 1px solid #eee; display: block; margin: 4px 0; }
 "#;
 
+/// Whether a link of the report may stay as it is: a web address, or a path that names no scheme.
+fn safe_link(dest: &str) -> bool {
+    let lower = dest.to_ascii_lowercase();
+    let scheme = lower.split_once(':').map(|(s, _)| s).filter(|s| !s.contains(['/', '?', '#']));
+    match scheme {
+        Some(s) => s == "http" || s == "https",
+        None => !lower.starts_with("//") && !lower.contains('\\'),
+    }
+}
+
 /// The flame graphs (`profiles/*.svg`) that `md` links to, read from `dir`, to embed.
 pub fn flames(dir: &std::path::Path, md: &str) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
@@ -44,7 +54,16 @@ pub fn render(
     interactive: Option<&str>,
 ) -> String {
     let mut flame: Option<&[u8]> = None;
-    let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| match &e {
+    // The Markdown is loadlab's own, but its names and paths are data: raw HTML in it is shown
+    // as text, and a link that names a scheme other than the web's is not a link.
+    let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| match e {
+        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+        Event::Start(Tag::Link { link_type, dest_url, title, id }) if !safe_link(&dest_url) => {
+            Event::Start(Tag::Link { link_type, dest_url: report::page::href(&dest_url).into(), title, id })
+        }
+        e => e,
+    });
+    let events = events.map(|e| match &e {
         Event::Start(Tag::Link { dest_url, .. }) => {
             flame = flames.iter().find(|(l, _)| l.as_str() == dest_url.as_ref()).map(|(_, s)| s.as_slice());
             e
@@ -109,4 +128,20 @@ if (runs) {{
 "#
     );
     shell(title, STYLE, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn data_in_the_report_is_never_markup_or_a_script_link() {
+        let md = "# Lab <img src=x onerror=alert(1)>\n\nSide [old](javascript:alert(1)), \
+                  [lab](data:text/html,x), [report](../lab-1/report.html), [site](https://example.org/).\n\n\
+                  <script>alert(2)</script>\n";
+        let page = super::render("t", md, &[], &[], None);
+        let body = &page[page.find("</script>").unwrap()..];
+        assert!(!body.contains("<img") && !body.contains("<script>alert"), "{body}");
+        assert!(!body.contains("href=\"javascript:") && !body.contains("href=\"data:"), "{body}");
+        assert!(body.contains("href=\"javascript%3Aalert%281%29\""), "{body}");
+        assert!(body.contains("href=\"../lab-1/report.html\"") && body.contains("href=\"https://example.org/\""));
+    }
 }

@@ -19,8 +19,8 @@ canvas { width: 100%; height: 320px; display: block; border: 1px solid #eee; cur
 "#;
 
 pub fn render_html(d: &ChartData, chart: Chart) -> String {
-    // `</` must not appear inside the script element.
-    let json = serde_json::to_string(d).expect("chart data serialises").replace("</", "<\\/");
+    // No text of the data may end the script element.
+    let json = crate::page::json_in_script(&serde_json::to_string(d).expect("chart data serialises"));
     let title = if d.title.is_empty() { "loadlab plot".to_owned() } else { d.title.clone() };
     let names = [
         (Chart::Latency, "latency", "Latency over time"),
