@@ -513,7 +513,8 @@ impl Bisect<'_> {
         lab::render::write(&done, &out).map_err(|e| e.to_string())?;
         self.labs_run += 1;
         t.labs.push(out.clone());
-        let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()));
+        let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()))
+            .map_err(|e| format!("its lab was not recorded: {e}"))?;
         let settings = stats::changes::Settings::default();
         history::record(&mut self.history, &entry, None, &settings, false).await.map_err(|e| e.to_string())?;
         if let Some(death) = done.deaths.first() {

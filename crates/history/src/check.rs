@@ -110,6 +110,10 @@ pub struct Judged {
     pub level_points: usize,
     /// Labs of the level left out of its spread and centre as outliers (`stats::outliers`).
     pub level_outliers: usize,
+    /// Values of the level left out because they have no ratio (0 or below, on a metric that
+    /// cannot be 0: a history written around its checks): one such lab cannot switch off the
+    /// gate.
+    pub level_unratioed: usize,
     /// Where the level began: the commit of its first lab (none: the series' start).
     pub level_since: Option<String>,
     pub change_pct: f64,
@@ -153,6 +157,7 @@ impl Judged {
             level_std: f64::NAN,
             level_points: 0,
             level_outliers: 0,
+            level_unratioed: 0,
             level_since: None,
             change_pct: f64::NAN,
             held_to: None,
@@ -346,6 +351,11 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
     let previous = if at > since + run { &s.points[at - run..at] } else { &[][..] };
     let until = until.min(at - previous.len());
     let mut level: Vec<f64> = s.points[since..until].iter().map(|p| p.value).collect();
+    if !matches!(gate.metric, lab::Metric::Success | lab::Metric::Errors) {
+        let all = level.len();
+        level.retain(|v| v.is_finite() && *v > 0.0);
+        j.level_unratioed = all - level.len();
+    }
     if rules.trim {
         let all = level.len();
         level = without_outliers(&level);

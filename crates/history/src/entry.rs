@@ -9,6 +9,10 @@ use lab::Metric;
 use lab::Provenance;
 use serde::Serialize;
 
+use crate::admit::{
+    name, plain, range, within, Refused, CLOCK_AHEAD_S, EARLIEST_START, MAX_COMMIT, MAX_NAME, MAX_PATH, MAX_TAGS,
+};
+
 /// The step figures a history keeps (as `lab compare` compares them, with p90), by the names
 /// `history show --metric` takes. A profiled step adds `fn:NAME` for each of its top functions:
 /// µs of the function's own CPU per successful request.
@@ -39,6 +43,88 @@ pub struct Entry {
     pub steps: Vec<Step>,
 }
 
+impl Entry {
+    /// What an entry holds is what a history can keep: names without control characters and of a
+    /// bounded length, step ids each once, every figure within its metric's range.
+    pub fn admissible(&self) -> Result<(), Refused> {
+        let e = self;
+        let texts = [
+            ("plan", Some(e.plan.as_str()), MAX_NAME),
+            ("commit", e.commit.as_deref(), MAX_COMMIT),
+            ("branch", e.branch.as_deref(), MAX_NAME),
+            ("tags", Some(e.tags.as_str()), MAX_TAGS),
+            ("loadlab", Some(e.loadlab.as_str()), MAX_NAME),
+            ("machine", Some(e.machine.as_str()), MAX_NAME),
+            ("machine_text", Some(e.machine_text.as_str()), MAX_NAME),
+            ("path", Some(e.path.as_str()), MAX_PATH),
+        ];
+        for (field, text, max) in texts {
+            if let Some(t) = text {
+                name(field, t, max)?;
+            }
+        }
+        if let Ok(tags) = serde_json::from_str::<std::collections::BTreeMap<String, String>>(&e.tags) {
+            for (k, v) in &tags {
+                name(&format!("tags.{}", plain(k)), &format!("{k}{v}"), MAX_NAME)?;
+            }
+        }
+        if e.plan.trim().is_empty() {
+            return Err(Refused("plan: no name".into()));
+        }
+        let mut ids = std::collections::HashSet::new();
+        for (i, s) in e.steps.iter().enumerate() {
+            let at = |field: &str| format!("steps[{i}].{field}");
+            if !ids.insert(s.id.as_str()) {
+                return Err(Refused(format!("{}: step {:?} is in the lab twice", at("id"), plain(&s.id))));
+            }
+            name(&at("id"), &s.id, MAX_NAME)?;
+            name(&at("target"), &s.target, MAX_NAME)?;
+            name(&at("label"), &s.label, MAX_NAME)?;
+            if let Some(why) = &s.not_counted {
+                name(&at("not_counted"), why, MAX_TAGS)?;
+            }
+            if s.load.chars().count() > MAX_TAGS {
+                return Err(Refused(format!("{}: over {MAX_TAGS} characters", at("load"))));
+            }
+            for (m, v) in &s.values {
+                name(&at("metric"), m, MAX_NAME)?;
+                let (max, unit) = range(m);
+                within(&at(&format!("values.{}", plain(m))), *v, 0.0, max, unit)?;
+            }
+        }
+        if !(EARLIEST_START..=chrono::Utc::now().timestamp().saturating_add(CLOCK_AHEAD_S)).contains(&e.started_unix_s)
+        {
+            return Err(Refused(format!("started_unix_s: {} is not a time a lab ran at", e.started_unix_s)));
+        }
+        Ok(())
+    }
+}
+
+impl Entry {
+    /// Whether `stored` (as a history read it back) is this same lab: the same plan, start,
+    /// commit, steps and figures. A lab.json with a known id and other figures is another lab.
+    pub fn same_lab(&self, stored: &Entry) -> bool {
+        let figures = |s: &Step| {
+            let mut v: Vec<(String, u64)> = s.values.iter().map(|(m, v)| (m.to_string(), v.to_bits())).collect();
+            v.sort();
+            v
+        };
+        let steps = |e: &Entry| {
+            let mut v: Vec<_> = e
+                .steps
+                .iter()
+                .map(|s| (s.id.clone(), s.target.clone(), s.label.clone(), s.repeat, s.not_counted.clone(), figures(s)))
+                .collect();
+            v.sort();
+            v
+        };
+        self.plan == stored.plan
+            && self.started_unix_s == stored.started_unix_s
+            && self.commit == stored.commit
+            && steps(self) == steps(stored)
+    }
+}
+
 /// One step of a lab.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Step {
@@ -57,8 +143,10 @@ pub struct Step {
 }
 
 /// The entry of `lab`, read from `dir`; `provenance` where the lab recorded none (or to say
-/// otherwise: a commit given when importing).
-pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
+/// otherwise: a commit given when importing). Refused, naming the field, when the lab holds what
+/// no lab can measure or what a history must not keep ([`crate::admit`]).
+pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Result<Entry, Refused> {
+    crate::admit::lab(lab)?;
     let last = lab.steps.len().saturating_sub(1);
     let steps = lab
         .steps
@@ -110,7 +198,7 @@ pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
         })
         .collect();
     let machine = provenance.machine.fingerprint();
-    Entry {
+    let e = Entry {
         uid: uid(lab.id.as_deref(), &lab.name, lab.started_unix_s as i64, &machine),
         plan: lab.name.clone(),
         started_unix_s: lab.started_unix_s as i64,
@@ -125,7 +213,9 @@ pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Entry {
         path: std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
         quick: lab.quick,
         steps,
-    }
+    };
+    e.admissible()?;
+    Ok(e)
 }
 
 /// A lab's identity in a history: the id it drew when it started, or, for a lab.json written
@@ -155,4 +245,62 @@ pub fn provenance_of(lab: &Lab, given: &lab::Given) -> Provenance {
     }
     p.tags.extend(given.tags.clone());
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry_with(values: Vec<(&str, f64)>) -> Entry {
+        Entry {
+            uid: "u".into(),
+            plan: "api".into(),
+            started_unix_s: 1_790_000_000,
+            commit: Some("c1".into()),
+            branch: Some("main".into()),
+            tags: "{}".into(),
+            loadlab: "0.1.0".into(),
+            measurement: 2,
+            machine: "m".into(),
+            machine_text: "a machine".into(),
+            path: "/labs/1".into(),
+            quick: false,
+            steps: vec![crate::entry::Step {
+                id: "s1".into(),
+                target: "svc".into(),
+                load: "{}".into(),
+                label: "100/s".into(),
+                repeat: 1,
+                not_counted: None,
+                values: values.into_iter().map(|(m, v)| (m.into(), v)).collect(),
+            }],
+        }
+    }
+
+    #[test]
+    fn an_entry_is_held_to_what_a_lab_can_measure() {
+        assert_eq!(
+            super::Entry::admissible(&entry_with(vec![("p50", 2.0), ("success", 1.0), ("target_cpu", 80.0)])),
+            Ok(())
+        );
+        for (m, v) in [("p50", -1.0), ("p99", f64::NAN), ("p99", 1e308), ("success", 5.0), ("target_cpu", -3.0)] {
+            let why = super::Entry::admissible(&entry_with(vec![(m, v)])).unwrap_err().0;
+            assert!(why.starts_with(&format!("steps[0].values.{m}: ")), "{why}");
+        }
+        let mut e = entry_with(vec![]);
+        e.steps.push(e.steps[0].clone());
+        assert!(super::Entry::admissible(&e).unwrap_err().0.contains("is in the lab twice"));
+        let mut e = entry_with(vec![]);
+        e.plan = "api\u{1b}[2J".into();
+        assert!(super::Entry::admissible(&e).unwrap_err().0.starts_with("plan: holds the control character"));
+        let mut e = entry_with(vec![]);
+        e.branch = Some("x".repeat(65_536));
+        assert_eq!(super::Entry::admissible(&e).unwrap_err().0, "branch: over 1000 characters");
+        let mut e = entry_with(vec![]);
+        e.started_unix_s = i64::MAX;
+        assert!(super::Entry::admissible(&e).unwrap_err().0.starts_with("started_unix_s: "));
+        let mut e = entry_with(vec![]);
+        e.tags = r#"{"v":"a\u202eb"}"#.into();
+        assert!(super::Entry::admissible(&e).unwrap_err().0.starts_with("tags.v: holds"));
+    }
 }

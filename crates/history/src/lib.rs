@@ -5,6 +5,8 @@
 //!
 //! Modules, each using only those above it:
 //! - `accept`: a change someone accepted, and what it covers (pure);
+//! - `admit`: what a history keeps: a lab held to what a lab can measure, names without
+//!   control characters;
 //! - `entry`: what a lab adds to a history (through the lab's own types);
 //! - `store`: the SQLite file or PostgreSQL database, one schema;
 //! - `series`: the stored labs as series, with their change points;
@@ -16,6 +18,7 @@
 //! - `page`: history.html, the overview and the series as small multiples.
 
 mod accept;
+mod admit;
 mod check;
 mod entry;
 mod overview;
@@ -26,6 +29,7 @@ mod series;
 mod store;
 
 pub use accept::{who_default, Acceptance, MIN_COMMIT};
+pub use admit::Refused;
 pub use check::{
     check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
 };

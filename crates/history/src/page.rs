@@ -121,7 +121,7 @@ fn date(unix_s: i64) -> String {
 /// `{"version": "1.4"}` as `version=1.4`.
 fn tags_text(tags: &str) -> String {
     serde_json::from_str::<std::collections::BTreeMap<String, String>>(tags)
-        .map(|t| t.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+        .map(|t| t.iter().map(|(k, v)| crate::series::plain(&format!("{k}={v}"))).collect::<Vec<_>>().join(", "))
         .unwrap_or_default()
 }
 

@@ -65,11 +65,32 @@ pub async fn record(
 ) -> Result<Recorded, RecordError> {
     let (id, already) = match h.add(entry).await.map_err(RecordError::NotAdded)? {
         Added::New(id) => (id, false),
-        Added::Already(id) => (id, true),
+        Added::Already(id) => {
+            conflict(h, entry).await.map_err(RecordError::NotAdded)?;
+            (id, true)
+        }
     };
     let checked = match gates {
         Some(gates) => Some(judge_lab(h, id, gates, settings, any_machine).await.map_err(RecordError::NotJudged)?),
         None => None,
     };
     Ok(Recorded { id, already, checked })
+}
+
+/// The same lab recorded again adds nothing; another lab under a known id (other figures,
+/// another commit: a lab.json copied and edited) is refused as a conflict, not dropped.
+async fn conflict(h: &History, entry: &Entry) -> Result<(), HistoryError> {
+    let filter = crate::store::Filter { uid: Some(entry.uid.clone()), ..Default::default() };
+    let stored = h.labs_where(&filter).await?;
+    match stored.first().filter(|(_, s)| !entry.same_lab(s)) {
+        Some((id, other)) => Err(HistoryError(format!(
+            "history {}: lab {} conflicts with lab {id} ({}): the same id ({}) with other figures or another \
+             commit; nothing of it was added",
+            h.name(),
+            crate::series::plain(&entry.path),
+            other.path,
+            crate::series::plain(&entry.uid)
+        ))),
+        None => Ok(()),
+    }
 }

@@ -60,7 +60,8 @@ pub fn list_text(series: &[Series]) -> String {
         return out;
     }
     // As wide as the longest series' name, so the columns line up whatever the plan is called.
-    let w = series.iter().map(|s| s.key.text().chars().count()).max().unwrap_or(0).max(6);
+    // A name past 120 characters runs on (a format width past 65,535 is a panic).
+    let w = series.iter().map(|s| s.key.text().chars().count()).max().unwrap_or(0).clamp(6, 120);
     let _ = writeln!(out, "{:<w$} {:>5} {:>12} {:>8}  machine", "series", "labs", "last", "changes");
     for s in series {
         let last = s.points.last().map_or(f64::NAN, |p| p.value);
@@ -308,10 +309,18 @@ pub fn check_text(c: &Checked) -> String {
                 }
                 None => String::new(),
             };
-            let outliers = match j.level_outliers {
+            let mut outliers = match j.level_outliers {
                 0 => String::new(),
                 n => format!(" (and {n} outlier{} left out)", if n == 1 { "" } else { "s" }),
             };
+            if j.level_unratioed > 0 {
+                let n = j.level_unratioed;
+                let _ = write!(
+                    outliers,
+                    " (and {n} value{} of 0 or below left out: no ratio)",
+                    if n == 1 { "" } else { "s" }
+                );
+            }
             let previous = if j.previous_change_pct.is_finite() {
                 let (commit, change) = (short(&j.previous_commit), j.previous_change_pct);
                 match crate::check::IN_A_ROW {

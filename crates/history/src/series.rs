@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::accept::Acceptance;
+pub use crate::admit::plain;
 use crate::store::Stored;
 use stats::changes::{change_points, ChangePoint, Settings};
 
@@ -88,12 +89,6 @@ impl Point {
     }
 }
 
-/// `s` with each control character (an ANSI escape, a newline) as `?`: a commit or a branch name
-/// is whatever CI was given, and a terminal or a table must not act on it.
-pub fn plain(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
-}
-
 /// `s` for a cell of a Markdown table: plain, with `|`, `<` and `>` that cannot end the cell or
 /// open a tag.
 pub fn md_cell(s: &str) -> String {
@@ -165,6 +160,7 @@ impl Query {
     /// What of the query the history can filter by itself (the load point is matched here).
     pub fn filter(&self) -> crate::store::Filter {
         crate::store::Filter {
+            uid: None,
             plan: self.plan.clone(),
             machine: None,
             branch: self.branch.clone(),
@@ -326,6 +322,7 @@ mod tests {
     #[test]
     fn names_from_ci_cannot_drive_a_terminal_or_break_a_table() {
         assert_eq!(plain("main\u{1b}[2J\nx"), "main?[2J?x");
+        assert_eq!(plain("a\u{202e}b\u{7}c\u{2066}d\u{9b}"), "a?b?c?d?");
         assert_eq!(md_cell("<img src=x onerror=alert(1)>|a"), "&lt;img src=x onerror=alert(1)&gt;\\|a");
         let of = LabOf {
             started_unix_s: 0,

@@ -189,6 +189,24 @@ fn a_confirmed_regression_keeps_failing_and_an_improvement_never_does() {
     }
 }
 
+#[test]
+fn one_lab_of_impossible_figures_cannot_switch_the_gate_off() {
+    // Eight labs, one written around the checks with every figure at -1 (or 0), then three
+    // labs 30% slower: the gate still fails, and says what it left out of the level.
+    for bad in [-1.0, 0.0] {
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut labs: Vec<Stored> = (0..8).map(|i| entry(i, &lab(&CPU_BOUND, 1.0, false, &mut rng))).collect();
+        let poisoned = lab(&CPU_BOUND, 1.0, false, &mut rng).map(|(m, _)| (m, bad));
+        labs.push(entry(8, &poisoned));
+        labs.extend((9..12).map(|i| entry(i, &lab(&CPU_BOUND, 1.3, false, &mut rng))));
+        let c = check(&labs, 11);
+        let text = history::check_text(&c);
+        assert!(c.worse().count() > 0, "{text}");
+        assert!(text.contains("of 0 or below left out"), "{text}");
+        assert!(c.judged.iter().all(|j| !matches!(j.outcome, history::Outcome::TooShort(_))), "{text}");
+    }
+}
+
 /// The figures docs/DECISIONS.md quotes (run by hand: about a minute in release).
 #[test]
 #[ignore]

@@ -119,7 +119,7 @@ impl Calibration {
         use std::fmt::Write;
         let mut s =
             format!("Two labs of this build differ by less than this in 95% of pairs ({} labs):\n", self.labs.len());
-        let width = self.cells.iter().map(|c| c.target.len() + c.load.len() + 4).max().unwrap_or(4).max(4);
+        let width = self.cells.iter().map(|c| c.target.len() + c.load.len() + 4).max().unwrap_or(4).clamp(4, 120);
         let _ = write!(s, "{:<width$}", "cell");
         for m in COMPARED {
             let _ = write!(s, "{:>15}", m.name());

@@ -24,7 +24,7 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                 for path in &add.labs {
                     let added = async {
                         let (lab, dir) = read_lab(path)?;
-                        let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &given));
+                        let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &given))?;
                         let recorded = history::record(&mut h, &entry, None, &Settings::default(), false).await;
                         Ok::<_, anyhow::Error>((recorded.map_err(anyhow::Error::from)?, dir))
                     }
@@ -64,7 +64,7 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                     Some(dir) => {
                         let mut h = open(&c.at).await?;
                         let (lab, dir) = read_lab(dir)?;
-                        let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &Default::default()));
+                        let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &Default::default()))?;
                         let recorded = history::record(&mut h, &entry, Some(&gates), &settings, c.any_machine).await;
                         recorded.map_err(anyhow::Error::from)?.checked.expect("gated")
                     }

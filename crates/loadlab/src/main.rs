@@ -83,6 +83,7 @@ fn is_input(e: &anyhow::Error) -> bool {
         || e.downcast_ref::<history::JudgeError>().is_some()
         || e.downcast_ref::<history::RecordError>().is_some()
         || e.downcast_ref::<history::CheckError>().is_some()
+        || e.downcast_ref::<history::Refused>().is_some()
 }
 
 /// Shorthand for a bad-input error.

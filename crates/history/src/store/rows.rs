@@ -1,6 +1,7 @@
 //! Rows of either database read into a history's types.
 
 use super::{postgres_error, sqlite_error, Acceptance, Entry, HistoryError, Stored};
+use crate::series::plain;
 
 /// A value both databases read.
 pub(super) trait Cell: rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a> {}
@@ -9,6 +10,16 @@ impl<T: rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a>> C
 /// A row of either database.
 pub(super) trait Cells {
     fn at<T: Cell>(&self, i: usize) -> Result<T, HistoryError>;
+
+    /// A text as people will see it ([`plain`]): whatever wrote the history (a hostile lab.json,
+    /// an older loadlab, SQL by hand), no terminal or page acts on what it reads.
+    fn text(&self, i: usize) -> Result<String, HistoryError> {
+        self.at::<String>(i).map(|s| plain(&s))
+    }
+
+    fn maybe_text(&self, i: usize) -> Result<Option<String>, HistoryError> {
+        self.at::<Option<String>>(i).map(|s| s.as_deref().map(plain))
+    }
 }
 
 impl Cells for rusqlite::Row<'_> {
@@ -27,16 +38,16 @@ impl Cells for tokio_postgres::Row {
 pub(super) fn lab_of(r: &impl Cells) -> Result<Stored, HistoryError> {
     let entry = Entry {
         uid: r.at(1)?,
-        plan: r.at(2)?,
+        plan: r.text(2)?,
         started_unix_s: r.at(3)?,
-        commit: r.at(4)?,
-        branch: r.at(5)?,
+        commit: r.maybe_text(4)?,
+        branch: r.maybe_text(5)?,
         tags: r.at(6)?,
-        loadlab: r.at(7)?,
+        loadlab: r.text(7)?,
         measurement: r.at::<i64>(8)? as u32,
-        machine: r.at(9)?,
-        machine_text: r.at(10)?,
-        path: r.at(11)?,
+        machine: r.text(9)?,
+        machine_text: r.text(10)?,
+        path: r.text(11)?,
         quick: r.at::<i64>(12)? != 0,
         steps: Vec::new(),
     };
@@ -47,11 +58,11 @@ pub(super) fn lab_of(r: &impl Cells) -> Result<Stored, HistoryError> {
 pub(super) fn step_of(r: &impl Cells) -> Result<(i64, crate::entry::Step), HistoryError> {
     let step = crate::entry::Step {
         id: r.at(1)?,
-        target: r.at(2)?,
+        target: r.text(2)?,
         load: r.at(3)?,
-        label: r.at(4)?,
+        label: r.text(4)?,
         repeat: r.at::<i64>(5)? as u32,
-        not_counted: r.at(6)?,
+        not_counted: r.maybe_text(6)?,
         values: Vec::new(),
     };
     Ok((r.at(0)?, step))
@@ -60,11 +71,11 @@ pub(super) fn step_of(r: &impl Cells) -> Result<(i64, crate::entry::Step), Histo
 /// A row of SELECT_ACCEPTED.
 pub(super) fn acceptance_of(r: &impl Cells) -> Result<Acceptance, HistoryError> {
     Ok(Acceptance {
-        commit: r.at(0)?,
-        plan: r.at(1)?,
-        metric: r.at(2)?,
-        reason: r.at(3)?,
-        who: r.at(4)?,
+        commit: r.text(0)?,
+        plan: r.maybe_text(1)?,
+        metric: r.maybe_text(2)?,
+        reason: r.text(3)?,
+        who: r.text(4)?,
         at_unix_s: r.at(5)?,
     })
 }
