@@ -22,8 +22,10 @@ pub struct Request {
     pub plan: PathBuf,
     pub good: String,
     pub bad: String,
-    /// Run in each commit's worktree (`sh -c`).
+    /// Run in each commit's worktree (`sh -c`), in a process group of its own.
     pub build: String,
+    /// How long a build may take before its group is stopped and its commit skipped.
+    pub build_timeout: std::time::Duration,
     pub history: String,
     /// Where the labs, build logs and bisect.md go.
     pub out: PathBuf,
@@ -465,17 +467,30 @@ impl Bisect<'_> {
         let err = file.try_clone().map_err(|e| e.to_string())?;
         (self.say)(&format!("bisect: building {short} ({}): {}", t.commit.subject, self.req.build));
         let started = Instant::now();
+        // In a group of its own, stopped whole however the build ends (done, timed out, a
+        // signal, an error, a panic): `sleep 1002 & make` leaves nothing behind.
         let mut child = tokio::process::Command::new("sh")
             .args(["-c", &self.req.build])
             .current_dir(&tree.path)
             .stdin(std::process::Stdio::null())
             .stdout(file)
             .stderr(err)
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("cannot run sh: {e}"))?;
+        let _group = child.id().map(Group);
+        let limit = self.req.build_timeout;
         let status = tokio::select! {
             s = child.wait() => s.map_err(|e| e.to_string())?,
+            () = tokio::time::sleep(limit) => {
+                return Err(format!(
+                    "its build ran past --build-timeout ({}): stopped, and the commit skipped as one that does not \
+                     build (see {})",
+                    results::duration::span(limit),
+                    log.display()
+                ));
+            }
             () = self.signals.stop.cancelled() => return Err("stopped by a signal while building".into()),
         };
         t.build = Some((started.elapsed(), log.clone()));
@@ -559,3 +574,14 @@ pub const MOST_LEVEL_LABS: usize = 10;
 
 /// The p-value the ends must differ by (Welch's test on logarithms) for a series to be chosen.
 pub const CHOICE_P: f64 = 0.01;
+
+/// A build's process group: killed whole when dropped.
+struct Group(u32);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.0) {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}

@@ -150,22 +150,42 @@ pub fn out_dir(out: Option<&Path>, stem: &str, force: bool) -> Result<PathBuf, S
             }
             Ok(dir.to_path_buf())
         }
-        None => {
-            let base = format!("lab-{stem}-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"));
-            let mut dir = PathBuf::from(&base);
-            let mut n = 1;
-            while dir.exists() {
-                n += 1;
-                dir = PathBuf::from(format!("{base}-{n}"));
-            }
-            Ok(dir)
+        None => new_dir(&format!("lab-{stem}-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"))),
+    }
+}
+
+/// A folder made now that no other run has: `base`, else `base-2`, `base-3`... Each is taken by
+/// creating it, so two runs started in the same second (a lab, a bisect) never share one.
+pub fn new_dir(base: &str) -> Result<PathBuf, String> {
+    for n in 1..10_000 {
+        let dir = if n == 1 { PathBuf::from(base) } else { PathBuf::from(format!("{base}-{n}")) };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
         }
     }
+    Err(format!("{base}: 10,000 folders of that name exist already"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_started_together_each_get_a_folder() {
+        let base = std::env::temp_dir().join(format!("loadlab-new-dir-{}", std::process::id()));
+        let base = base.display().to_string();
+        let made: Vec<PathBuf> = std::thread::scope(|s| {
+            let all: Vec<_> = (0..8).map(|_| s.spawn(|| new_dir(&base).unwrap())).collect();
+            all.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let distinct: std::collections::BTreeSet<&PathBuf> = made.iter().collect();
+        assert_eq!(distinct.len(), 8, "{made:?}");
+        for d in &made {
+            std::fs::remove_dir(d).unwrap();
+        }
+    }
 
     #[test]
     fn a_preview_counts_steps_and_time() {

@@ -37,7 +37,7 @@ pub use calibrate::calibrate;
 pub use calibration::Calibration;
 pub use compare::{Changes, Side};
 pub use demo::DemoOptions;
-pub use ending::{conclude, out_dir, preview, ConcludeError, Concluded, Ending, Preview};
+pub use ending::{conclude, new_dir, out_dir, preview, ConcludeError, Concluded, Ending, Preview};
 pub use experiment::{run, Event, LabError, RunOptions, Watcher};
 pub use measure::metric::Metric;
 pub use measure::stats::Comparison;

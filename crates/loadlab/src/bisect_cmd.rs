@@ -1,7 +1,5 @@
 //! `loadlab history bisect`: which commit made it slower.
 
-use std::path::PathBuf;
-
 use crate::cli::HistoryBisectArgs;
 use crate::shutdown::{Second, Shutdown};
 use crate::{bad, Inconclusive};
@@ -26,15 +24,17 @@ pub fn run(a: HistoryBisectArgs) -> anyhow::Result<()> {
             history::ENV
         ))
     })?;
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("bisect-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"))));
+    let out = match a.out.clone() {
+        Some(out) => out,
+        // Unique per run, as a lab's is: two bisects started in the same second never share one.
+        None => lab::new_dir(&format!("bisect-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"))).map_err(bad)?,
+    };
     let request = bisect::Request {
         plan: a.plan,
         good: a.good,
         bad: a.bad,
         build: a.build,
+        build_timeout: a.build_timeout,
         history,
         out: out.clone(),
         merged: a.no_first_parent,

@@ -108,7 +108,7 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 }
 
 /// A duration longer than zero.
-fn positive_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn positive_duration(s: &str) -> Result<Duration, String> {
     match duration(s)? {
         d if d.is_zero() => Err("must be longer than 0".into()),
         d => Ok(d),

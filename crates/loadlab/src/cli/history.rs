@@ -203,6 +203,10 @@ pub struct HistoryBisectArgs {
     /// The build, run with sh in each commit's worktree: `go build -o svc .`, `make`.
     #[arg(long, value_name = "CMD")]
     pub build: String,
+    /// How long a build may take: past it, the build's whole process group is stopped and the
+    /// commit skipped as one that does not build.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::cli::positive_duration)]
+    pub build_timeout: std::time::Duration,
     #[command(flatten)]
     pub at: HistoryAt,
     /// Judge on this metric (default: whichever of p50, p90, p99, target_cpu moved most).

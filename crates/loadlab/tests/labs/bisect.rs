@@ -134,3 +134,90 @@ fn bisect_names_the_commit_that_made_it_slower_skipping_one_that_does_not_build(
     assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head);
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
 }
+
+/// A repository of two commits whose plan needs no build (an embedded origin).
+fn plain_repository(repo: &Path) {
+    std::fs::create_dir_all(repo).unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["config", "user.email", "ci@example.com"]);
+    git(repo, &["config", "user.name", "CI"]);
+    let svc = r#"{"route": "/*", "body": "x", "stages": [{"at": 0, "status": 200, "latency": "2ms"}]}"#;
+    std::fs::write(repo.join("svc.json"), svc).unwrap();
+    std::fs::write(
+        repo.join("plan.toml"),
+        "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 20\nduration = \"1s\"\nwarmup = \"200ms\"\n",
+    )
+    .unwrap();
+    for i in 0..2 {
+        std::fs::write(repo.join("README"), format!("revision {i}\n")).unwrap();
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-q", "-m", &format!("revision {i}")]);
+    }
+}
+
+/// Whether a `sleep SECONDS` still runs (a zombie has no command line).
+fn sleeping(seconds: &str) -> bool {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes()))
+}
+
+#[test]
+fn a_build_is_stopped_whole_on_its_time_limit_and_on_a_signal_and_each_bisect_has_its_own_folder() {
+    let d = tempdir("bisect-builds");
+    let repo = d.join("repo");
+    plain_repository(&repo);
+    let db = d.join("history.db");
+    let bisect = |build: &str, extra: &[&str]| {
+        let mut c = loadlab();
+        c.current_dir(&repo)
+            .args(["history", "bisect", "plan.toml", "--good", "HEAD~1", "--bad", "HEAD", "--build", build])
+            .args(extra)
+            .arg("--history")
+            .arg(&db)
+            .env_remove("LOADLAB_HISTORY");
+        c
+    };
+    // A build that never ends, with a child in the background: stopped at its limit, the commit
+    // skipped as one that does not build (here the good end: exit 1), nothing left running.
+    // Seconds no other test's sleep has: this process's own.
+    let (a, b, c, e) = {
+        let base = 100_000 + 4 * u64::from(std::process::id());
+        (base.to_string(), (base + 1).to_string(), (base + 2).to_string(), (base + 3).to_string())
+    };
+    let out = d.join("timed-out").display().to_string();
+    let build = format!("sleep {a} & sleep {b}; wait");
+    let o = bisect(&build, &["--build-timeout", "2s", "--out", &out]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ran past --build-timeout (2.0s)"), "{}", stderr(&o));
+    assert!(!sleeping(&a) && !sleeping(&b), "a build's process outlived the bisect");
+    // SIGTERM while it builds: 143, and the whole build stopped with it.
+    let out = d.join("stopped").display().to_string();
+    let mut stopped = Watched::spawn(bisect(&format!("sleep {c} & sleep {e}; wait"), &["--out", &out]));
+    stopped.wait_until("the build starts", |_| sleeping(&e));
+    stopped.signal(nix::sys::signal::Signal::SIGTERM);
+    let (code, err) = stopped.finish();
+    assert_eq!(code, Some(143), "{err}");
+    assert!(!sleeping(&c) && !sleeping(&e), "a build's process outlived the bisect: {err}");
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1, "{}", git(&repo, &["worktree", "list"]));
+    // Two bisects started together, each in a folder of its own.
+    let both: Vec<_> = (0..2).map(|_| bisect("echo built; exit 1", &[]).spawn().unwrap()).collect();
+    for mut b in both {
+        assert_eq!(b.wait().unwrap().code(), Some(1));
+    }
+    let folders: Vec<_> = std::fs::read_dir(&repo)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("bisect-"))
+        .collect();
+    assert_eq!(folders.len(), 2, "{folders:?}");
+    for f in folders {
+        let logs = std::fs::read_dir(f.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with("-build.log"));
+        assert_eq!(logs.count(), 1, "each bisect its own build log: {}", f.path().display());
+    }
+}

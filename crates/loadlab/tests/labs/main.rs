@@ -9,6 +9,7 @@ mod calibration;
 mod capacity;
 mod examples;
 mod history;
+mod hostile;
 mod lab;
 mod profile;
 mod stalls;
