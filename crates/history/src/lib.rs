@@ -29,7 +29,7 @@ mod series;
 mod store;
 
 pub use accept::{who_default, Acceptance, MIN_COMMIT};
-pub use admit::Refused;
+pub use admit::{plain, reorders_or_controls, Refused};
 pub use check::{
     check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
 };

@@ -189,13 +189,17 @@ fn changes_json(s: &Series) -> Vec<serde_json::Value> {
 }
 
 pub fn csv(series: &[Series]) -> String {
-    let one_cell =
-        series.windows(2).all(|w| w[0].key.target == w[1].key.target && w[0].key.load_key == w[1].key.load_key);
+    // One load point of one plan on one machine: columns named by metric, as Otava reads them;
+    // else by the whole key, so that no two columns share a name.
+    let one_cell = series.windows(2).all(|w| {
+        let (a, b) = (&w[0].key, &w[1].key);
+        (&a.plan, &a.target, &a.load_key, &a.machine, a.quick) == (&b.plan, &b.target, &b.load_key, &b.machine, b.quick)
+    });
     let column = |s: &Series| {
         if one_cell {
             s.key.metric.clone()
         } else {
-            format!("{} @ {}: {}", s.key.target, s.key.load, s.key.metric)
+            format!("{} on {}", s.key.text(), s.key.machine)
         }
     };
     // By (time, lab): the commit and a cell per series.

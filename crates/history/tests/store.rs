@@ -179,6 +179,12 @@ async fn exercise(mut h: History) {
     let csv = history::csv(&one);
     assert!(csv.starts_with("time,commit,fn:deflate,fn:memcpy,p99,throughput\n"), "{csv}");
     assert_eq!(csv.lines().count(), 16);
+    // Every series: each column named by its whole key, no two alike.
+    let all = history::csv(&history::series(&stored, &history::Query::default(), &s));
+    let header: Vec<&str> = all.lines().next().unwrap().split(',').collect();
+    let distinct: std::collections::BTreeSet<&&str> = header.iter().collect();
+    assert_eq!(distinct.len(), header.len(), "{header:?}");
+    assert!(header[2].starts_with("api / ") && header[2].contains(" on "), "{header:?}");
     let json: serde_json::Value = serde_json::from_str(&history::json(&one, &s)).unwrap();
     assert_eq!(json["series"].as_array().unwrap().len(), 4);
     assert!(history::markdown(&one, &s, &[], true).contains("| 7 |"));

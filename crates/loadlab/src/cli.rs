@@ -108,6 +108,11 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 }
 
 /// A duration longer than zero.
+/// A number that is one: `NaN` and `inf` parse as floats and are refused here.
+pub(crate) fn finite(s: &str) -> Result<f64, String> {
+    s.trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| format!("{s:?} is not a finite number"))
+}
+
 pub(crate) fn positive_duration(s: &str) -> Result<Duration, String> {
     match duration(s)? {
         d if d.is_zero() => Err("must be longer than 0".into()),

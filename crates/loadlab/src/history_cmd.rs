@@ -94,18 +94,36 @@ async fn accept(a: HistoryAcceptArgs) -> anyhow::Result<()> {
     if reason.is_empty() {
         return Err(bad("--reason: say why the change is accepted"));
     }
+    // What an acceptance says is read by every teammate's terminal and page.
+    for (flag, text) in [("--reason", Some(&reason)), ("--by", a.by.as_ref()), ("COMMIT", Some(&commit))] {
+        if text.is_some_and(|t| t.chars().any(history::reorders_or_controls)) {
+            return Err(bad(format!("{flag}: holds a control character")));
+        }
+        if text.is_some_and(|t| t.chars().count() > 1_000) {
+            return Err(bad(format!("{flag}: over 1000 characters")));
+        }
+    }
     if let Some(m) = &a.metric {
         lab::Metric::parse(m).map_err(|e| bad(format!("--metric: {e}")))?;
     }
     let mut h = open_existing(&a.at).await?;
     let labs = h.labs().await.map_err(anyhow::Error::from)?;
-    let known = labs.iter().any(|(_, e)| {
-        e.commit.as_deref().is_some_and(|c| {
-            (c == commit || (commit.chars().count() >= history::MIN_COMMIT && c.starts_with(&commit)))
-                && a.plan.as_deref().is_none_or(|p| p == e.plan)
-        })
-    });
-    if !known {
+    let matching: std::collections::BTreeSet<&str> = labs
+        .iter()
+        .filter(|(_, e)| a.plan.as_deref().is_none_or(|p| p == e.plan))
+        .filter_map(|(_, e)| e.commit.as_deref())
+        .filter(|c| *c == commit || (commit.chars().count() >= history::MIN_COMMIT && c.starts_with(&commit)))
+        .collect();
+    // A prefix of two commits names neither: which one would be accepted is said, not guessed.
+    if matching.len() > 1 && !matching.contains(commit.as_str()) {
+        let shown: Vec<String> = matching.iter().take(10).map(|c| history::plain(c)).collect();
+        return Err(bad(format!(
+            "commit {commit:?} is a prefix of {} commits in the history ({}): give more of it",
+            matching.len(),
+            shown.join(", ")
+        )));
+    }
+    if matching.is_empty() {
         let plan = a.plan.as_deref().map_or_else(String::new, |p| format!(" of plan {p}"));
         return Err(bad(format!(
             "no lab{plan} of commit {commit:?} in the history (a prefix needs {} characters)",

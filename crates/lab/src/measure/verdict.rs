@@ -280,10 +280,12 @@ impl Finding {
 /// `"5%"` as 0.05, `"0.05"` as 0.05.
 pub fn parse_percent(s: &str) -> Option<f64> {
     let s = s.trim();
-    match s.strip_suffix('%') {
+    let v = match s.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
         None => s.parse().ok(),
-    }
+    };
+    // `NaN` and `inf` parse as numbers; no share is either.
+    v.filter(|v: &f64| v.is_finite())
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ pub struct ChangeArgs {
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(2..))]
     pub window: u64,
     /// The t-test's p-value a change must reach.
-    #[arg(long, default_value_t = 0.001)]
+    #[arg(long, default_value_t = 0.001, value_parser = crate::cli::finite)]
     pub max_pvalue: f64,
     /// Changes smaller than this are ignored (e.g. 2%).
     #[arg(long, default_value = "0%", value_parser = super::lab::share)]

@@ -21,6 +21,9 @@ fn forged(from: &Path, to: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
     std::fs::copy(from.join("report.html"), to.join("report.html")).unwrap();
 }
 
+/// A change to a lab.json.
+type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
+
 /// Every latency of every step of `lab` set to `v`.
 fn every_latency(lab: &mut serde_json::Value, v: f64) {
     for s in lab["steps"].as_array_mut().unwrap() {
@@ -61,7 +64,7 @@ fn hostile_labs_cannot_script_the_page_drive_the_terminal_or_switch_the_gate_off
 
     // Refused, each in one line naming the field, nothing of it kept: a control character, an
     // impossible figure, a name past any terminal's width, a known id with other figures.
-    let refusals: [(&str, Box<dyn FnOnce(&mut serde_json::Value)>, &str); 6] = [
+    let refusals: [(&str, Edit, &str); 6] = [
         ("escape", Box::new(|l| l["name"] = "api\u{1b}[2J\u{7}".into()), "plan: holds the control character"),
         ("negative", Box::new(|l| every_latency(l, -1.0)), "numbers.latency.mean: -1 is not a value a lab can measure"),
         ("huge", Box::new(|l| every_latency(l, 1e308)), "is not a value a lab can measure"),
@@ -127,4 +130,33 @@ fn hostile_labs_cannot_script_the_page_drive_the_terminal_or_switch_the_gate_off
     for l in links {
         assert!(Path::new(l).is_file(), "a link leads nowhere: {l}");
     }
+
+    // An acceptance names one commit: a prefix of two is refused with both; what it says is
+    // read by every terminal, so no control character.
+    for (id, commit) in [("a", "abcdef1234"), ("b", "abcdef1299")] {
+        forged(&lab0, &d.join(id), |lab| {
+            lab["id"] = format!("forged-{id}").into();
+            lab["provenance"]["commit"] = commit.into();
+        });
+        let o = run_in(&d, &["history", "add", id, "--history", "h.db"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run_in(&d, &["history", "accept", "abcdef12", "--reason", "on purpose", "--history", "h.db"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a prefix of 2 commits in the history (abcdef1234, abcdef1299)"), "{}", stderr(&o));
+    let o = run_in(&d, &["history", "accept", "abcdef1234", "--reason", "ok\u{1b}[1A", "--history", "h.db"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--reason: holds a control character"), "{}", stderr(&o));
+    // Not a history: an empty file (left as it was), a device behind a symlink (nothing written
+    // beside it); and no NaN where a number is read.
+    std::fs::write(d.join("empty.db"), "").unwrap();
+    std::os::unix::fs::symlink("/dev/null", d.join("null.db")).unwrap();
+    for (db, why) in [("empty.db", "an empty file, not a history"), ("null.db", "not a file (a device or a folder)")] {
+        let o = run_in(&d, &["history", "show", "--history", db]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::metadata(d.join("empty.db")).unwrap().len(), 0);
+    let o = run_in(&d, &["history", "show", "--min-change", "NaN", "--history", "h.db"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
