@@ -365,7 +365,8 @@ impl Bisect<'_> {
     /// levels; none when no series moved beyond its noise.
     async fn choose(&mut self, ends: &[Tried; 2]) -> Result<Option<(Key, String, Levels)>, Failure> {
         let stored = self.stored().await?;
-        let query = Query { plan: self.plan_name.clone(), load: self.req.load.clone(), ..Default::default() };
+        let query =
+            Query { plan: self.plan_name.clone(), load: self.req.load.clone(), off_line: true, ..Default::default() };
         let mut best: Option<(f64, Key, String, Levels)> = None;
         for s in history::series(&stored, &query, &Default::default()) {
             let asked = match &self.req.metric {
@@ -449,7 +450,12 @@ impl Bisect<'_> {
     /// The values of `key`'s series at `hash`, in lab order.
     async fn values(&mut self, hash: &str, key: &Key) -> Result<Vec<f64>, Failure> {
         let stored = self.stored().await?;
-        let query = Query { plan: Some(key.plan.clone()), metric: Some(key.metric.clone()), ..Default::default() };
+        let query = Query {
+            plan: Some(key.plan.clone()),
+            metric: Some(key.metric.clone()),
+            off_line: true,
+            ..Default::default()
+        };
         Ok(history::series(&stored, &query, &Default::default())
             .into_iter()
             .find(|s| s.key == *key)
@@ -510,11 +516,11 @@ impl Bisect<'_> {
         let mut opts = lab::RunOptions::new(out.clone());
         opts.quick = self.req.quick;
         (opts.stop, opts.abort) = (self.signals.stop.clone(), self.signals.abort.clone());
-        let given = lab::Given {
-            commit: Some(t.commit.hash.clone()),
-            branch: self.req.branch.clone(),
-            tags: self.req.tags.clone(),
-        };
+        // Tagged as a bisect's, so that the history keeps its labs of older commits off the
+        // line (`history::on_line`): a bisect cannot rewrite the line it was asked about.
+        let mut tags = self.req.tags.clone();
+        tags.insert(history::BISECT_TAG.to_owned(), format!("{}..{}", self.req.good, self.req.bad));
+        let given = lab::Given { commit: Some(t.commit.hash.clone()), branch: self.req.branch.clone(), tags };
         let folder = tree.path.join(&self.plan_in_repo);
         opts.provenance = Some(lab::Provenance::gather(&given, folder.parent().unwrap_or(&tree.path)));
         let say = self.say;

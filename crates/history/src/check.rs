@@ -188,6 +188,8 @@ pub struct Checked {
     pub gates: Vec<String>,
     pub default_gates: bool,
     pub judged: Vec<Judged>,
+    /// The lab asked for was off its line, and which lab was judged instead.
+    pub off_line: Option<String>,
 }
 
 impl Checked {
@@ -234,10 +236,30 @@ impl<'a> Rules<'a> {
 
 /// Judges the lab `lab_id` of `labs` (and only the labs up to it).
 pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked, CheckError> {
-    let at = labs
+    let asked = labs
         .iter()
         .position(|(id, _)| *id == lab_id)
         .ok_or_else(|| CheckError(format!("no lab {lab_id} in the history")))?;
+    // A lab off its line (a rerun of an old commit, a bisect's) is not the line's newest: the
+    // line's newest lab before it is judged, and the check says so.
+    let on = crate::series::on_line(&labs[..=asked]);
+    let mut at = asked;
+    let mut off_line = None;
+    if !on[asked] {
+        let of = &labs[asked].1;
+        let same_line = |e: &crate::entry::Entry| e.plan == of.plan && e.machine == of.machine;
+        if let Some(j) = (0..asked).rev().find(|&j| on[j] && same_line(&labs[j].1)) {
+            off_line = Some(format!(
+                "lab {lab_id} ({}) is off the line (a rerun of a commit the line has passed, or a bisect's): the \
+                 line's newest lab before it, {} of commit {}, is judged",
+                of.commit.as_deref().map_or("no commit".into(), crate::series::plain),
+                labs[j].0,
+                labs[j].1.commit.as_deref().map_or("no commit".into(), crate::series::plain)
+            ));
+            at = j;
+        }
+    }
+    let lab_id = labs[at].0;
     let (_, lab) = &labs[at];
     let default_gates;
     let gates = match rules.gates {
@@ -292,6 +314,7 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
         gates: gates.iter().map(Gate::text).collect(),
         default_gates: rules.gates.is_empty(),
         judged,
+        off_line,
     })
 }
 

@@ -285,6 +285,9 @@ pub fn check_text(c: &Checked) -> String {
     let mut out = String::new();
     let commit = c.commit.as_deref().map_or_else(|| "no commit".to_owned(), plain);
     let _ = writeln!(out, "history check of {} ({commit}), lab {}:", c.plan, c.path);
+    if let Some(why) = &c.off_line {
+        let _ = writeln!(out, "  {why}");
+    }
     if c.default_gates {
         let _ = writeln!(out, "  gates: {} (the default: --fail-on or [history] fail_on to choose)", c.gates.join(","));
     }

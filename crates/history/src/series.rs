@@ -154,6 +154,47 @@ pub struct Query {
     pub branch: Option<String>,
     /// Put labs of different machines (and loadlab measurements) in one series.
     pub any_machine: bool,
+    /// Every lab, those off the line too ([`on_line`]): what a bisect reads of its own labs.
+    pub off_line: bool,
+}
+
+/// The tag a bisect's labs carry (`good..bad`): labs of commits it chose, off the line.
+pub const BISECT_TAG: &str = "bisect";
+
+/// Whether each lab (in run order) is on its line: for each plan on each machine, the labs of
+/// each new commit as it came, and reruns of the newest. A lab of a commit the line has passed
+/// (a rerun of an old commit) and every lab a bisect ran are kept, and shown where they belong
+/// (bisect.md, `--json`), but are off the line: they cannot move the line's change points or
+/// the verdict on its newest commit.
+pub fn on_line(labs: &[Stored]) -> Vec<bool> {
+    /// Per line (plan, machine): the commits it has held, and its newest.
+    type Line<'a> = (std::collections::HashSet<&'a str>, Option<&'a str>);
+    let mut lines: HashMap<(&str, &str), Line<'_>> = HashMap::new();
+    labs.iter()
+        .map(|(_, e)| {
+            if is_bisects(e) {
+                return false;
+            }
+            let Some(commit) = e.commit.as_deref() else { return true };
+            let (seen, newest) = lines.entry((e.plan.as_str(), e.machine.as_str())).or_default();
+            if *newest == Some(commit) {
+                return true;
+            }
+            if seen.contains(commit) {
+                return false;
+            }
+            seen.insert(commit);
+            *newest = Some(commit);
+            true
+        })
+        .collect()
+}
+
+/// Whether `e` is a lab a bisect ran.
+fn is_bisects(e: &crate::entry::Entry) -> bool {
+    e.tags.contains(BISECT_TAG)
+        && serde_json::from_str::<std::collections::BTreeMap<String, String>>(&e.tags)
+            .is_ok_and(|t| t.contains_key(BISECT_TAG))
 }
 
 impl Query {
@@ -226,7 +267,8 @@ pub fn series_where(
     let mut by_metric: HashMap<(usize, &str), usize> = HashMap::new();
     let mut gathered: Vec<Gathered> = Vec::new();
     let mut shared: Vec<Option<Arc<LabOf>>> = vec![None; labs.len()];
-    for (i, (_, lab)) in labs.iter().enumerate() {
+    let on = if query.off_line { vec![true; labs.len()] } else { on_line(labs) };
+    for (i, (_, lab)) in labs.iter().enumerate().filter(|(i, _)| on[*i]) {
         let (machine, measurement) =
             if query.any_machine { ("any", 0) } else { (lab.machine.as_str(), lab.measurement) };
         for step in lab.steps.iter().filter(|s| s.not_counted.is_none()) {

@@ -207,6 +207,53 @@ fn one_lab_of_impossible_figures_cannot_switch_the_gate_off() {
     }
 }
 
+#[test]
+fn labs_of_older_commits_recorded_later_cannot_rewrite_the_line() {
+    // A line of 14 commits, the 8th 25% slower: the check fails and names c07.
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut labs: Vec<Stored> =
+        (0..14).map(|i| entry(i, &lab(&CPU_BOUND, if i >= 7 { 1.25 } else { 1.0 }, false, &mut rng))).collect();
+    let before = check(&labs, 13);
+    let named = |c: &Checked| {
+        c.judged.iter().filter_map(|j| j.regression.as_ref().and_then(|r| r.commit.clone())).collect::<Vec<_>>()
+    };
+    assert!(
+        before.worse().count() > 0 && named(&before).contains(&"c07".to_owned()),
+        "{}",
+        history::check_text(&before)
+    );
+    let changes = |labs: &[Stored]| -> Vec<(String, Vec<usize>)> {
+        history::series(labs, &history::Query::default(), &Settings::default())
+            .into_iter()
+            .map(|s| (s.key.text(), s.changes.iter().map(|c| c.index).collect()))
+            .collect()
+    };
+    let line = changes(&labs);
+    // Then a bisect's labs (5 of each end, then the commits it halves to) and a rerun of an old
+    // commit, all recorded after the line's newest lab.
+    let ends = [(0, 1.0), (13, 1.25)].into_iter().flat_map(|e| std::iter::repeat_n(e, 5));
+    let tried = [(6, 1.0), (10, 1.25), (8, 1.25), (7, 1.25)];
+    for (n, (commit, work)) in ends.chain(tried).enumerate() {
+        let i = 14 + n;
+        let (id, mut e) = entry(i, &lab(&CPU_BOUND, work, false, &mut rng));
+        e.commit = Some(format!("c{commit:02}"));
+        e.tags = r#"{"bisect":"c00..c13"}"#.into();
+        labs.push((id, e));
+    }
+    let (id, mut rerun) = entry(labs.len(), &lab(&CPU_BOUND, 1.0, false, &mut rng));
+    rerun.commit = Some("c02".into());
+    labs.push((id, rerun));
+    // The line, its change points and the verdict on its newest commit are as they were.
+    assert_eq!(changes(&labs), line);
+    let after = check(&labs, labs.len() - 1);
+    let text = history::check_text(&after);
+    assert!(after.worse().count() > 0 && named(&after).contains(&"c07".to_owned()), "{text}");
+    assert!(text.contains("is off the line") && text.contains("of commit c13, is judged"), "{text}");
+    // A bisect reads its own labs.
+    let all = history::series(&labs, &history::Query { off_line: true, ..Default::default() }, &Settings::default());
+    assert!(all.iter().all(|s| s.points.len() == labs.len()), "every lab when asked");
+}
+
 /// The figures docs/DECISIONS.md quotes (run by hand: about a minute in release).
 #[test]
 #[ignore]

@@ -197,6 +197,7 @@ fn query(s: &SeriesArgs) -> history::Query {
         load: s.load.clone(),
         branch: s.branch.clone(),
         any_machine: s.any_machine,
+        off_line: s.off_line,
     }
 }
 

@@ -67,6 +67,10 @@ pub struct SeriesArgs {
     /// Put labs of different machines (and loadlab measurements) in one series.
     #[arg(long)]
     pub any_machine: bool,
+    /// Every lab, those off the line too: a bisect's, and reruns of commits the line has passed
+    /// (by default a series is its line: each new commit as it came, and reruns of the newest).
+    #[arg(long)]
+    pub off_line: bool,
 }
 
 /// How change points are found (Apache Otava's method and defaults, but for --min-points).

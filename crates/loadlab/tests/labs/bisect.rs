@@ -114,8 +114,15 @@ fn bisect_names_the_commit_that_made_it_slower_skipping_one_that_does_not_build(
     let md = std::fs::read_to_string(d.join("found/bisect.md")).unwrap();
     assert!(md.contains("skipped: its build failed"), "{md}");
     assert!(md.contains(&hashes[6][..10]) && md.contains("**bad**"), "{md}");
-    // Its labs are ordinary labs of the history, recorded with the full hash.
+    // Its labs are labs of the history, recorded with the full hash, and off its line.
     let o = loadlab().args(["history", "show", "--json", "--metric", "p50", "--history"]).arg(&db).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(json["series"].as_array().unwrap().is_empty(), "a bisect's labs are not a line: {json}");
+    let o = loadlab()
+        .args(["history", "show", "--off-line", "--json", "--metric", "p50", "--history"])
+        .arg(&db)
+        .output()
+        .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let commits: Vec<&str> =
         json["series"][0]["points"].as_array().unwrap().iter().filter_map(|p| p["commit"].as_str()).collect();
