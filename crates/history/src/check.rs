@@ -56,6 +56,9 @@ pub enum Outcome {
     Held,
     /// The level has too few labs to tell (or the lab has no counted figure): why.
     TooShort(String),
+    /// A new series still gathering its first level: not judged yet, as planned (a history's
+    /// first merges are not a failure); why, with how many labs it has and needs.
+    NotYet(String),
 }
 
 /// What the lab was held to.
@@ -66,6 +69,9 @@ pub enum HeldTo {
     Spread { labs: usize },
     /// The fixed run-to-run floor (%) as well: the level has too few labs to stand alone.
     Floor { pct: f64 },
+    /// A level of 1 or 2 labs just after a change: its own centre, and the spread of the level
+    /// before it (over this many labs).
+    Borrowed { labs: usize },
 }
 
 /// A confirmed change for the worse the series still carries: its level now against the last
@@ -195,6 +201,32 @@ pub struct Checked {
 impl Checked {
     pub fn worse(&self) -> impl Iterator<Item = &Judged> {
         self.judged.iter().filter(|j| j.outcome == Outcome::Worse)
+    }
+
+    /// The warnings of a check that did not fail, one line each: a lab alone beyond its level (a
+    /// rerun tells), a change past a gate not yet confirmed.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for j in self.judged.iter().filter(|j| j.outcome == Outcome::Held) {
+            if j.alone_beyond {
+                out.push(format!("{} ({}): this lab alone is beyond its level", j.key.text(), j.gate));
+            }
+            if let Some(p) = &j.pending {
+                out.push(format!("{} ({}): a change of {:+.1}% not yet confirmed", j.key.text(), j.gate, p.change_pct));
+            }
+        }
+        out
+    }
+
+    /// The gated series not judged yet (a new history), one line each.
+    pub fn not_yet(&self) -> Vec<String> {
+        self.judged
+            .iter()
+            .filter_map(|j| match &j.outcome {
+                Outcome::NotYet(why) => Some(format!("{} ({}): {why}", j.key.text(), j.gate)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Why some gated series could not tell, one line each.
@@ -398,6 +430,50 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
     };
     if j.regression.is_some() {
         j.outcome = Outcome::Worse;
+    }
+    if level.len() < MIN_LEVEL && since > 0 && !level.is_empty() {
+        // Just after a change (for the better too) or an accepted one: the level before it
+        // lends its spread, so a change shortens no check into "cannot tell".
+        let start = s.level_starts().into_iter().filter(|&i| i < since).max().unwrap_or(0);
+        let mut before: Vec<f64> =
+            s.points[start..since].iter().map(|p| p.value).filter(|v| v.is_finite() && *v > 0.0).collect();
+        if rules.trim {
+            before = without_outliers(&before);
+        }
+        if let Some(donor) = Spread::of(&before) {
+            let n = level.len() as f64;
+            let centre = (level.iter().map(|v| v.ln()).sum::<f64>() / n).exp();
+            j.level_points = level.len();
+            j.level_mean = centre;
+            j.level_std = f64::NAN;
+            j.change_pct = (last.value / centre - 1.0) * 100.0;
+            j.held_to = Some(HeldTo::Borrowed { labs: donor.labs() });
+            j.lab_pvalue = donor.p_beyond_borrowed(&level, last.value, gate.above);
+            j.pvalue = if rules.in_a_row <= 1 { j.lab_pvalue } else { f64::NAN };
+            if let Some(first) = previous.first() {
+                let changes = previous.iter().map(|p| (p.value / centre - 1.0) * 100.0);
+                j.previous_change_pct = if gate.above {
+                    changes.fold(f64::INFINITY, f64::min)
+                } else {
+                    changes.fold(f64::NEG_INFINITY, f64::max)
+                };
+                j.previous_commit = first.commit_text();
+                let p = previous
+                    .iter()
+                    .map(|p| donor.p_beyond_borrowed(&level, p.value, gate.above))
+                    .fold(j.lab_pvalue, f64::max);
+                j.pvalue = p.powi(rules.in_a_row.max(1) as i32);
+            }
+            return j;
+        }
+    }
+    if level.len() < MIN_LEVEL && since == 0 && j.regression.is_none() {
+        let needs = MIN_LEVEL + rules.in_a_row.max(1) - 1;
+        j.outcome = Outcome::NotYet(format!(
+            "lab {} of the {needs} a series needs before its first judgement",
+            s.points.len().min(needs)
+        ));
+        return j;
     }
     if level.len() < MIN_LEVEL {
         if j.regression.is_none() {

@@ -111,6 +111,7 @@ pub fn verdict(j: &Judged) -> String {
         (Outcome::Held, _) if j.alone_beyond => "ok (this lab alone is beyond its level: a warning)".into(),
         (Outcome::Held, _) => "ok".into(),
         (Outcome::TooShort(why), _) => format!("cannot tell: {why}"),
+        (Outcome::NotYet(why), _) => format!("not judged yet: {why}"),
     }
 }
 

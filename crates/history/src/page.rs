@@ -267,7 +267,7 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked], page_dir
             let class = match j.outcome {
                 crate::check::Outcome::Worse => "worse",
                 crate::check::Outcome::Held => "held",
-                crate::check::Outcome::TooShort(_) => "short",
+                crate::check::Outcome::TooShort(_) | crate::check::Outcome::NotYet(_) => "short",
             };
             let _ = writeln!(
                 body,

@@ -301,6 +301,7 @@ pub fn check_text(c: &Checked) -> String {
             (Outcome::Worse, None) => "WORSE".to_owned(),
             (Outcome::Held, _) => "ok".to_owned(),
             (Outcome::TooShort(why), _) => format!("cannot tell: {why}"),
+            (Outcome::NotYet(why), _) => format!("not judged yet: {why}"),
         };
         let metric = &j.key.metric;
         if j.level_mean.is_finite() && j.change_pct.is_finite() {
@@ -308,6 +309,9 @@ pub fn check_text(c: &Checked) -> String {
                 j.level_since.as_deref().map_or_else(|| "the series' start".to_owned(), |c| short(&Some(c.into())));
             let held = match &j.held_to {
                 Some(HeldTo::Spread { labs }) => format!("held to the level's own spread ({labs} labs)"),
+                Some(HeldTo::Borrowed { labs }) => {
+                    format!("held to the spread of the level before it ({labs} labs: this level is new)")
+                }
                 Some(HeldTo::Floor { pct }) => {
                     format!(
                         "held to the fixed floor {pct:.0}% (a spread of its own from {} labs)",
@@ -348,7 +352,8 @@ pub fn check_text(c: &Checked) -> String {
                 show(metric, j.level_std),
                 j.level_points,
                 j.change_pct,
-                j.pvalue
+                // Alone (no run of labs before it yet): the lab's own p.
+                if j.pvalue.is_finite() { j.pvalue } else { j.lab_pvalue }
             );
             if j.alone_beyond {
                 let _ = writeln!(

@@ -78,7 +78,16 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                     }
                 };
                 eprint!("{}", history::check_text(&checked));
-                crate::history_verdict(&checked)
+                if c.json {
+                    let doc = serde_json::json!({
+                        "check": &checked,
+                        "warnings": checked.warnings(),
+                        "not_judged_yet": checked.not_yet(),
+                        "cannot_tell": checked.too_short(),
+                    });
+                    println!("{}", serde_json::to_string_pretty(&doc)?);
+                }
+                crate::history_verdict(&checked, c.strict, c.warning_exit)
             }
             Some(HistoryCommand::Accept(a)) => accept(a).await,
             Some(HistoryCommand::Bisect(_)) => Err(bad("history bisect is run by its own command")),

@@ -289,7 +289,7 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     }
     let Some(checked) = recorded.checked else { return Ok(()) };
     eprint!("{}", history::check_text(&checked));
-    crate::history_verdict(&checked)
+    crate::history_verdict(&checked, false, None)
 }
 
 /// The lab's last lines and its exit: interrupted (130/143), failed (3), inconclusive (4), held.

@@ -40,6 +40,12 @@ pub struct VerdictFailed(pub String);
 #[error("{0}")]
 pub struct Inconclusive(pub String);
 
+/// A check that passed with a warning, when asked to say so by its exit (`--warning-exit N`), so
+/// that a CI job can rerun the lab without reading the text.
+#[derive(Debug, thiserror::Error)]
+#[error("{1}")]
+pub struct Warned(pub u8, pub String);
+
 /// Stopped by a signal (after writing what it had): exit 130 (SIGINT) or 143 (SIGTERM).
 #[derive(Debug, thiserror::Error)]
 #[error("stopped by {}", if *.0 == 143 { "SIGTERM" } else { "SIGINT" })]
@@ -53,8 +59,10 @@ pub fn compare_verdict(o: &lab::Changes) -> anyhow::Result<()> {
     Err(anyhow::Error::new(VerdictFailed(format!("regression beyond --fail-on: {}", o.failed.join("; ")))))
 }
 
-/// A history check's exit: 3 when a gated series is worse, 4 when one is too short to tell.
-pub fn history_verdict(c: &history::Checked) -> anyhow::Result<()> {
+/// A history check's exit: 3 when a gated series is worse, 4 when one is too short to tell (or,
+/// `strict`, not judged yet), `warning_exit` when asked and a series passed with a warning, else
+/// 0 (a new history's series not judged yet included).
+pub fn history_verdict(c: &history::Checked, strict: bool, warning_exit: Option<u8>) -> anyhow::Result<()> {
     let worse: Vec<String> = c.worse().map(|j| format!("{} ({})", j.key.text(), j.gate)).collect();
     if !worse.is_empty() {
         return Err(anyhow::Error::new(VerdictFailed(format!("worse than its history: {}", worse.join("; ")))));
@@ -64,6 +72,21 @@ pub fn history_verdict(c: &history::Checked) -> anyhow::Result<()> {
         // Each is said above; one line here, however many series there are.
         let more = if short.len() > 1 { format!(" (and {} more series)", short.len() - 1) } else { String::new() };
         return Err(anyhow::Error::new(Inconclusive(format!("history too short to tell: {}{more}", short[0]))));
+    }
+    let not_yet = c.not_yet();
+    if let Some(first) = not_yet.first() {
+        let more = if not_yet.len() > 1 { format!(" (and {} more series)", not_yet.len() - 1) } else { String::new() };
+        if strict {
+            return Err(anyhow::Error::new(Inconclusive(format!("not judged yet (--strict): {first}{more}"))));
+        }
+        let _ = writeln!(std::io::stderr(), "loadlab: not judged yet, so not failed: {first}{more}");
+    }
+    let warnings = c.warnings();
+    if let (Some(code), Some(first)) = (warning_exit, warnings.first()) {
+        return Err(anyhow::Error::new(Warned(
+            code,
+            format!("passed with a warning (--warning-exit {code}): {first}"),
+        )));
     }
     Ok(())
 }
@@ -205,6 +228,8 @@ fn main() -> ExitCode {
             {
                 ExitCode::from(4)
             } else if let Some(Interrupted(code)) = e.downcast_ref::<Interrupted>() {
+                ExitCode::from(*code)
+            } else if let Some(Warned(code, _)) = e.downcast_ref::<Warned>() {
                 ExitCode::from(*code)
             } else {
                 ExitCode::from(1)

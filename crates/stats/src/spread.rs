@@ -94,6 +94,29 @@ impl Spread {
     }
 }
 
+impl Spread {
+    /// [`Spread::p_beyond`] for a level of only `level` labs (1 or 2, just after a change),
+    /// with the spread of these labs, the level before it: the lab-to-lab spread of a service's
+    /// logarithms moves much less than its level does. The test is Student's prediction test
+    /// with the level's own mean and count and this spread's deviation and degrees of freedom.
+    pub fn p_beyond_borrowed(&self, level: &[f64], value: f64, up: bool) -> f64 {
+        if level.is_empty() || level.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+            return 1.0;
+        }
+        if !(value.is_finite() && value > 0.0) {
+            return 1.0;
+        }
+        let centre = mean(&logs(level));
+        let d = value.ln() - centre;
+        let d = if up { d } else { -d };
+        if self.sd_log == 0.0 {
+            return if d > 0.0 { 0.0 } else { 1.0 };
+        }
+        let n = level.len() as f64;
+        student(self.values.len()).sf(d / (self.sd_log * (1.0 + 1.0 / n).sqrt()))
+    }
+}
+
 /// Student's t with the degrees of freedom of `labs` values' standard deviation.
 fn student(labs: usize) -> StudentsT {
     StudentsT::new(0.0, 1.0, labs as f64 - 1.0).expect("at least two labs")
@@ -131,6 +154,22 @@ mod tests {
         assert!((s.p_beyond(below, false) - s.p_beyond(2.40, true)).abs() < 1e-12);
         assert!(s.p_beyond(2.40, false) > 0.99);
         assert!(s.replaces_floor() && !Spread::of(&[1.0, 1.1, 1.2, 1.3]).unwrap().replaces_floor());
+    }
+
+    #[test]
+    fn a_short_level_judged_with_the_spread_before_it() {
+        // The level before: 6 labs; the new level: 2 labs at 2.0 and 2.04; a lab at 2.3.
+        // Python: s = statistics.stdev(map(math.log, [2.20, 2.25, 2.18, 2.22, 2.27, 2.21]))
+        //   = 0.0148763; c = (log(2.0) + log(2.04)) / 2; t = (log(2.3) - c) / (s * 1.5 ** 0.5)
+        //   = 7.12748; Student's t survival at 5 degrees of freedom, by Simpson's rule over its
+        //   density from t to 2,000: 4.2179e-4
+        let before = Spread::of(&[2.20, 2.25, 2.18, 2.22, 2.27, 2.21]).unwrap();
+        let p = before.p_beyond_borrowed(&[2.0, 2.04], 2.3, true);
+        assert!((p - 4.2179e-4).abs() < 1e-7, "{p}");
+        // Against a level of its own 6 labs it is the ordinary test.
+        let own = before.p_beyond_borrowed(&before.values, 2.40, true);
+        assert!((own - before.p_beyond(2.40, true)).abs() < 1e-12);
+        assert_eq!(before.p_beyond_borrowed(&[], 2.3, true), 1.0);
     }
 
     #[test]

@@ -89,6 +89,13 @@ impl History {
                 "history {spec}: no such file (a history is created by recording a lab into it)"
             )));
         }
+        // A reader must not write a schema into an empty file meant as something else (a
+        // writer may: another writer may be creating the history this moment).
+        if !is_postgres(spec) && std::fs::metadata(spec).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            return Err(HistoryError(format!(
+                "history {spec}: an empty file, not a history (a history is created by recording a lab into it)"
+            )));
+        }
         History::open(spec).await
     }
 

@@ -21,19 +21,9 @@ pub(super) fn open(path: &std::path::Path) -> Result<Connection, HistoryError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         return Err(HistoryError(format!("no folder {}", dir.display())));
     }
-    // SQLite would open a device (leaving `/dev/null-journal` beside it) and write a schema into
-    // an empty file that was meant as something else: a history is a file SQLite wrote, or none.
-    if let Ok(meta) = std::fs::metadata(path) {
-        if !meta.is_file() {
-            return Err(HistoryError("not a file (a device or a folder), so not a history".into()));
-        }
-        if meta.len() == 0 {
-            return Err(HistoryError(
-                "an empty file, not a history (a history is created by recording a lab into a path that does not \
-                 exist yet)"
-                    .into(),
-            ));
-        }
+    // SQLite would open a device and leave `/dev/null-journal` beside it.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(HistoryError("not a file (a device or a folder), so not a history".into()));
     }
     let c = Connection::open(path).map_err(sqlite_error)?;
     // Another lab may be writing it (two CI jobs on one runner): wait rather than fail, but not

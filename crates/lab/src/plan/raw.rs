@@ -121,7 +121,7 @@ pub(super) struct RawLoad {
     pub(super) repeats: Option<i64>,
     pub(super) pause: Option<String>,
     pub(super) method: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "headers")]
     pub(super) headers: Vec<String>,
     pub(super) body: Option<String>,
     pub(super) body_file: Option<String>,
@@ -138,7 +138,7 @@ pub(super) struct RawVariant {
     pub(super) name: String,
     pub(super) recipe: Option<String>,
     pub(super) method: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "headers")]
     pub(super) headers: Vec<String>,
     pub(super) body: Option<String>,
 }
@@ -184,5 +184,23 @@ pub(super) fn empty_load() -> RawLoad {
         pace_tick: None,
         replay: None,
         speed: None,
+    }
+}
+
+/// A plan's headers: a list of `Name: value` lines, or a table (`{ Accept-Encoding = "gzip" }`),
+/// read as the same lines.
+fn headers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Headers {
+        Lines(Vec<String>),
+        Table(std::collections::BTreeMap<String, String>),
+    }
+    match Headers::deserialize(d) {
+        Ok(Headers::Lines(lines)) => Ok(lines),
+        Ok(Headers::Table(t)) => Ok(t.into_iter().map(|(k, v)| format!("{k}: {v}")).collect()),
+        Err(_) => Err(serde::de::Error::custom(
+            "headers: a list of \"Name: value\" lines, or a table of names and string values",
+        )),
     }
 }

@@ -205,3 +205,14 @@ fn quick_shortens_steps_repeats_and_probes_and_nothing_else() {
     // Already short: left as it is.
     assert_eq!(q.quick().load.duration, QUICK_STEP);
 }
+
+#[test]
+fn headers_are_lines_or_a_table() {
+    let plan =
+        |headers: &str| format!("[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[load]\nrate = 1\nheaders = {headers}\n");
+    let lines = parse(&plan(r#"["Accept-Encoding: gzip", "X-Team: perf"]"#), "plan.toml", Path::new(".")).unwrap();
+    let table = parse(&plan(r#"{ Accept-Encoding = "gzip", X-Team = "perf" }"#), "plan.toml", Path::new(".")).unwrap();
+    assert_eq!(table.load.headers, lines.load.headers);
+    let bad = parse(&plan("{ X-Count = 3 }"), "plan.toml", Path::new(".")).unwrap_err().to_string();
+    assert!(bad.contains("headers: a list of \"Name: value\" lines, or a table"), "{bad}");
+}

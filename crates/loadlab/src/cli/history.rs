@@ -170,6 +170,17 @@ pub struct HistoryCheckArgs {
     /// Judge across machines.
     #[arg(long)]
     pub any_machine: bool,
+    /// The check as JSON on stdout (each series' verdict, value, level, p, what it was held
+    /// to, warnings), beside the text on stderr.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with this code when the check passes with a warning (a lab alone beyond its level,
+    /// a change not yet confirmed), for a CI job to rerun the lab: e.g. 5.
+    #[arg(long, value_name = "CODE", value_parser = clap::value_parser!(u8).range(5..=125))]
+    pub warning_exit: Option<u8>,
+    /// A new series not judged yet (its first labs) exits 4 instead of 0.
+    #[arg(long)]
+    pub strict: bool,
     #[command(flatten)]
     pub changes: ChangeArgs,
 }
