@@ -152,7 +152,9 @@ pub fn side_of(lab: &crate::record::Lab, dir: &Path) -> Result<Side, CompareErro
 /// Two plain results files as one-cell sides (within-run statistics only).
 pub fn load_file(path: &Path) -> Result<Side, CompareError> {
     let files = run_files(path)?;
-    let mut read = (StepConsumer::new(std::time::Duration::ZERO), results::ShardSet::new());
+    // A lab's step file holds its warm-up before the step: left out, as the lab counted it.
+    let mut read =
+        (results::WithoutWarmup::new(StepConsumer::new(std::time::Duration::ZERO)), results::ShardSet::new());
     for file in &files {
         let f = std::fs::File::open(file).map_err(|e| CompareError(format!("{}: {e}", file.display())))?;
         let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());
@@ -160,6 +162,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
         results::feed(&mut reader, &mut read).map_err(|e| CompareError(format!("{}: {e}", file.display())))?;
     }
     let (c, set) = read;
+    let c = c.inner;
     let problems = set.problems();
     if !problems.is_empty() {
         return Err(CompareError(format!(

@@ -38,7 +38,8 @@ pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
         EncodeFormat::Csv => Box::new(CsvExporter::new(out)),
         EncodeFormat::Llr => Box::new(results::LlrWriter::new(out)),
     };
-    feed_all(inputs, &mut to, |_, _| {})?;
+    // A conversion keeps every record, the warm-up too.
+    feed_all(inputs, &mut to, |_, _| {}, true)?;
     to.flush()?;
     Ok(())
 }

@@ -58,19 +58,35 @@ pub fn results_error(e: results::Error) -> anyhow::Error {
 }
 
 /// Feeds every input, in order, into `consumer`, printing damage warnings to stderr. Each
-/// input's name is handed to `each` first (charts name unnamed runs after their file).
+/// input's name is handed to `each` first (charts name unnamed runs after their file). A lab's
+/// step file holds its warm-up before the step: left out, as the lab counted it, and said,
+/// unless `with_warmup`.
 pub fn feed_all<C: Consumer + ?Sized>(
     inputs: Vec<Input>,
     consumer: &mut C,
     mut each: impl FnMut(&mut C, &str),
+    with_warmup: bool,
 ) -> anyhow::Result<()> {
+    let mut counted = results::WithoutWarmup::new(consumer);
     for input in inputs {
-        each(consumer, &input.name);
+        each(&mut *counted.inner, &input.name);
         let mut reader = Reader::new(input.reader, input.name);
-        results::feed(&mut reader, consumer).map_err(results_error)?;
+        if with_warmup {
+            results::feed(&mut reader, &mut *counted.inner).map_err(results_error)?;
+        } else {
+            results::feed(&mut reader, &mut counted).map_err(results_error)?;
+        }
         for w in reader.warnings() {
             eprintln!("loadlab: warning: {w}");
         }
+    }
+    if counted.left_out > 0 {
+        eprintln!(
+            "loadlab: left out the warm-up the step files name ({} requests in the first {}), as the lab counted \
+             them; --with-warmup keeps them",
+            counted.left_out,
+            results::duration::span(std::time::Duration::from_micros(counted.longest_us))
+        );
     }
     Ok(())
 }

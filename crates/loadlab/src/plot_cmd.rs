@@ -32,10 +32,17 @@ pub fn run(a: PlotArgs) -> anyhow::Result<()> {
     };
     let mut read = (ChartBuilder::new(a.title.clone()), results::ShardSet::new());
     // Unnamed runs are named after their file.
-    feed_all(open_inputs(&a.files)?, &mut read, |(b, set), name| {
-        set.source(name);
-        b.source(std::path::Path::new(name).file_name().map_or(name.to_owned(), |n| n.to_string_lossy().into_owned()))
-    })?;
+    feed_all(
+        open_inputs(&a.files)?,
+        &mut read,
+        |(b, set), name| {
+            set.source(name);
+            b.source(
+                std::path::Path::new(name).file_name().map_or(name.to_owned(), |n| n.to_string_lossy().into_owned()),
+            )
+        },
+        a.with_warmup,
+    )?;
     let (builder, set) = read;
     // Drawn all the same (what was read is worth seeing), but said, and exit 4.
     crate::inputs::refuse_twice(&set.problems())?;

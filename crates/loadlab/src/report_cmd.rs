@@ -29,7 +29,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     match a.every {
         None if a.by_step => {
             let mut steps = (results::ByRateStep::new(), ShardSet::new());
-            feed_all(inputs, &mut steps, |c, name| c.1.source(name))?;
+            feed_all(inputs, &mut steps, |c, name| c.1.source(name), a.with_warmup)?;
             let (steps, set) = steps;
             let problems = set.problems();
             refuse_twice(&problems)?;
@@ -46,7 +46,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
         }
         None => {
             let mut m = (Metrics::new(), ShardSet::new());
-            feed_all(inputs, &mut m, |c, name| c.1.source(name))?;
+            feed_all(inputs, &mut m, |c, name| c.1.source(name), a.with_warmup)?;
             let problems = m.1.problems();
             refuse_twice(&problems)?;
             let incomplete = shard_problems(&problems);

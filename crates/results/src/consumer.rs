@@ -68,6 +68,44 @@ pub fn feed<R: Read>(reader: &mut Reader<R>, consumer: &mut (impl Consumer + ?Si
     Ok(())
 }
 
+/// A consumer that leaves out each run's warm-up, as the lab that wrote it counted: the records
+/// scheduled before the header's `warmup` (a lab's step file holds its warm-up and its step
+/// together). What it left out is counted, for a reader to be told.
+pub struct WithoutWarmup<C> {
+    pub inner: C,
+    warmup_us: u64,
+    /// Records left out, and the longest warm-up met (µs).
+    pub left_out: u64,
+    pub longest_us: u64,
+}
+
+impl<C: Consumer> WithoutWarmup<C> {
+    pub fn new(inner: C) -> WithoutWarmup<C> {
+        WithoutWarmup { inner, warmup_us: 0, left_out: 0, longest_us: 0 }
+    }
+}
+
+impl<C: Consumer> Consumer for WithoutWarmup<C> {
+    fn start(&mut self, header: &RunHeader) -> io::Result<()> {
+        self.warmup_us = header.warmup_us();
+        self.longest_us = self.longest_us.max(self.warmup_us);
+        self.inner.start(header)
+    }
+    fn record(&mut self, entry: &Entry<'_>) -> io::Result<()> {
+        if entry.record.scheduled_us < self.warmup_us {
+            self.left_out += 1;
+            return Ok(());
+        }
+        self.inner.record(entry)
+    }
+    fn end(&mut self, end: &RunEnd) -> io::Result<()> {
+        self.inner.end(end)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// A reference or a box forwards every call to what it points at.
 macro_rules! forward_consumer {
     ($($ty:ty),+) => {$(

@@ -26,7 +26,7 @@ mod stall;
 pub mod varint;
 
 pub use codec::{Item, Reader, Writer, BLOCK_RECORDS, MAGIC};
-pub use consumer::{feed, Consumer, Entry, LlrWriter};
+pub use consumer::{feed, Consumer, Entry, LlrWriter, WithoutWarmup};
 pub use error::{Error, ErrorKind};
 pub use follow::{EndFlag, Follow, FOLLOW_IDLE};
 pub use gauges::Gauges;

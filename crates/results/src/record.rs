@@ -72,6 +72,16 @@ impl RunHeader {
         let plan = self.plan();
         crate::LATE_SEND_US + plan.pace_tick_us + plan.pace_window_us
     }
+
+    /// The warm-up a lab's step sent first and did not count (its `warmup` setting), in
+    /// microseconds of the schedule; 0 for a run without one.
+    pub fn warmup_us(&self) -> u64 {
+        self.settings
+            .get("warmup")
+            .and_then(serde_json::Value::as_str)
+            .and_then(|w| crate::duration::parse(w).ok())
+            .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+    }
 }
 
 /// What a run's end says, written with its end marker.

@@ -172,7 +172,8 @@ fn figures(old: &Side, new: &Side) -> Vec<Figure> {
             let read = step.files.iter().all(|file| {
                 let Ok(f) = std::fs::File::open(file) else { return false };
                 let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());
-                results::feed(&mut reader, &mut b).is_ok()
+                // The step without its warm-up, as the table beside it counts it.
+                results::feed(&mut reader, &mut results::WithoutWarmup::new(&mut b)).is_ok()
             });
             fed += usize::from(read);
         }

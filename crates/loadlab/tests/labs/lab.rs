@@ -498,3 +498,37 @@ fn lab_json_reads_back_into_its_types_and_a_changed_layout_is_named() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("without a format number"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_step_file_reads_as_the_lab_counted_it_without_its_warm_up() {
+    let d = tempdir("warmup-files");
+    std::fs::write(
+        d.join("svc.json"),
+        r#"{"route": "/*", "body": "x", "stages": [{"at": 0, "status": 200, "latency": "2ms"}]}"#,
+    )
+    .unwrap();
+    let plan = "name = \"w\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 40\nduration = \"1s\"\nwarmup = \"500ms\"\n";
+    std::fs::write(d.join("plan.toml"), plan).unwrap();
+    let out = d.join("out");
+    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.code().is_some_and(|c| c == 0 || c == 4), "{}", stderr(&o));
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    let step = &lab["steps"][0];
+    let (counted, warmup) = (step["numbers"]["requests"].as_u64().unwrap(), step["warmup_requests"].as_u64().unwrap());
+    assert!(counted > 0 && warmup > 0, "{step}");
+    let file = out.join(step["file"].as_str().unwrap());
+    let report = |extra: &[&str]| {
+        let o = loadlab().args(["report", "--type", "json"]).args(extra).arg(&file).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap(), stderr(&o))
+    };
+    // The same requests as the lab's table, and the same p99 (the same records).
+    let (r, err) = report(&[]);
+    assert_eq!(r["requests"].as_u64(), Some(counted), "{r}");
+    assert!(err.contains(&format!("left out the warm-up the step files name ({warmup} requests")), "{err}");
+    let p99_ms = r["latencies"]["99th"].as_f64().unwrap() / 1e6;
+    let lab_p99 = step["numbers"]["latency"]["p99"].as_f64().unwrap();
+    assert!((p99_ms - lab_p99).abs() <= lab_p99 * 0.01 + 0.01, "report {p99_ms} ms, lab {lab_p99} ms");
+    let (all, _) = report(&["--with-warmup"]);
+    assert_eq!(all["requests"].as_u64(), Some(counted + warmup), "{all}");
+}
