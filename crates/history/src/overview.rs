@@ -178,7 +178,7 @@ pub fn markdown(o: &Overview<'_>) -> String {
             md_cell(&commit)
         );
         for j in &checked.judged {
-            let change = if j.change_pct.is_finite() { format!("{:+.1}%", j.change_pct) } else { "-".into() };
+            let change = j.change_text();
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {change} |",

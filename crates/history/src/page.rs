@@ -263,7 +263,7 @@ pub fn html(series: &[Series], settings: &Settings, checks: &[Checked], page_dir
             let name = position
                 .get(&j.key)
                 .map_or_else(|| esc(&j.key.text()), |i| format!("<a href=\"#s{i}\">{}</a>", esc(&j.key.text())));
-            let change = if j.change_pct.is_finite() { format!("{:+.1}%", j.change_pct) } else { "-".into() };
+            let change = j.change_text();
             let class = match j.outcome {
                 crate::check::Outcome::Worse => "worse",
                 crate::check::Outcome::Held => "held",

@@ -175,6 +175,12 @@ fn a_confirmed_regression_keeps_failing_and_an_improvement_never_does() {
         let carried: Vec<_> = c.judged.iter().filter_map(|j| j.regression.as_ref()).collect();
         assert!(!carried.is_empty(), "lab {at}: {}", history::check_text(&c));
         assert!(carried.iter().all(|r| r.commit.as_deref() == Some("c12")), "{}", history::check_text(&c));
+        // Its row says the regression's size, not the lab against the new level.
+        for j in c.judged.iter().filter(|j| j.regression.is_some()) {
+            let r = j.regression.as_ref().unwrap();
+            assert_eq!(j.change_text(), format!("{:+.1}% (the regression)", r.change_pct));
+            assert!(r.change_pct > 5.0, "{}", history::check_text(&c));
+        }
     }
     let mut rng = StdRng::seed_from_u64(3);
     let faster = history(&CPU_BOUND, 24, 12, 0.90, &mut rng);

@@ -116,6 +116,17 @@ pub struct Judged {
 
 impl Judged {
     /// A series' verdict before (or without) any figure: `outcome`, every number unknown.
+    /// The change a row shows beside the verdict: the regression's size when the series carries
+    /// one (the lab against the new level would read as no change beside WORSE), else the lab's
+    /// change against its level.
+    pub fn change_text(&self) -> String {
+        match &self.regression {
+            Some(r) if r.change_pct.is_finite() => format!("{:+.1}% (the regression)", r.change_pct),
+            _ if self.change_pct.is_finite() => format!("{:+.1}%", self.change_pct),
+            _ => "-".into(),
+        }
+    }
+
     pub(super) fn unjudged(key: Key, gate: &Gate, machine_text: &str, outcome: Outcome) -> Judged {
         Judged {
             key,
