@@ -97,7 +97,14 @@ impl<'a> Overview<'a> {
                 changes.push(Change { series: i, of: s, change: c, state: State::of(s, k) });
             }
         }
-        changes.sort_by_key(|c| std::cmp::Reverse((c.after().started_unix_s, c.after().lab)));
+        // loadlab's own CPU is the generator's health, not the service's: its changes come after
+        // every change of the target, newest first among themselves, and never lead.
+        changes.sort_by_key(|c| {
+            (
+                c.of.key.metric == lab::Metric::GeneratorCpu.name(),
+                std::cmp::Reverse((c.after().started_unix_s, c.after().lab)),
+            )
+        });
         let quiet = series.iter().filter(|s| s.changes.is_empty()).collect();
         Overview { changes, checks, quiet }
     }
