@@ -23,7 +23,14 @@ pub struct StepConsumer {
     pub warmup_connections: u64,
     /// The counted requests by second of the schedule, for intervals within the run.
     pub windows: crate::measure::windows::Windows,
+    /// The target's time alone (latency less lag) of the counted requests, by tenth of a second
+    /// of the schedule, in 1% buckets: what a stalled generator's step is judged by is what the
+    /// target did before the stall (a sparse histogram a slice: bounded however long the step).
+    service_by_slice: std::collections::BTreeMap<u64, std::collections::BTreeMap<u32, u64>>,
 }
+
+/// The slices `StepConsumer::service_by_slice` keeps: a tenth of a second of the schedule.
+const SLICE_US: u64 = 100_000;
 
 impl StepConsumer {
     pub fn new(warmup: std::time::Duration) -> StepConsumer {
@@ -34,6 +41,7 @@ impl StepConsumer {
             warmup_requests: 0,
             warmup_connections: 0,
             windows: Default::default(),
+            service_by_slice: Default::default(),
         }
     }
 
@@ -42,7 +50,64 @@ impl StepConsumer {
     pub fn numbers(&self) -> Numbers {
         let mut n = Numbers::of(&self.counted, &self.ok_latency);
         n.connections += self.warmup_connections;
+        n.service_before_stall = self.service_before_stall();
         n
+    }
+
+    /// The target's time alone on the requests sent before the generator's first stall (of
+    /// [`results::GENERATOR_LAG_P99_US`] or more), less those in flight when it began (their
+    /// answers were read late): after a stall, its catch-up burst queues at the target, and that
+    /// queue is the generator's doing. None without such a stall, or with too little before it.
+    fn service_before_stall(&self) -> Option<Latencies> {
+        let stall = self
+            .counted
+            .stalls
+            .iter()
+            .filter(|s| s.length_us >= results::GENERATOR_LAG_P99_US)
+            .min_by_key(|s| s.at_us)?;
+        // Whole slices that ended before it began.
+        let mut before: std::collections::BTreeMap<u32, u64> = Default::default();
+        for (_, buckets) in self.service_by_slice.range(..stall.at_us / SLICE_US) {
+            for (b, n) in buckets {
+                *before.entry(*b).or_default() += n;
+            }
+        }
+        // The slowest, as many as were ever in flight, may have been answered into the stall.
+        let mut drop = self.counted.peak_in_flight.max(1);
+        while drop > 0 {
+            let Some(mut slowest) = before.last_entry() else { break };
+            let take = drop.min(*slowest.get());
+            *slowest.get_mut() -= take;
+            drop -= take;
+            if *slowest.get() == 0 {
+                slowest.remove();
+            }
+        }
+        let total: u64 = before.values().sum();
+        if total == 0 {
+            return None;
+        }
+        let ms = |b: u32| crate::measure::windows::value_us(b) / 1000.0;
+        let at = |q: f64| {
+            let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+            let mut seen = 0;
+            before
+                .iter()
+                .find(|(_, n)| {
+                    seen += **n;
+                    seen >= rank
+                })
+                .map_or(f64::NAN, |(b, _)| ms(*b))
+        };
+        Some(Latencies {
+            mean: before.iter().map(|(b, n)| ms(*b) * *n as f64).sum::<f64>() / total as f64,
+            p50: at(0.50),
+            p90: at(0.90),
+            p95: at(0.95),
+            p99: at(0.99),
+            p999: at(0.999),
+            max: at(1.0),
+        })
     }
 }
 
@@ -63,6 +128,8 @@ impl Consumer for StepConsumer {
             self.ok_latency.saturating_record(e.record.latency_us.max(1));
         }
         self.windows.add(e.record.scheduled_us - self.warmup_us, e.record.latency_us, ok);
+        let service = crate::measure::windows::bucket(e.record.latency_us.saturating_sub(e.record.lag_us));
+        *self.service_by_slice.entry(e.record.scheduled_us / SLICE_US).or_default().entry(service).or_default() += 1;
         self.counted.record(e)
     }
 
@@ -198,6 +265,10 @@ pub struct Numbers {
     /// the peak in flight per stall) are left out, the slowest first. Its mean is not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_latency: Option<Latencies>,
+    /// After a generator's stall: the target's time alone before it (`StepConsumer`), which
+    /// the target is judged by instead of `service_latency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_before_stall: Option<Latencies>,
 }
 
 /// Requests whose answers a stalled generator may have read late: per stall of 20 ms or more,
@@ -236,6 +307,7 @@ impl Numbers {
             corrected_latency: m.hidden_stall().map(|s| Latencies::of(&s.corrected)),
             accept_waits: m.accept_waits(),
             service_latency: Latencies::of_fastest(&m.service, stalled_in_flight(m)),
+            service_before_stall: None,
         }
     }
 
@@ -340,5 +412,50 @@ mod tests {
         // The same lateness with every worker busy is the target's: it counts against it.
         capped.end(&results::RunEnd { peak_in_flight: 10, ..end }).unwrap();
         assert!(!capped.numbers().generator_limited);
+    }
+
+    #[test]
+    fn after_a_stall_the_target_is_judged_by_what_it_did_before_it() {
+        // 2 ms answers for 2 s; the generator stops 1.5 s; its catch-up burst, sent on time once
+        // it runs again, queues at the target: 300 requests of up to 600 ms.
+        let mut c = StepConsumer::new(std::time::Duration::ZERO);
+        c.start(&RunHeader { start_unix_ns: 1, ..Default::default() }).unwrap();
+        let mut feed = |at_ms: u64, service_ms: u64, lag_ms: u64| {
+            let r = Record {
+                scheduled_us: at_ms * 1000,
+                latency_us: (service_ms + lag_ms) * 1000,
+                lag_us: lag_ms * 1000,
+                status: 200,
+                ..Default::default()
+            };
+            c.record(&Entry { record: &r, target: None, error: None }).unwrap();
+        };
+        for i in 0..400 {
+            feed(i * 5, 2, 0);
+        }
+        for i in 0..300 {
+            feed(2000 + i * 5, 2 + 2 * i, 1500 - i * 5);
+        }
+        for i in 0..200 {
+            feed(3500 + i * 5, 600 - 3 * i, 0);
+        }
+        let stall = results::Stall { at_us: 2_000_000, length_us: 1_500_000, sends: 300 };
+        let end = results::RunEnd {
+            asked_rate: Some(200.0),
+            peak_in_flight: 4,
+            stalls: vec![stall],
+            complete: true,
+            ..Default::default()
+        };
+        c.end(&end).unwrap();
+        let n = c.numbers();
+        let before = n.service_before_stall.clone().expect("the target before the stall");
+        assert!(before.p99 < 2.1 && before.max < 2.1, "{before:?}");
+        let slo = [crate::measure::verdict::Clause::parse("p99", "< 100ms").unwrap()];
+        assert!(n.service_latency.as_ref().unwrap().p99 > 100.0, "the burst's queue is in the service time");
+        assert!(crate::measure::verdict::Clause::broken_at_target(&slo, &n).is_empty(), "not the target's");
+        // A target already slow before the stall is the target's.
+        let slow = Numbers { service_before_stall: Some(Latencies { p99: 600.0, ..before }), ..n };
+        assert_eq!(crate::measure::verdict::Clause::broken_at_target(&slo, &slow).len(), 1);
     }
 }

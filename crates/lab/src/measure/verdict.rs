@@ -144,7 +144,11 @@ impl Clause {
     /// The latency ceilings (`p99 < 100ms`) that the target's own time on the requests sent
     /// breaks: a lower bound of every request's latency, the unsent included.
     pub fn broken_at_target<'a>(clauses: &'a [Clause], n: &Numbers) -> Vec<&'a Clause> {
-        let Some(service) = &n.service_latency else { return Vec::new() };
+        // After a stall of the generator, its catch-up burst queues at the target: the target
+        // is judged by what it did before the stall (none: nothing to blame it for).
+        let stalled = n.stalls.iter().any(|s| s.length_us >= results::GENERATOR_LAG_P99_US);
+        let service = if stalled { &n.service_before_stall } else { &n.service_latency };
+        let Some(service) = service else { return Vec::new() };
         clauses
             .iter()
             .filter(|c| matches!(c.op, Op::Lt | Op::Le))

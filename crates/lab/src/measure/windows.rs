@@ -35,7 +35,7 @@ pub struct Windows {
     counts: BTreeMap<u64, (u64, u64)>,
 }
 
-fn bucket(latency_us: u64) -> u32 {
+pub(crate) fn bucket(latency_us: u64) -> u32 {
     ((latency_us.max(1) as f64).ln() / GROWTH.ln()).round() as u32
 }
 
