@@ -79,14 +79,15 @@ impl Repo {
         Ok(text
             .lines()
             .filter_map(|l| l.split_once('\0'))
-            .map(|(hash, subject)| Commit { hash: hash.to_owned(), subject: subject.to_owned() })
+            .map(|(hash, subject)| Commit { hash: hash.to_owned(), subject: history::plain(subject) })
             .collect())
     }
 
     /// The commit `hash` with its subject.
     pub fn commit(&self, hash: &str) -> Result<Commit, String> {
         let subject = git(&self.root, &["log", "-1", "--format=%s", hash])?;
-        Ok(Commit { hash: hash.to_owned(), subject })
+        // A subject is anyone's words: no control character reaches a terminal.
+        Ok(Commit { hash: hash.to_owned(), subject: history::plain(&subject) })
     }
 
     /// A worktree of `hash` at `path` (detached: no branch is made or moved).

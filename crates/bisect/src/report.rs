@@ -69,16 +69,17 @@ pub fn markdown(r: &Report) -> String {
         r.bad.commit.subject,
         r.range.len(),
         if r.merged { "every commit, topological order" } else { "first-parent line" },
-        r.build,
+        r.build.as_deref().unwrap_or("none"),
         r.labs_run
     );
     if let Some((key, why)) = &r.series {
         let _ = writeln!(out, "Judged on {}: {why}.\n", key.text());
         let _ = writeln!(
             out,
-            "A commit is judged by Wald's sequential test between the two levels (1% error each way), labbed \
+            "A commit is judged by Wald's sequential test between the two levels ({}% error each way), labbed \
              again while its labs cannot tell, at most {} labs; a commit whose build fails, whose target does \
              not start, or whose labs still cannot tell is skipped.\n",
+            crate::judge::ERROR * 100.0,
             crate::judge::MOST_LABS
         );
     }

@@ -22,8 +22,12 @@ pub struct Request {
     pub plan: PathBuf,
     pub good: String,
     pub bad: String,
-    /// Run in each commit's worktree (`sh -c`), in a process group of its own.
-    pub build: String,
+    /// Run in each commit's worktree (`sh -c`), in a process group of its own; none: nothing
+    /// to build (a service run from source).
+    pub build: Option<String>,
+    /// Lab every commit with the working tree's plan (copied into its worktree), not the plan
+    /// the commit holds; a commit that holds none is labbed with it anyway.
+    pub plan_from_working_tree: bool,
     /// How long a build may take before its group is stopped and its commit skipped.
     pub build_timeout: std::time::Duration,
     pub history: String,
@@ -102,7 +106,7 @@ pub struct Report {
     pub ending: Ending,
     pub labs_run: usize,
     pub merged: bool,
-    pub build: String,
+    pub build: Option<String>,
 }
 
 /// Tokens a signal cancels: the first stops after the current step (and ends the bisect), the
@@ -118,6 +122,8 @@ struct Bisect<'a> {
     repo: Repo,
     /// The plan's path inside the repository.
     plan_in_repo: PathBuf,
+    /// The plan in the working tree.
+    working_plan: PathBuf,
     history: History,
     machine: String,
     plan_name: Option<String>,
@@ -167,6 +173,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         req,
         repo: Repo { root },
         plan_in_repo,
+        working_plan: plan.clone(),
         history,
         machine: lab::Machine::here().fingerprint(),
         // The plan's name finds the labs the history holds already (a plan that does not load
@@ -471,12 +478,13 @@ impl Bisect<'_> {
         let log = self.req.out.join(format!("{short}-build.log"));
         let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = file.try_clone().map_err(|e| e.to_string())?;
-        (self.say)(&format!("bisect: building {short} ({}): {}", t.commit.subject, self.req.build));
+        let Some(build) = &self.req.build else { return Ok(tree) };
+        (self.say)(&format!("bisect: building {short} ({}): {build}", t.commit.subject));
         let started = Instant::now();
         // In a group of its own, stopped whole however the build ends (done, timed out, a
         // signal, an error, a panic): `sleep 1002 & make` leaves nothing behind.
         let mut child = tokio::process::Command::new("sh")
-            .args(["-c", &self.req.build])
+            .args(["-c", build])
             .current_dir(&tree.path)
             .stdin(std::process::Stdio::null())
             .stdout(file)
@@ -510,7 +518,23 @@ impl Bisect<'_> {
     /// Runs the plan in `tree` once and records the lab; whether it counted a step, or why it
     /// could not run.
     async fn lab(&mut self, t: &mut Tried, tree: &Worktree) -> Result<bool, String> {
-        let plan = lab::plan::load(&tree.path.join(&self.plan_in_repo)).map_err(|e| e.to_string())?;
+        let in_tree = tree.path.join(&self.plan_in_repo);
+        if self.req.plan_from_working_tree || !in_tree.is_file() {
+            // The plan as it is now, where the commit's own would be, so that its relative paths
+            // (`./svc`, a recipe) are the commit's.
+            if !self.req.plan_from_working_tree {
+                (self.say)(&format!(
+                    "bisect: {} holds no {}: labbed with the working tree's",
+                    t.commit.short(),
+                    self.plan_in_repo.display()
+                ));
+            }
+            if let Some(dir) = in_tree.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
+            std::fs::copy(&self.working_plan, &in_tree).map_err(|e| format!("{}: {e}", in_tree.display()))?;
+        }
+        let plan = lab::plan::load(&in_tree).map_err(|e| e.to_string())?;
         self.plan_name.get_or_insert_with(|| plan.name.clone());
         let out = self.req.out.join(format!("{}-{}", t.commit.short(), t.labs.len() + 1));
         let mut opts = lab::RunOptions::new(out.clone());

@@ -9,8 +9,8 @@ pub fn run(a: HistoryBisectArgs) -> anyhow::Result<()> {
     for t in &a.tags {
         given.add_tag(t).map_err(|e| bad(format!("--tag: {e}")))?;
     }
-    if a.build.trim().is_empty() {
-        return Err(bad("--build: give the command that builds a commit (e.g. 'go build -o svc .')"));
+    if a.build.as_deref().is_some_and(|b| b.trim().is_empty()) {
+        return Err(bad("--build: give the command that builds a commit (e.g. 'go build -o svc .'), or leave it out"));
     }
     if a.max_labs == Some(0) {
         return Err(bad("--max-labs: at least 1"));
@@ -35,6 +35,7 @@ pub fn run(a: HistoryBisectArgs) -> anyhow::Result<()> {
         bad: a.bad,
         build: a.build,
         build_timeout: a.build_timeout,
+        plan_from_working_tree: a.plan_from_working_tree,
         history,
         out: out.clone(),
         merged: a.no_first_parent,

@@ -215,9 +215,14 @@ pub struct HistoryBisectArgs {
     /// A later commit at the bad level.
     #[arg(long)]
     pub bad: String,
-    /// The build, run with sh in each commit's worktree: `go build -o svc .`, `make`.
+    /// The build, run with sh in each commit's worktree: `go build -o svc .`, `make` (none: a
+    /// service that runs from its source).
     #[arg(long, value_name = "CMD")]
-    pub build: String,
+    pub build: Option<String>,
+    /// Lab every commit with the plan as it is in the working tree (copied into each commit's
+    /// worktree); a commit whose tree holds no plan is labbed with it anyway, and says so.
+    #[arg(long)]
+    pub plan_from_working_tree: bool,
     /// How long a build may take: past it, the build's whole process group is stopped and the
     /// commit skipped as one that does not build.
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::cli::positive_duration)]

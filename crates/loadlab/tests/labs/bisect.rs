@@ -142,7 +142,8 @@ fn bisect_names_the_commit_that_made_it_slower_skipping_one_that_does_not_build(
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
 }
 
-/// A repository of two commits whose plan needs no build (an embedded origin).
+/// A repository of two commits whose plan needs no build (an embedded origin); the plan is
+/// committed with the second (a team writes its plan after the commits it bisects).
 fn plain_repository(repo: &Path) {
     std::fs::create_dir_all(repo).unwrap();
     git(repo, &["init", "-q", "-b", "main"]);
@@ -150,12 +151,15 @@ fn plain_repository(repo: &Path) {
     git(repo, &["config", "user.name", "CI"]);
     let svc = r#"{"route": "/*", "body": "x", "stages": [{"at": 0, "status": 200, "latency": "2ms"}]}"#;
     std::fs::write(repo.join("svc.json"), svc).unwrap();
-    std::fs::write(
-        repo.join("plan.toml"),
-        "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 20\nduration = \"1s\"\nwarmup = \"200ms\"\n",
-    )
-    .unwrap();
     for i in 0..2 {
+        if i == 1 {
+            std::fs::write(
+                repo.join("plan.toml"),
+                "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 20\nduration = \"1s\"\n\
+                 warmup = \"200ms\"\n",
+            )
+            .unwrap();
+        }
         std::fs::write(repo.join("README"), format!("revision {i}\n")).unwrap();
         git(repo, &["add", "-A"]);
         git(repo, &["commit", "-q", "-m", &format!("revision {i}")]);
@@ -227,4 +231,19 @@ fn a_build_is_stopped_whole_on_its_time_limit_and_on_a_signal_and_each_bisect_ha
             .filter(|e| e.file_name().to_string_lossy().ends_with("-build.log"));
         assert_eq!(logs.count(), 1, "each bisect its own build log: {}", f.path().display());
     }
+    // Nothing to build, and a good end committed before the plan: labbed with the working
+    // tree's plan, said; the two ends are one service, so no difference (exit 4), no error.
+    let o = loadlab()
+        .current_dir(&repo)
+        .args(["history", "bisect", "plan.toml", "--good", "HEAD~1", "--bad", "HEAD", "--out"])
+        .arg(d.join("no-build"))
+        .arg("--history")
+        .arg(&db)
+        .env_remove("LOADLAB_HISTORY")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("holds no plan.toml: labbed with the working tree's"), "{err}");
+    assert!(!err.contains("bisect: building"), "{err}");
 }
