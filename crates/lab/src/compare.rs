@@ -269,6 +269,10 @@ pub struct Changes {
     pub gates: Vec<Gate>,
     /// The gate lines broken, with the row that broke each.
     pub failed: Vec<String>,
+    /// Gates that could not be judged on some cell (a CPU figure with one run a side and no
+    /// calibration has no spread to test against), one line each: not a pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_judged: Vec<String>,
     /// Where the CPU per request moved, in cells profiled on both sides ([`with_profiles`]).
     pub profiles: Vec<profile::diff::Differential>,
     /// Profiles that could not be compared, one line each.
@@ -332,7 +336,11 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
     let note = if c.significant && within {
         Some(format!("within the {threshold_pct}% threshold"))
     } else if verdict == Change::Same && metric.is_sampled() && (a.len() < 2 || b.len() < 2) && spread.is_none() {
-        Some("CPU is sampled once a second: set repeats >= 3 to compare it".into())
+        Some(
+            "CPU is read once a step, from its processes' CPU clocks: one run a side has no spread to test it \
+             against; set repeats >= 3, or give a calibration, to compare it"
+                .into(),
+        )
     } else {
         c.note.clone()
     };
@@ -414,6 +422,24 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
         })
         .collect();
     let failed = gate_failures(&gates, &rows);
+    // A gate on a row with no test (CPU at one run a side) is said, not passed.
+    let not_judged = gates
+        .iter()
+        .flat_map(|g| {
+            rows.iter()
+                .filter(|r| r.metric == g.metric && r.p.is_none())
+                .map(|r| {
+                    format!(
+                        "{}: {} at {}: NOT JUDGED ({})",
+                        g.text(),
+                        r.target,
+                        r.load,
+                        r.note.clone().unwrap_or_default()
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
     Changes {
         old: old.name.clone(),
         new: new.name.clone(),
@@ -427,6 +453,7 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
         excluded,
         gates,
         failed,
+        not_judged,
         profiles: Vec::new(),
         profile_problems: Vec::new(),
     }

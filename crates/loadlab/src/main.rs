@@ -51,12 +51,19 @@ pub struct Warned(pub u8, pub String);
 #[error("stopped by {}", if *.0 == 143 { "SIGTERM" } else { "SIGINT" })]
 pub struct Interrupted(pub u8);
 
-/// A comparison's exit: 3 when a `--fail-on` gate broke.
+/// A comparison's exit: 3 when a `--fail-on` gate broke, 4 when one could not be judged on some cell.
 pub fn compare_verdict(o: &lab::Changes) -> anyhow::Result<()> {
-    if o.failed.is_empty() {
-        return Ok(());
+    if !o.failed.is_empty() {
+        return Err(anyhow::Error::new(VerdictFailed(format!("regression beyond --fail-on: {}", o.failed.join("; ")))));
     }
-    Err(anyhow::Error::new(VerdictFailed(format!("regression beyond --fail-on: {}", o.failed.join("; ")))))
+    match o.not_judged.first() {
+        // A gate that could not be judged is not a pass: exit 4, as any verdict not reached.
+        Some(first) => Err(anyhow::Error::new(Inconclusive(format!(
+            "a --fail-on gate could not be judged: {first}{}",
+            if o.not_judged.len() > 1 { format!(" (and {} more)", o.not_judged.len() - 1) } else { String::new() }
+        )))),
+        None => Ok(()),
+    }
 }
 
 /// A history check's exit: 3 when a gated series is worse, 4 when one is too short to tell (or,

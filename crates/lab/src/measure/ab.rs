@@ -100,7 +100,7 @@ pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<Found<
 }
 
 /// A comparison held to the spread measured between labs of this service. CPU per request with
-/// one repeat a side has no test of its own (it is sampled once a second): the spread is its test.
+/// one repeat a side has no test of its own (it is read once a step): the spread is its test.
 fn held_to_spread(metric: Metric, mut c: Comparison, found: Found<'_>) -> Comparison {
     let s = found.spread();
     let p = s.p(c.ratio);

@@ -74,6 +74,9 @@ pub fn text(o: &Changes) -> String {
     for f in &o.failed {
         let _ = writeln!(s, "FAILED {f}");
     }
+    for n in &o.not_judged {
+        let _ = writeln!(s, "{n}");
+    }
     s
 }
 
@@ -104,6 +107,12 @@ pub fn markdown(o: &Changes, charts: &[(String, String)]) -> String {
         );
         for f in &o.failed {
             let _ = writeln!(md, "- {f}");
+        }
+        let _ = writeln!(md);
+    } else if !o.not_judged.is_empty() {
+        let _ = writeln!(md, "**Not judged**:\n");
+        for n in &o.not_judged {
+            let _ = writeln!(md, "- {n}");
         }
         let _ = writeln!(md);
     } else if !o.gates.is_empty() {

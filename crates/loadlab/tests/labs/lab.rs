@@ -422,6 +422,20 @@ fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as
     // The same lab against a rerun of itself: its gate holds, exit 0, and nothing moved far.
     let o = loadlab().args(["lab", "compare"]).arg(&old).arg(&rerun).args(["--fail-on", "p50>+10%"]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    // A CPU gate with one run a side has nothing to test against: said, and not a pass (exit 4).
+    let o = loadlab()
+        .args(["lab", "compare"])
+        .arg(&old)
+        .arg(&rerun)
+        .args(["--fail-on", "generator_cpu>+50%"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(4), "{table}{}", stderr(&o));
+    assert!(
+        table.contains("generator_cpu>+50%: svc at 50 req/s, http1: NOT JUDGED (CPU is read once a step"),
+        "{table}"
+    );
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(rerun.join("compare.json")).unwrap()).unwrap();
     // (The tail is left out: a p99 of 200 requests is about their second-slowest, and a busy
     // machine moves it by a third between two runs of one build; the gate is on p50. On a quiet
