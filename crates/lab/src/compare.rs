@@ -106,7 +106,14 @@ pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
 /// left out by the lab's own rule (the step's `down` and `uncounted`).
 pub fn side_of(lab: &crate::record::Lab, dir: &Path) -> Result<Side, CompareError> {
     let bad = |what: String| CompareError(format!("{}: lab.json: {what}", dir.display()));
-    let name = if lab.name.is_empty() { dir.display().to_string() } else { lab.name.clone() };
+    // Named so that two labs of one plan can be told apart: plan, folder, commit, start.
+    let commit = lab.provenance.as_ref().and_then(|p| p.commit.as_deref()).map_or_else(String::new, |c| {
+        format!(", commit {}", c.chars().take(10).filter(|c| !c.is_control()).collect::<String>())
+    });
+    let when = chrono::DateTime::from_timestamp(i64::try_from(lab.started_unix_s).unwrap_or(0), 0)
+        .map_or_else(String::new, |t| format!(", {}", t.format("%Y-%m-%d %H:%M")));
+    let plan = if lab.name.is_empty() { "lab".to_owned() } else { lab.name.clone() };
+    let name = format!("{plan} ({}{commit}{when})", dir.display());
     let machine = lab.provenance.as_ref().map(|p| p.machine.clone());
     let mut side = Side { name, cells: BTreeMap::new(), machine };
     for s in &lab.steps {

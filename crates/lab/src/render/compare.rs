@@ -177,7 +177,12 @@ fn figures(old: &Side, new: &Side) -> Vec<Figure> {
         let mut fed = 0;
         for (side, c) in [("old", o), ("new", n)] {
             let Some(step) = c.steps.first().filter(|s| !s.files.is_empty()) else { continue };
-            b.source(format!("{side} {}", step.id));
+            // The side's lab folder too: both sides' steps have the same id.
+            let folder = step.files[0]
+                .parent()
+                .and_then(Path::parent)
+                .map_or_else(String::new, |f| format!(" ({})", f.display()));
+            b.source(format!("{side}{folder} {}", step.id));
             let read = step.files.iter().all(|file| {
                 let Ok(f) = std::fs::File::open(file) else { return false };
                 let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());

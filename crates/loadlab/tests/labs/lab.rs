@@ -417,6 +417,9 @@ fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as
     assert_eq!(throughput["verdict"], "same", "{throughput}");
     let md = std::fs::read_to_string(new.join("compare.md")).unwrap();
     assert!(md.contains("**Failed the gate**") && md.contains("(charts/compare-1.png)"), "{md}");
+    // The two sides, one plan, told apart by their folders (and commit and start, when known).
+    let (old_dir, new_dir) = (old.display().to_string(), new.display().to_string());
+    assert!(md.contains(&format!("Old: `svc ({old_dir}")) && md.contains(&format!("New: `svc ({new_dir}")), "{md}");
     let html = std::fs::read_to_string(new.join("compare.html")).unwrap();
     assert!(html.contains("<figure class=\"chart\"><svg") && !html.contains("charts/compare-1.png"), "self-contained");
     // The same lab against a rerun of itself: its gate holds, exit 0, and nothing moved far.
