@@ -124,3 +124,38 @@ fn every_example_plan_runs_quick_with_its_verdict() {
     assert!(c["breaks_at"].as_f64().is_some_and(|b| b <= 64.0), "{c}");
     assert!(lab["steps"].as_array().unwrap().iter().all(|s| s["numbers"]["requests"].as_u64() > Some(20)));
 }
+
+#[test]
+fn the_ci_recipe_records_judges_and_leaves_a_summary() {
+    // examples/008-in-ci/record.sh as a CI job runs it, for two merges into a new history: not
+    // judged yet, exit 0 (4 only when a busy machine kept the lab from counting, said), and
+    // history.md left for the job's summary.
+    let dir = std::env::temp_dir().join(format!("loadlab-example-ci-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["record.sh", "plan.toml", "svc.json"] {
+        std::fs::copy(examples().join("008-in-ci").join(f), dir.join(f)).unwrap();
+    }
+    let bin = Path::new(env!("CARGO_BIN_EXE_loadlab")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    for merge in ["c1", "c2"] {
+        let o = Command::new("bash")
+            .arg("record.sh")
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env("LOADLAB_HISTORY", dir.join("history.db"))
+            .env("GITHUB_SHA", merge)
+            .env("GITHUB_REF_NAME", "main")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        match o.status.code() {
+            Some(0) => assert!(err.contains("not judged yet: lab"), "{merge}: {err}"),
+            Some(4) => assert!(err.contains("generator-limited") || err.contains("busy"), "{merge}: {err}"),
+            other => panic!("{merge}: exit {other:?}: {err}"),
+        }
+        let md = std::fs::read_to_string(dir.join("history/history.md")).unwrap();
+        assert!(md.contains("# History"), "{md}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
