@@ -61,8 +61,15 @@ impl Metrics {
             Some(n) if n > 0 => format!(": its listen queue overflowed ({n} times, the kernel's ListenOverflows)"),
             _ => " (a SYN retransmitted: a full accept queue, or packets lost)".to_owned(),
         };
+        // The waits are the attack's, warm-up included: when no counted request took as long,
+        // none of them held one, and the latency says nothing of them.
+        let held = if self.latency_max_us >= self.connect_max_us {
+            "; their requests' latency includes it"
+        } else {
+            "; no counted request waited for it (the waits were in the warm-up, or held no request counted)"
+        };
         Some(format!(
-            "{} connection{} waited up to {:.1} s for the target to accept{why}; their requests' latency includes it",
+            "{} connection{} waited up to {:.1} s for the target to accept{why}{held}",
             self.slow_connects,
             if self.slow_connects == 1 { "" } else { "s" },
             self.connect_max_us as f64 / 1e6
@@ -117,6 +124,18 @@ impl Metrics {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn accept_waits_say_whether_a_counted_request_held_one() {
+        let mut m = Metrics::new();
+        (m.slow_connects, m.connect_max_us, m.listen_overflows) = (3, 1_000_000, Some(0));
+        m.latency_max_us = 3_600;
+        let w = m.accept_waits().unwrap();
+        assert!(w.starts_with("3 connections waited up to 1.0 s") && w.contains("no counted request waited"), "{w}");
+        m.latency_max_us = 1_200_000;
+        assert!(m.accept_waits().unwrap().ends_with("their requests' latency includes it"));
+        assert_eq!(Metrics::new().accept_waits(), None);
+    }
     use crate::consumer::Consumer;
     use crate::record::{Record, RunHeader};
     use crate::{Metrics, RunPlan};
