@@ -297,6 +297,11 @@ pub fn check_text(c: &Checked) -> String {
     for j in &c.judged {
         let verdict = match (&j.outcome, &j.regression) {
             (Outcome::Worse, Some(_)) if j.past_level => "WORSE (and a regression not accepted)".to_owned(),
+            (Outcome::Worse, _) if j.alone_far => format!(
+                "WORSE (this lab alone: over {}x the gate's threshold at p <= {:.0e} over the gated series)",
+                crate::check::ALONE_TIMES,
+                crate::check::ALONE_P
+            ),
             (Outcome::Worse, Some(_)) => "WORSE (a regression not accepted)".to_owned(),
             (Outcome::Worse, None) => "WORSE".to_owned(),
             (Outcome::Held, _) => "ok".to_owned(),
@@ -355,7 +360,7 @@ pub fn check_text(c: &Checked) -> String {
                 // Alone (no run of labs before it yet): the lab's own p.
                 if j.pvalue.is_finite() { j.pvalue } else { j.lab_pvalue }
             );
-            if j.alone_beyond {
+            if j.alone_beyond && !j.alone_far {
                 let _ = writeln!(
                     out,
                     "    warning: this lab is beyond its level (p = {:.2e}); {} labs in a row beyond it fail the gate \
@@ -421,11 +426,14 @@ pub fn check_text(c: &Checked) -> String {
          logarithms, Holm-corrected over {} gated series at a family-wise {}%, held to the level's own spread from {} \
          labs and to the fixed run-to-run floor below that; \
          and the level against the last accepted one (a confirmed change for the worse fails until `history accept`). \
-         A change must also pass the gate's threshold",
+         A change must also pass the gate's threshold; a lab alone fails when its change is over {}x the \
+         threshold at p <= {:.0e} (Bonferroni over the gated series)",
         crate::check::IN_A_ROW - 1,
         c.judged.iter().filter(|j| j.pvalue.is_finite()).count(),
         LEVEL * 100.0,
-        stats::spread::REPLACES_FLOOR
+        stats::spread::REPLACES_FLOOR,
+        crate::check::ALONE_TIMES,
+        crate::check::ALONE_P
     );
     out
 }

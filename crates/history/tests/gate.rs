@@ -91,6 +91,8 @@ fn check(labs: &[Stored], at: usize) -> Checked {
     // IN_A_ROW and TRIM try other rules in `figures`.
     rules.in_a_row = std::env::var("IN_A_ROW").map_or(rules.in_a_row, |v| v.parse().unwrap());
     rules.trim = std::env::var("TRIM").map_or(rules.trim, |v| v == "1");
+    // ALONE=0: without the rule that fails a lab alone far past its gate.
+    rules.alone = std::env::var("ALONE").map_or(rules.alone, |v| v != "0");
     history::check(&labs[..=at], labs[at].0, &rules).unwrap()
 }
 
@@ -262,6 +264,24 @@ fn labs_of_older_commits_recorded_later_cannot_rewrite_the_line() {
     // A bisect reads its own labs.
     let all = history::series(&labs, &history::Query { off_line: true, ..Default::default() }, &Settings::default());
     assert!(all.iter().all(|s| s.points.len() == labs.len()), "every lab when asked");
+}
+
+#[test]
+fn a_change_far_past_its_gate_on_strong_evidence_fails_on_its_first_lab() {
+    let steady = Service { name: "steady (1%)", p50_sd: 0.01, p99_sd: 0.05, cpu_sd: 0.01, ..CPU_BOUND };
+    let mut rng = StdRng::seed_from_u64(21);
+    let mut labs: Vec<Stored> = (0..12).map(|i| entry(i, &lab(&steady, 1.0, false, &mut rng))).collect();
+    // +10%: past the +5% gate but not 4 times it: a warning, as before.
+    labs.push(entry(12, &lab(&steady, 1.10, false, &mut rng)));
+    let c = check(&labs, 12);
+    assert_eq!(c.worse().count(), 0, "{}", history::check_text(&c));
+    // +30% on the next: over 4 times the gate at p far below 1e-9: red on this lab.
+    labs.pop();
+    labs.push(entry(12, &lab(&steady, 1.30, false, &mut rng)));
+    let c = check(&labs, 12);
+    let text = history::check_text(&c);
+    assert!(c.judged.iter().any(|j| j.alone_far && j.outcome == history::Outcome::Worse), "{text}");
+    assert!(text.contains("WORSE (this lab alone: over 4x the gate's threshold"), "{text}");
 }
 
 /// The figures docs/DECISIONS.md quotes (run by hand: about a minute in release).

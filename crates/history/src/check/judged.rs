@@ -83,6 +83,9 @@ pub struct Judged {
     /// cannot be 0: a history written around its checks): one such lab cannot switch off the
     /// gate.
     pub level_unratioed: usize,
+    /// Failed alone: its change [`super::ALONE_TIMES`] the gate's threshold at p at most
+    /// [`super::ALONE_P`].
+    pub alone_far: bool,
     /// Where the level began: the commit of its first lab (none: the series' start).
     pub level_since: Option<String>,
     pub change_pct: f64,
@@ -138,6 +141,7 @@ impl Judged {
             level_points: 0,
             level_outliers: 0,
             level_unratioed: 0,
+            alone_far: false,
             level_since: None,
             change_pct: f64::NAN,
             held_to: None,
@@ -230,12 +234,14 @@ pub struct Rules<'a> {
     pub in_a_row: usize,
     /// Leave a level's outliers out of its spread ([`TRIM`]).
     pub trim: bool,
+    /// A lab alone fails far past its gate on very strong evidence ([`super::ALONE_TIMES`]).
+    pub alone: bool,
 }
 
 impl<'a> Rules<'a> {
     /// The gate as `history check` runs it: these gates (none: the default), change points by
     /// `settings`, these acceptances, one machine's series.
     pub fn new(gates: &'a [Gate], settings: &'a Settings, accepted: &'a [Acceptance]) -> Rules<'a> {
-        Rules { gates, settings, accepted, any_machine: false, in_a_row: IN_A_ROW, trim: TRIM }
+        Rules { gates, settings, accepted, any_machine: false, in_a_row: IN_A_ROW, trim: TRIM, alone: true }
     }
 }

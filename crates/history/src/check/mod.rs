@@ -44,6 +44,13 @@ pub const IN_A_ROW: usize = 3;
 /// Whether levels leave their outliers out by default.
 pub const TRIM: bool = true;
 
+/// A lab alone fails its gate when its change is this many times the gate's threshold and its
+/// p-value at most [`ALONE_P`] over the gated series (Bonferroni): a change far past its gate on
+/// very strong evidence is red on the lab that brought it, not two labs later (docs/DECISIONS.md
+/// for what it costs in false alarms).
+pub const ALONE_TIMES: f64 = 4.0;
+pub const ALONE_P: f64 = 1e-9;
+
 mod judged;
 pub use judged::{CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules};
 
@@ -118,7 +125,7 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
             }
         }
     }
-    holm(&mut judged, gates);
+    holm(&mut judged, gates, rules.alone);
     Ok(Checked {
         lab: lab_id,
         plan: lab.plan.clone(),
@@ -383,7 +390,7 @@ fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String
 /// p-value passes and both its lab and the one before are past its gate's threshold (and, for a
 /// short level, past the fixed floor). A lab beyond its level at `LEVEL / m` without such a run
 /// is a warning.
-fn holm(judged: &mut [Judged], gates: &[Gate]) {
+fn holm(judged: &mut [Judged], gates: &[Gate], alone: bool) {
     let p: Vec<f64> = judged.iter().map(|j| if j.pvalue.is_finite() { j.pvalue } else { f64::NAN }).collect();
     let stands = stats::holm(&p, LEVEL);
     let m = p.iter().filter(|x| !x.is_nan()).count();
@@ -407,5 +414,15 @@ fn holm(judged: &mut [Judged], gates: &[Gate]) {
     }
     for j in judged.iter_mut().filter(|j| !j.past_level && j.lab_pvalue.is_finite()) {
         j.alone_beyond = j.lab_pvalue <= LEVEL / m.max(1) as f64 && past(j, j.change_pct);
+    }
+    let m_alone = judged.iter().filter(|j| j.lab_pvalue.is_finite()).count().max(1);
+    for j in judged.iter_mut().filter(|j| alone && j.alone_beyond && j.outcome == Outcome::Held) {
+        let far = gates.iter().find(|g| g.text() == j.gate).is_some_and(|g| {
+            Gate { limit_pct: g.limit_pct * ALONE_TIMES, ..g.clone() }.passed_by(1.0 + j.change_pct / 100.0)
+        });
+        if far && j.lab_pvalue <= ALONE_P / m_alone as f64 {
+            j.outcome = Outcome::Worse;
+            j.alone_far = true;
+        }
     }
 }
