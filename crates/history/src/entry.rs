@@ -68,9 +68,6 @@ impl Entry {
                 name(&format!("tags.{}", plain(k)), &format!("{k}{v}"), MAX_NAME)?;
             }
         }
-        if e.plan.trim().is_empty() {
-            return Err(Refused("plan: no name".into()));
-        }
         let mut ids = std::collections::HashSet::new();
         for (i, s) in e.steps.iter().enumerate() {
             let at = |field: &str| format!("steps[{i}].{field}");
