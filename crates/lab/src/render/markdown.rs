@@ -307,10 +307,13 @@ fn med(c: &Cell, metric: Metric) -> f64 {
     c.metrics.get(&metric).map_or(f64::NAN, |s| s.median)
 }
 
-/// `107.3ms [105.1, 109.6]`: the median and the 95% interval of the mean.
+/// `107.3ms [105.1, 109.6]`: the median and the 95% interval of the mean. The interval comes
+/// from the run's windows and the figure from the whole step, so a rate of 50.2/s could sit
+/// beside [50.0, 50.0]: the interval shown always holds the figure beside it.
 fn cell_text(metric: Metric, s: &Estimate) -> String {
     match s.ci {
         Some((lo, hi)) => {
+            let (lo, hi) = if s.median.is_finite() { (lo.min(s.median), hi.max(s.median)) } else { (lo, hi) };
             format!("{} [{}, {}]", metric.show(s.median), trim(metric.show(lo)), trim(metric.show(hi)))
         }
         _ => metric.show(s.median),
@@ -542,6 +545,13 @@ fn secs(s: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_figure_is_always_inside_the_interval_beside_it() {
+        let basis = crate::measure::stats::Basis::WithinRun;
+        let e = Estimate { n: 1, median: 50.2, mean: 50.2, ci: Some((50.0, 50.0)), basis };
+        assert_eq!(super::cell_text(Metric::Rps, &e), "50.2/s [50.0, 50.2]");
+    }
     use super::*;
     use crate::measure::verdict::Finding;
     use crate::outcome::{HypothesisPoint, HypothesisResult};
