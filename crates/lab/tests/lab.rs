@@ -143,7 +143,15 @@ precision = "10%"
 probe = "2s"
 "#,
     );
-    let lab = run(&d.join("plan.toml"), &d.join("out")).await;
+    // A search the generator could not carry (a busy machine: a probe's sends late) answers
+    // nothing about the origin: it is run again, up to three times in all.
+    let mut lab = run(&d.join("plan.toml"), &d.join("out")).await;
+    for again in 2..=3 {
+        if lab.capacity[0].generator_limited_at.is_none() {
+            break;
+        }
+        lab = run(&d.join("plan.toml"), &d.join(format!("out-{again}"))).await;
+    }
     assert!(lab.steps.is_empty());
     let c = &lab.capacity[0];
     let (Some(lo), Some(hi)) = (c.holds_up_to, c.breaks_at) else { panic!("a rate held and one broke: {c:?}") };
