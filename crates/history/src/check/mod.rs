@@ -256,7 +256,8 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         }
     }
     if level.len() < MIN_LEVEL && since == 0 && j.regression.is_none() {
-        let needs = MIN_LEVEL + rules.in_a_row.max(1) - 1;
+        // A level of MIN_LEVEL labs, then the run judged against it.
+        let needs = MIN_LEVEL + rules.in_a_row.max(1);
         j.outcome = Outcome::NotYet(format!(
             "lab {} of the {needs} a series needs before its first judgement",
             s.points.len().min(needs)

@@ -40,7 +40,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     // judged yet, and that is not a failure (a history's first merges are not red).
     let (first, code, err) = recorded_lab(&d.join("lab0"), &db, "10ms", "c0", Some("p50>+5%"));
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("recorded lab 1 in") && err.contains("not judged yet: lab 1 of the 5"), "{err}");
+    assert!(err.contains("recorded lab 1 in") && err.contains("not judged yet: lab 1 of the 6"), "{err}");
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(first.join("lab.json")).unwrap()).unwrap();
     let p = &json["provenance"];
     assert_eq!((p["commit"].as_str(), p["branch"].as_str()), (Some("c0"), Some("main")), "{p}");
