@@ -359,8 +359,25 @@ fn origin_lab(dir: &Path, latency: &str, load: &str, code: i32) -> PathBuf {
     std::fs::write(dir.join("svc.json"), svc).unwrap();
     let plan = format!("name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\n{load}");
     std::fs::write(dir.join("plan.toml"), plan).unwrap();
-    let o =
-        loadlab().args(["lab", "run"]).arg(dir.join("plan.toml")).arg("--out").arg(dir.join("out")).output().unwrap();
+    // A lab the generator could not carry (a busy machine: its sends late) counted nothing: it
+    // is run again, up to three times in all, when another ending was expected.
+    let mut o;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        o = loadlab()
+            .args(["lab", "run"])
+            .arg(dir.join("plan.toml"))
+            .arg("--out")
+            .arg(dir.join("out"))
+            .arg("--force")
+            .output()
+            .unwrap();
+        let limited = o.status.code() == Some(4) && stderr(&o).contains("generator-limited");
+        if !(limited && code != 4 && tries < 3) {
+            break;
+        }
+    }
     assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
     dir.join("out")
 }
