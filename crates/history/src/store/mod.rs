@@ -137,7 +137,7 @@ impl History {
     /// ([`Entry::admissible`]); a lab of a known id adds nothing (`recording::record` says
     /// whether it is the same lab).
     pub async fn add(&mut self, e: &Entry) -> Result<Added, HistoryError> {
-        e.admissible().map_err(|r| HistoryError(format!("lab {} refused: {r}", crate::series::plain(&e.path))))?;
+        e.admissible().map_err(|r| HistoryError(format!("lab {} refused: {r}", crate::admit::plain(&e.path))))?;
         let recorded = chrono::Utc::now().timestamp();
         let added = on!(&mut self.db, c => within(ANSWER, "adding the lab", c.add(e, recorded)).await);
         added.map_err(|e| named(&self.name, e))

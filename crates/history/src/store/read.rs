@@ -129,7 +129,7 @@ impl Labs {
             Some(n) => Arc::clone(n),
             None => {
                 // A profiled function's name is whatever the target's symbols say.
-                let n: Arc<str> = crate::series::plain(metric).into();
+                let n: Arc<str> = crate::admit::plain(metric).into();
                 self.names.insert(metric.to_owned(), Arc::clone(&n));
                 n
             }

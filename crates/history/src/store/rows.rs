@@ -1,7 +1,7 @@
 //! Rows of either database read into a history's types.
 
 use super::{postgres_error, sqlite_error, Acceptance, Entry, HistoryError, Stored};
-use crate::series::plain;
+use crate::admit::plain;
 
 /// A value both databases read.
 pub(super) trait Cell: rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a> {}
