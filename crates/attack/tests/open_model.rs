@@ -65,10 +65,19 @@ async fn a_frozen_server_shows_in_the_percentiles_despite_few_workers() {
 async fn a_frozen_server_under_an_open_model_opens_no_connection_storm_and_the_rate_recovers() {
     // 2,000/s for 4 s; the server answers nothing from 1 s to 2 s.
     let b = Behaviour { freeze: Some((Duration::from_secs(1), Duration::from_secs(1))), ..Default::default() };
-    let server = TestServer::start(b).await;
-    let mut config = open(vec![target(&server.url("/"))], 2000.0, 4.0);
-    config.max_workers = Some(300);
-    let run = attack(config).await;
+    // A busy machine can hold the generator itself back for a moment (then it says so, and the
+    // run is not about the target): run again, up to three times in all.
+    let mut tries = 0;
+    let (server, run) = loop {
+        tries += 1;
+        let server = TestServer::start(b.clone()).await;
+        let mut config = open(vec![target(&server.url("/"))], 2000.0, 4.0);
+        config.max_workers = Some(300);
+        let run = attack(config).await;
+        if run.metrics.generator_limited().is_none() || tries == 3 {
+            break (server, run);
+        }
+    };
     assert_eq!(run.records.len(), 8000);
     assert_eq!(run.metrics.not_sent, 0);
     // Connections stay under the cap: requests waited for one, their time counted.
