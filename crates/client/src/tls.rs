@@ -10,6 +10,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
+mod listed;
+
 /// How to trust servers and who to be.
 #[derive(Clone, Debug, Default)]
 pub struct TlsOptions {
@@ -36,6 +38,7 @@ pub fn client_config(opts: &TlsOptions, alpn: &[&[u8]]) -> Result<Arc<rustls::Cl
     } else {
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let mut listed = Vec::new();
         for path in &opts.root_certs {
             let certs = CertificateDer::pem_file_iter(path)
                 .and_then(|it| it.collect::<Result<Vec<_>, _>>())
@@ -44,14 +47,16 @@ pub fn client_config(opts: &TlsOptions, alpn: &[&[u8]]) -> Result<Arc<rustls::Cl
                 return Err(format!("{}: no PEM certificates", path.display()));
             }
             for c in certs {
-                roots.add(c).map_err(|e| format!("{}: {e}", path.display()))?;
+                roots.add(c.clone()).map_err(|e| format!("{}: {e}", path.display()))?;
+                listed.push(c);
             }
         }
-        if opts.any_name {
+        if opts.any_name || !listed.is_empty() {
             let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                 .build()
                 .map_err(|e| e.to_string())?;
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(AnyName(chain)))
+            let verifier = listed::Listed { chain, listed, any_name: opts.any_name };
+            builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier))
         } else {
             builder.with_root_certificates(roots)
         }
@@ -107,52 +112,6 @@ impl ServerCertVerifier for AcceptAny {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// `any_name`: the chain is checked as ever, the name it is for is not.
-#[derive(Debug)]
-struct AnyName(Arc<rustls::client::WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        use rustls::{CertificateError, Error};
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
-            Err(Error::InvalidCertificate(CertificateError::NotValidForName))
-            | Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. })) => {
-                Ok(ServerCertVerified::assertion())
-            }
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
     }
 }
 

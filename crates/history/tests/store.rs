@@ -484,3 +484,44 @@ async fn a_postgres_history_over_tls_checks_the_certificate_as_libpq_would() {
     let e = opened(&format!("{}?sslmode=verify-full&sslrootcert=/no/such/ca.pem", pg.url)).await.err().unwrap();
     assert!(e.contains("sslrootcert=/no/such/ca.pem: no such file"), "{e}");
 }
+
+/// The certificate the PostgreSQL manual makes (`openssl req -new -x509 -nodes -subj
+/// "/CN=localhost"`): self-signed, so a CA, its host in the common name alone.
+fn manuals_certificate(dir: &std::path::Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.distinguished_name.push(rcgen::DnType::CommonName, "localhost");
+    let cert = params.self_signed(&key).unwrap();
+    std::fs::write(dir.join("server.crt"), cert.pem()).unwrap();
+    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+    std::fs::set_permissions(dir.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    vec![
+        "ssl=on".into(),
+        format!("ssl_cert_file={}", dir.join("server.crt").display()),
+        format!("ssl_key_file={}", dir.join("server.key").display()),
+    ]
+}
+
+#[tokio::test]
+async fn a_postgres_history_trusts_the_manuals_self_signed_certificate_as_libpq_does() {
+    let pg = Postgres::start_with("self-signed", manuals_certificate);
+    let crt = pg.dir.join("server.crt");
+    let crt = crt.to_str().unwrap();
+    let by_name = pg.url.replace("127.0.0.1", "localhost");
+    // The certificate given as its own root: trusted, for the name in its common name.
+    let h = opened(&format!("{by_name}?sslmode=verify-full&sslrootcert={crt}")).await.unwrap();
+    assert_eq!(h.labs().await.unwrap().len(), 0);
+    let e = opened(&format!("{}?sslmode=verify-full&sslrootcert={crt}", pg.url)).await.err().unwrap();
+    assert!(e.contains("not valid for name") && e.contains("sslmode=verify-ca"), "{e}");
+    opened(&format!("{}?sslmode=verify-ca&sslrootcert={crt}", pg.url)).await.unwrap();
+    // Another certificate given: this one is still not trusted.
+    let other = pg.dir.join("other.crt");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.distinguished_name.push(rcgen::DnType::CommonName, "localhost");
+    std::fs::write(&other, params.self_signed(&rcgen::KeyPair::generate().unwrap()).unwrap().pem()).unwrap();
+    let e = opened(&format!("{by_name}?sslmode=verify-ca&sslrootcert={}", other.display())).await.err().unwrap();
+    assert!(!e.contains('\n') && e.contains("CaUsedAsEndEntity") && e.contains("not in sslrootcert"), "{e}");
+}

@@ -25,8 +25,8 @@ pub(super) fn postgres_error(e: tokio_postgres::Error) -> HistoryError {
     if why.contains("CaUsedAsEndEntity") {
         return HistoryError(format!(
             "{why} (the server presents a CA certificate as its own, as `openssl req -x509` makes \
-             them; rustls refuses that: sign a server certificate with that CA, or encrypt without \
-             checking it with sslmode=require)"
+             them, and it is not in sslrootcert: give that certificate itself as sslrootcert=FILE, \
+             or encrypt without checking it with sslmode=require)"
         ));
     }
     if why.contains("not valid for name") {
