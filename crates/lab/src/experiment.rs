@@ -14,7 +14,7 @@ use crate::plan::matrix::{self, Matrix};
 use crate::plan::{Plan, TargetKind};
 pub use crate::record::{Lab, TargetDeath};
 use crate::run::capacity;
-use crate::run::cpu;
+use crate::run::{cpu, edges};
 pub use crate::run::events::{Event, LabError, Watcher};
 pub use crate::run::options::RunOptions;
 use crate::run::sample::{self, Sampler, Source};
@@ -74,11 +74,14 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
     sample::write_csv(&samples, &samples_dir).map_err(io(&samples_dir))?;
     for s in &mut steps {
         let name = &plan.targets[s.target].name;
-        // CPU read at the step's edges wins over the once-a-second samples around it.
+        // CPU read at the step's edges wins over the once-a-second samples around it; a step
+        // whose CPU was found not to be a measurement takes none from them either.
         if let Some(rows) = samples.get(name) {
             let (cpu, rss) = sample::window(rows, s.started_s, s.ended_s);
-            s.target_cpu_pct = s.target_cpu_pct.or(cpu);
-            s.target_rss_mb = rss;
+            if s.target_cpu_unmeasured.is_none() {
+                s.target_cpu_pct = s.target_cpu_pct.or(cpu);
+            }
+            s.target_rss_mb = rss.or(s.target_rss_mb);
         }
         if let Some(rows) = samples.get("generator") {
             s.generator_cpu_pct = s.generator_cpu_pct.or(sample::window(rows, s.started_s, s.ended_s).0);
@@ -160,6 +163,7 @@ async fn run_steps(
                 target_rss_mb: None,
                 generator_cpu_pct: None,
                 target_cpu_s: None,
+                target_cpu_unmeasured: None,
                 generator_cpu_s: None,
                 down: Some(down),
                 uncounted: None,
@@ -191,13 +195,15 @@ async fn run_steps(
             });
         let from = started.elapsed().as_secs_f64();
         let records = watch.records(&s.id, &config.gauges);
-        // The target's and loadlab's CPU clocks, read as the warm-up ends and as the step ends.
+        // The target's and loadlab's CPU clocks (or the target's exporter), read as the warm-up
+        // ends and as the step ends.
         let watched = up.cpu_watched(s.target);
+        let remote = up.remotes.get(s.target).cloned().flatten();
         let warmup_end = {
-            let (watched, warmup) = (watched.clone(), load.warmup);
+            let (watched, remote, warmup) = (watched.clone(), remote.clone(), load.warmup);
             tokio::spawn(async move {
                 tokio::time::sleep(warmup).await;
-                cpu::Reading::now(&watched)
+                edges::Edge::read(&watched, remote.as_ref()).await
             })
         };
         // A second signal abandons the step: its file is left without its end marker.
@@ -205,18 +211,18 @@ async fn run_steps(
             ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, records, opts.stop.clone()) => ran?,
             _ = opts.abort.cancelled() => break,
         };
-        let cpu_used = match warmup_end.is_finished() {
-            true => warmup_end.await.ok().map(|from| from.until(&cpu::Reading::now(&watched))),
+        let used = match warmup_end.is_finished() {
+            true => match warmup_end.await {
+                Ok(from) => Some(from.until(&edges::Edge::read(&watched, remote.as_ref()).await)),
+                Err(_) => None,
+            },
             false => {
                 warmup_end.abort();
                 None
             }
         };
-        let (target_cpu, generator_cpu) = match cpu_used.as_deref() {
-            Some([t, g]) => (*t, *g),
-            Some([g]) => (None, *g),
-            _ => (None, None),
-        };
+        let edges::Used { target: target_cpu, generator: generator_cpu, target_rss_mb, unmeasured } =
+            used.unwrap_or_default();
         if opts.stop.is_cancelled() && ran.numbers.requests == 0 {
             // Interrupted before its warm-up ended: it measured nothing, so it is a step not run
             // (a 0% success here once read as the target failing its SLO). Its file is kept.
@@ -264,10 +270,11 @@ async fn run_steps(
             started_s: from + load.warmup.as_secs_f64(),
             ended_s: to,
             target_cpu_pct: target_cpu.map(|c| c.1),
-            target_rss_mb: None,
+            target_rss_mb,
             generator_cpu_pct: generator_cpu.map(|c| c.1),
             target_cpu_s: target_cpu.map(|c| c.0),
             generator_cpu_s: generator_cpu.map(|c| c.0),
+            target_cpu_unmeasured: unmeasured,
             down: None,
             uncounted: None,
             profile,
@@ -300,6 +307,8 @@ struct Up {
     deaths: Vec<TargetDeath>,
     /// Per target, how it is profiled and its process (none when it is not).
     profilers: Vec<Option<(Profiler, Vec<u32>)>>,
+    /// Per target, the exporter it is measured by (none: its processes here, if any).
+    remotes: Vec<Option<scrape::Remote>>,
 }
 
 impl Up {
@@ -370,7 +379,16 @@ impl Up {
                 other => other.clone(),
             });
             self.profilers.push(profiler.map(|p| (p, pid.into_iter().collect())));
-            if pid.is_some() || named.is_some() || metrics.is_some() {
+            let remote = match &t.measure {
+                Some(m) => {
+                    let m = scrape::Remote { metrics: crate::plan::fill_port(&m.metrics, given_port), ..m.clone() };
+                    m.check().await.map_err(|e| StartError(format!("target {}: measure: {e}", t.name)))?;
+                    Some(m)
+                }
+                None => None,
+            };
+            self.remotes.push(remote.clone());
+            if pid.is_some() || named.is_some() || metrics.is_some() || remote.is_some() {
                 let process = named.clone();
                 self.sources.push(Source {
                     name: t.name.clone(),
@@ -379,6 +397,7 @@ impl Up {
                     tree: true,
                     metrics,
                     series: t.series.clone(),
+                    remote: remote.clone(),
                 });
             }
             self.targets.push(TargetRun {
@@ -386,6 +405,7 @@ impl Up {
                 url,
                 kind: kind.to_owned(),
                 sampled: pid.is_some() || named.is_some(),
+                measured_by: remote.as_ref().map(scrape::Remote::provenance),
                 tls,
             });
         }

@@ -39,6 +39,10 @@ pub struct StepResult {
     pub target_cpu_s: Option<f64>,
     #[serde(default)]
     pub generator_cpu_s: Option<f64>,
+    /// Why the target's CPU in this step is not a measurement (a target measured by its
+    /// exporter that restarted, did not answer, or moved too few ticks), when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_cpu_unmeasured: Option<String>,
     /// The target was down during this step (it had exited: when and how): not a measurement.
     pub down: Option<String>,
     /// Why the step says nothing of its target though it ran (the generator could not send, a
@@ -427,6 +431,7 @@ mod tests {
                     target_rss_mb: None,
                     generator_cpu_pct: None,
                     target_cpu_s: None,
+                    target_cpu_unmeasured: None,
                     generator_cpu_s: None,
                     down: None,
                     uncounted: None,

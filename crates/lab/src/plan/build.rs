@@ -61,6 +61,7 @@ impl TargetSpec {
             path: "/".into(),
             metrics: None,
             series: Vec::new(),
+            measure: None,
             tls: attack::TlsOptions::default(),
             profile: None,
         }
@@ -74,6 +75,7 @@ impl TargetSpec {
             path: path.into(),
             metrics: None,
             series: Vec::new(),
+            measure: None,
             tls: attack::TlsOptions::default(),
             profile: None,
         }

@@ -97,7 +97,10 @@ pub struct TargetSpec {
     pub path: String,
     /// A Prometheus endpoint scraped every second, and the series charted.
     pub metrics: Option<String>,
-    pub series: Vec<String>,
+    pub series: Vec<scrape::Selector>,
+    /// Measured by what it exports (its CPU and memory at each step's edges), not by its
+    /// processes here.
+    pub measure: Option<scrape::Remote>,
     /// How the lab trusts an https target (`insecure`, `root_certs`), as `attack`'s flags.
     pub tls: attack::TlsOptions,
     /// Profiled while the steps run (`profile = true` or a pprof URL).
@@ -203,6 +206,7 @@ mod build;
 mod capacity;
 pub mod gate;
 mod load;
+mod measure;
 pub mod matrix;
 mod ports;
 mod profile;
@@ -437,13 +441,16 @@ impl Doc<'_> {
             if stem.is_empty() {
                 return Err(self.err(&field, "a name needs a letter or a digit"));
             }
+            let measure = self.measure(&field, t.measure, &kind, dir)?;
+            let series = self.series(&field, t.series)?;
             let profile = self.profiler(&field, &kind, t.profile, t.process)?;
             targets.push(TargetSpec {
                 name,
                 kind,
                 path: t.path.unwrap_or_else(|| "/".into()),
                 metrics: t.metrics,
-                series: t.series,
+                series,
+                measure,
                 tls,
                 profile,
             });

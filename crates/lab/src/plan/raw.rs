@@ -80,6 +80,8 @@ pub(super) struct RawTarget {
     pub(super) profile: Option<toml::Value>,
     /// Sample (and, with `profile = true`, profile) every process of this name (`nginx`).
     pub(super) process: Option<String>,
+    /// Measured by what it exports (`[targets.NAME.measure]`).
+    pub(super) measure: Option<super::measure::RawMeasure>,
 }
 
 /// One value or a list of them.

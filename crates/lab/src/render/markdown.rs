@@ -52,7 +52,17 @@ fn setup(md: &mut String, lab: &Lab) {
             _ if t.sampled => "running (sampled)",
             _ => "running",
         };
-        let _ = writeln!(md, "| {} | `{}` | {kind} |", t.name, t.url);
+        // Where its CPU and memory came from, and how fine the CPU counter is.
+        let measured = t.measured_by.as_ref().map_or(String::new(), |m| {
+            format!(
+                "; CPU `{}`{} from {}, in {:.0} ms steps",
+                m.cpu,
+                m.memory.as_ref().map_or(String::new(), |mem| format!(" and memory `{mem}`")),
+                m.source,
+                m.resolution_s * 1000.0
+            )
+        });
+        let _ = writeln!(md, "| {} | `{}` | {kind}{measured} |", t.name, t.url);
     }
     let l = &lab.plan.load;
     let model = if l.rate.is_empty() {

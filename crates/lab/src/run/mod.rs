@@ -5,6 +5,7 @@
 
 pub mod capacity;
 pub mod cpu;
+pub mod edges;
 pub mod events;
 pub mod options;
 pub mod sample;

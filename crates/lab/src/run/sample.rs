@@ -1,8 +1,9 @@
 //! Sampling every second while a lab runs: CPU % (a process and all its descendants, from their
 //! CPU clocks in ns: `cpu`) and RSS of each sampled process from /proc, of the generator itself
 //! (its own process only: the targets it starts are its children, sampled on their own), and
-//! the series scraped from a target's Prometheus endpoint (example 000's pool workers). Samples are kept (one row a second
-//! per source: small) and written to `samples/NAME.csv`.
+//! the series scraped from a target's Prometheus endpoint (example 000's pool workers), each
+//! selector's sum, and a target measured where it runs, its CPU and memory from its exporter.
+//! Samples are kept (one row a second per source: small) and written to `samples/NAME.csv`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -28,9 +29,11 @@ pub struct Source {
     pub process: Option<String>,
     /// Count the process's descendants too (a started server and its workers).
     pub tree: bool,
-    /// Prometheus endpoint and the series to keep (summed over their labels).
+    /// Prometheus endpoint and the series to keep (each selector's sum).
     pub metrics: Option<String>,
-    pub series: Vec<String>,
+    pub series: Vec<scrape::Selector>,
+    /// A target measured by its exporter: its CPU % and memory from there.
+    pub remote: Option<scrape::Remote>,
 }
 
 impl Source {
@@ -81,6 +84,7 @@ impl Sampler {
             tree: false,
             metrics: None,
             series: Vec::new(),
+            remote: None,
         });
         let thread =
             std::thread::Builder::new().name("loadlab-sampler".into()).spawn(move || run(sources, origin, &s, &r)).ok();
@@ -106,6 +110,8 @@ impl Sampler {
 fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Samples>) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
     let mut last: BTreeMap<String, (Instant, u64)> = BTreeMap::new();
+    // A remote target's last CPU counter reading (seconds), by source.
+    let mut last_remote: BTreeMap<String, (Instant, f64)> = BTreeMap::new();
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         for s in &sources {
@@ -127,12 +133,30 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
                     last.insert(s.name.clone(), (now, ns));
                 }
             }
+            if let (Some(remote), Ok(rt)) = (&s.remote, &rt) {
+                let reading = rt.block_on(remote.read());
+                row.rss_mb = reading.memory_bytes.map(|b| b / (1 << 20) as f64);
+                if let Ok(cpu) = reading.cpu_s {
+                    // A counter that went back (a restart) gives no sample.
+                    if let Some((t0, cpu0)) = last_remote.get(&s.name).filter(|(_, c0)| cpu >= *c0) {
+                        let secs = reading.at.duration_since(*t0).as_secs_f64().max(1e-3);
+                        row.cpu_pct = Some(100.0 * (cpu - cpu0) / secs);
+                    }
+                    last_remote.insert(s.name.clone(), (reading.at, cpu));
+                }
+            }
             if let (Some(url), Ok(rt)) = (&s.metrics, &rt) {
                 if let Ok(Ok(f)) = rt.block_on(async {
-                    let opts = attack::ClientOptions { timeout: Duration::from_millis(800), ..Default::default() };
+                    let opts = attack::ClientOptions {
+                        timeout: Duration::from_millis(800),
+                        max_body: Some(scrape::remote::MAX_BYTES),
+                        ..Default::default()
+                    };
                     tokio::time::timeout(Duration::from_secs(1), attack::fetch(url, &[], opts)).await
                 }) {
-                    row.series = scrape(&String::from_utf8_lossy(&f.body), &s.series);
+                    if let Ok(e) = scrape::exposition::Exposition::parse(&String::from_utf8_lossy(&f.body)) {
+                        row.series = chosen(&e, &s.series);
+                    }
                 }
             }
             rows.lock().unwrap_or_else(|e| e.into_inner()).entry(s.name.clone()).or_default().push(row);
@@ -146,29 +170,9 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
     }
 }
 
-/// The sum of each wanted series' samples (over all label sets) in Prometheus text exposition.
-pub fn scrape(text: &str, wanted: &[String]) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let name_end = line.find(['{', ' ']).unwrap_or(line.len());
-        let name = &line[..name_end];
-        if !wanted.iter().any(|w| w == name) {
-            continue;
-        }
-        // The value follows the labels (which may hold spaces inside quotes).
-        let rest = match line[name_end..].strip_prefix('{') {
-            Some(r) => r.rsplit_once('}').map_or("", |(_, v)| v),
-            None => &line[name_end..],
-        };
-        if let Some(v) = rest.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()) {
-            *out.entry(name.to_owned()).or_insert(0.0) += v;
-        }
-    }
-    out
+/// Each wanted selector's sum, by its text (those that select nothing are left out).
+pub fn chosen(e: &scrape::exposition::Exposition, wanted: &[scrape::Selector]) -> BTreeMap<String, f64> {
+    wanted.iter().filter_map(|w| Some((w.to_string(), e.sum(w)?))).collect()
 }
 
 /// Writes each source's rows as `dir/NAME.csv` (t, cpu_pct, rss_mb, then the series).
@@ -216,10 +220,16 @@ mod tests {
         let text = "# HELP pool_busy_workers busy\n# TYPE pool_busy_workers gauge\n\
                     pool_busy_workers{pool=\"a b\"} 3\npool_busy_workers{pool=\"c\"} 4.5\n\
                     pool_busy_workers_total 99\nother 1\nplain 7 1700000000\n";
-        let got = scrape(text, &["pool_busy_workers".into(), "plain".into(), "missing".into()]);
+        let e = scrape::exposition::Exposition::parse(text).unwrap();
+        let wanted: Vec<scrape::Selector> = ["pool_busy_workers", "plain", "missing", r#"pool_busy_workers{pool="c"}"#]
+            .iter()
+            .map(|s| scrape::Selector::parse(s).unwrap())
+            .collect();
+        let got = chosen(&e, &wanted);
         assert_eq!(got.get("pool_busy_workers"), Some(&7.5));
         assert_eq!(got.get("plain"), Some(&7.0));
-        assert_eq!(got.len(), 2);
+        assert_eq!(got.get(r#"pool_busy_workers{pool="c"}"#), Some(&4.5));
+        assert_eq!(got.len(), 3);
     }
 
     #[test]
@@ -236,6 +246,7 @@ mod tests {
             tree,
             metrics: None,
             series: vec![],
+            remote: None,
         };
         // The same shell sampled alone, as the generator is (its started targets are children).
         let sampler = Sampler::start(vec![source("spinner", true), source("shell alone", false)], Instant::now());

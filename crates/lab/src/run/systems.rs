@@ -21,6 +21,9 @@ pub struct TargetRun {
     /// What it was: a running system, a started command, an embedded simulator.
     pub kind: String,
     pub sampled: bool,
+    /// Where its CPU and memory were read, when not from its processes here (its exporter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<scrape::Provenance>,
     /// How its steps trust it over TLS: the plan's settings, and an embedded origin's own
     /// certificate when it serves HTTP/3.
     #[serde(skip)]

@@ -12,4 +12,5 @@ mod history;
 mod hostile;
 mod lab;
 mod profile;
+mod remote;
 mod stalls;

@@ -8,7 +8,7 @@ use crate::support::{loadlab, stderr, tempdir};
 
 /// The burn target (burn/burn.go), built once with Go (frame pointers, symbols), and a
 /// stripped build of it.
-fn burn(stripped: bool) -> PathBuf {
+pub(crate) fn burn(stripped: bool) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let dir = BUILT.get_or_init(|| {
         let dir = tempdir("burn-build");

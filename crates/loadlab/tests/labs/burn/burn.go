@@ -1,7 +1,8 @@
 // A target for the profiling tests: each request spends its time in two named functions,
 // burnAlpha and burnBeta, for as many thousand rounds as its X-Alpha and X-Beta headers say.
-// It serves Go's pprof endpoints too (/debug/pprof/profile), a 404 elsewhere, and a body that
-// is no profile at /garbage.
+// It serves Go's pprof endpoints too (/debug/pprof/profile), a 404 elsewhere, a body that
+// is no profile at /garbage, and at /metrics its process's CPU and resident memory as the
+// Prometheus clients export them (process_cpu_seconds_total, from /proc/self/stat's ticks).
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	_ "net/http/pprof"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -49,6 +51,22 @@ func main() {
 	})
 	http.HandleFunc("/garbage", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "this is not a profile")
+	})
+	http.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		stat, err := os.ReadFile("/proc/self/stat")
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		// The fields after the command's closing parenthesis: utime and stime are the 12th
+		// and 13th, rss (pages) the 22nd.
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		utime, _ := strconv.ParseFloat(f[11], 64)
+		stime, _ := strconv.ParseFloat(f[12], 64)
+		rss, _ := strconv.ParseFloat(f[21], 64)
+		fmt.Fprintf(w, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n")
+		fmt.Fprintf(w, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %g\n", (utime+stime)/100)
+		fmt.Fprintf(w, "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %g\n", rss*float64(os.Getpagesize()))
 	})
 	if err := http.ListenAndServe(os.Args[1], nil); err != nil {
 		fmt.Fprintln(os.Stderr, err)

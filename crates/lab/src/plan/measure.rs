@@ -1,0 +1,78 @@
+//! `[targets.NAME.measure]`: a target measured by what it exports rather than by its processes
+//! here (it runs on another machine, or in a pod), and the per-second series a target's
+//! `series` charts, both as Prometheus selectors.
+
+use serde::Deserialize;
+
+use super::raw::OneOrMany;
+use super::{Doc, PlanError, TargetKind};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMeasure {
+    /// The exporter's URL, read at each step's edges.
+    metrics: Option<String>,
+    cpu: Option<String>,
+    memory: Option<String>,
+    host: Option<String>,
+    prometheus: Option<String>,
+    /// TLS to an https exporter, as a target's own settings.
+    insecure: Option<bool>,
+    root_certs: Option<OneOrMany<String>>,
+}
+
+impl Doc<'_> {
+    /// The measurement a target's `measure` table asks for.
+    pub(super) fn measure(
+        &self,
+        field: &str,
+        raw: Option<RawMeasure>,
+        kind: &TargetKind,
+        dir: &std::path::Path,
+    ) -> Result<Option<scrape::Remote>, PlanError> {
+        let Some(raw) = raw else { return Ok(None) };
+        let field = format!("{field}.measure");
+        if raw.prometheus.is_some() {
+            return Err(self.err(
+                &format!("{field}.prometheus"),
+                "a Prometheus server is not read yet: give the exporter's URL as metrics",
+            ));
+        }
+        if raw.host.is_some() {
+            return Err(self.err(&format!("{field}.host"), "the target's host is not read yet: leave host out"));
+        }
+        let Some(metrics) = raw.metrics else {
+            return Err(self.err(&field, "give metrics, the exporter's URL (http://HOST:PORT/metrics)"));
+        };
+        if matches!(kind, TargetKind::Simulator { .. }) {
+            return Err(self.err(&field, "an embedded simulator runs here: its CPU is read from this process"));
+        }
+        let url = super::fill_port(&metrics, Some(1));
+        attack::parse_url(&url).map_err(|e| self.err(&format!("{field}.metrics"), e))?;
+        let selector = |name: &str, text: Option<String>, default: &str| {
+            scrape::Selector::parse(text.as_deref().unwrap_or(default))
+                .map_err(|e| self.err(&format!("{field}.{name}"), e))
+        };
+        // The process's own series when only the exporter is named; a chosen CPU series says
+        // nothing of which memory series goes with it.
+        let memory = match (&raw.cpu, raw.memory) {
+            (None, None) => Some(selector("memory", None, scrape::remote::DEFAULT_MEMORY)?),
+            (_, Some(m)) => Some(selector("memory", Some(m), "")?),
+            (Some(_), None) => None,
+        };
+        let cpu = selector("cpu", raw.cpu, scrape::remote::DEFAULT_CPU)?;
+        let mut tls = attack::TlsOptions { insecure: raw.insecure.unwrap_or(false), ..Default::default() };
+        for cert in raw.root_certs.map(OneOrMany::into_vec).unwrap_or_default() {
+            tls.root_certs.push(self.file(&format!("{field}.root_certs"), dir, &cert)?);
+        }
+        Ok(Some(scrape::Remote { metrics, cpu, memory, tls }))
+    }
+
+    /// A target's `series`, each a selector.
+    pub(super) fn series(&self, field: &str, series: Vec<String>) -> Result<Vec<scrape::Selector>, PlanError> {
+        series
+            .iter()
+            .map(|s| scrape::Selector::parse(s).map_err(|e| self.err(&format!("{field}.series"), e)))
+            .collect()
+    }
+}

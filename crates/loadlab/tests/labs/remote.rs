@@ -1,0 +1,150 @@
+//! A target measured where it runs: its CPU and memory read from what it exports (Debian's
+//! prometheus-process-exporter, and the Go target's own `process_cpu_seconds_total`), the
+//! target started by the test and unknown to the lab but by its URLs.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use crate::support::{free_port, loadlab, stderr, tempdir};
+
+/// A process started by the test, killed (by pid) when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The Go target on a port of its own, and the process exporter watching it as group `svc`;
+/// their ports.
+fn target_and_exporter(dir: &Path) -> (Running, Running, u16, u16) {
+    let port = free_port();
+    let target = Command::new(crate::profile::burn(false))
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let config = dir.join("process-exporter.yml");
+    std::fs::write(&config, format!("process_names:\n  - name: svc\n    cmdline:\n    - '127\\.0\\.0\\.1:{port}$'\n"))
+        .unwrap();
+    let exporter_port = free_port();
+    let exporter = Command::new("prometheus-process-exporter")
+        .arg("-config.path")
+        .arg(&config)
+        .args(["-web.listen-address", &format!("127.0.0.1:{exporter_port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("prometheus-process-exporter is needed (scripts/test-all installs it)");
+    let (target, exporter) = (Running(target), Running(exporter));
+    for p in [port, exporter_port] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "port {p} never opened");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    (target, exporter, port, exporter_port)
+}
+
+/// CPU seconds per request of `target`'s counted steps, from lab.json.
+fn cpu_per_request(lab: &serde_json::Value, target: usize) -> f64 {
+    let steps: Vec<&serde_json::Value> =
+        lab["steps"].as_array().unwrap().iter().filter(|s| s["target"] == target).collect();
+    let cpu: f64 = steps.iter().map(|s| s["target_cpu_s"].as_f64().unwrap_or_else(|| panic!("{s}"))).sum();
+    let ok: f64 = steps.iter().map(|s| s["numbers"]["successes"].as_f64().unwrap()).sum();
+    cpu / ok
+}
+
+#[test]
+fn a_target_on_another_machine_is_measured_by_its_exporters_as_a_local_one_by_its_clocks() {
+    let dir = tempdir("remote");
+    let (target, _exporter, port, exporter_port) = target_and_exporter(&dir);
+    // One server, measured three ways: its process here (the truth), the process exporter, and
+    // its own /metrics. Each request burns about 2.5 ms; 100/s is a quarter of a core.
+    let plan = format!(
+        r#"name = "remote"
+[targets.local]
+url = "http://127.0.0.1:{port}/"
+pid = {pid}
+[targets.exporter]
+url = "http://127.0.0.1:{port}/"
+[targets.exporter.measure]
+metrics = "http://127.0.0.1:{exporter_port}/metrics"
+cpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname="svc"}}'
+memory = 'namedprocess_namegroup_memory_bytes{{groupname="svc",memtype="resident"}}'
+[targets.own]
+url = "http://127.0.0.1:{port}/"
+[targets.own.measure]
+metrics = "http://127.0.0.1:{port}/metrics"
+[load]
+rate = 100
+duration = "3s"
+warmup = "1s"
+headers = {{ X-Alpha = "1000" }}
+"#,
+        pid = target.0.id()
+    );
+    std::fs::write(dir.join("plan.toml"), &plan).unwrap();
+    let out = dir.join("out");
+    let o = loadlab().args(["lab", "run"]).arg(dir.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    let by = &lab["targets"][1]["measured_by"];
+    assert_eq!(by["source"], format!("exporter http://127.0.0.1:{exporter_port}/metrics"), "{by}");
+    assert_eq!(by["resolution_s"], 0.01);
+    assert_eq!(lab["targets"][2]["measured_by"]["cpu"], "process_cpu_seconds_total");
+    assert!(lab["targets"][0].get("measured_by").is_none());
+    let (local, exporter, own) = (cpu_per_request(&lab, 0), cpu_per_request(&lab, 1), cpu_per_request(&lab, 2));
+    // Each step's CPU, in 10 ms ticks, is within 5% of a second's reading; steps on a busy
+    // machine burn a little more or less: the two exporters agree with the clock to 25%.
+    for (name, v) in [("process exporter", exporter), ("own /metrics", own)] {
+        assert!((v / local - 1.0).abs() < 0.25, "{name}: {:.0} µs/req against {:.0} locally", v * 1e6, local * 1e6);
+    }
+    let step = lab["steps"].as_array().unwrap().iter().find(|s| s["target"] == 1).unwrap();
+    let rss = step["target_rss_mb"].as_f64().unwrap();
+    assert!(rss > 1.0 && rss < 500.0, "{step}");
+    assert!(step["target_cpu_pct"].as_f64().unwrap() > 5.0, "{step}");
+    // The samples chart it as a local target's: CPU % and memory from the exporter each second.
+    let csv = std::fs::read_to_string(out.join("samples/exporter.csv")).unwrap();
+    assert!(csv.lines().skip(2).any(|l| l.split(',').nth(1).is_some_and(|c| c.parse::<f64>().is_ok_and(|c| c > 5.0))), "{csv}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("exporter http://127.0.0.1"), "{report}");
+}
+
+#[test]
+fn a_selector_that_selects_nothing_or_a_silent_exporter_stops_the_lab_before_its_first_step() {
+    let dir = tempdir("remote-bad");
+    let (_target, _exporter, port, exporter_port) = target_and_exporter(&dir);
+    let run = |measure: &str| {
+        let plan = format!(
+            "[targets.svc]\nurl = \"http://127.0.0.1:{port}/\"\n[targets.svc.measure]\n{measure}\n[load]\nrate = 5\nduration = \"1s\"\n"
+        );
+        std::fs::write(dir.join("plan.toml"), plan).unwrap();
+        let o = loadlab().args(["lab", "run"]).arg(dir.join("plan.toml")).arg("--out").arg(dir.join("out")).output().unwrap();
+        (o.status.code(), stderr(&o))
+    };
+    let (code, said) =
+        run(&format!("metrics = \"http://127.0.0.1:{exporter_port}/metrics\"\ncpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname=\"nginx\"}}'"));
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains(r#"groupname="nginx"} selects no series"#) && said.contains(r#"groupname="svc""#), "{said}");
+    assert!(!dir.join("out/steps").exists() || std::fs::read_dir(dir.join("out/steps")).unwrap().next().is_none());
+    // The default selector on the process exporter would read the exporter's own CPU.
+    let (code, said) = run(&format!("metrics = \"http://127.0.0.1:{exporter_port}/metrics\""));
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("the process exporter's own CPU") && said.contains("its groups: svc"), "{said}");
+    let silent = free_port();
+    let (code, said) = run(&format!("metrics = \"http://127.0.0.1:{silent}/metrics\""));
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains(&format!("127.0.0.1:{silent}/metrics")) && said.lines().count() <= 3, "{said}");
+    // Not the format: a page of HTML.
+    let (code, said) = run(&format!("metrics = \"http://127.0.0.1:{port}/garbage\""));
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("not the Prometheus text format: line 1"), "{said}");
+    // A bad selector is a plan error naming the field.
+    let (code, said) = run("metrics = \"http://127.0.0.1:1/metrics\"\ncpu = 'x{job=svc}'");
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("targets.svc.measure.cpu") && said.contains("not a quoted string"), "{said}");
+}

@@ -1,0 +1,209 @@
+//! A target measured where it runs: its CPU counter and memory gauge read from its exporter at a
+//! step's edges, bounded in time and size, and what a step used worked out from two readings
+//! (a counter that went back is a restart, never a negative CPU).
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::exposition::Exposition;
+use crate::Selector;
+
+/// The most a reading waits for its source.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(3);
+/// The largest exposition read (node_exporter's is about 100 KiB; a cAdvisor of a busy node a
+/// few MiB): past it, the source is refused rather than read into memory.
+pub const MAX_BYTES: u64 = 32 << 20;
+/// The counters exporters read from /proc move in the kernel's clock ticks (100 a second).
+pub const EXPORTER_RESOLUTION_S: f64 = 0.01;
+/// A step's CPU is a measurement when the counter's resolution (the most two readings of a
+/// counter in ticks can be off by, together) is at most this share of what the step used.
+pub const MAX_RESOLUTION_SHARE: f64 = 0.05;
+
+/// `process_cpu_seconds_total`, which the Go, Java, Python and Node clients all export.
+pub const DEFAULT_CPU: &str = "process_cpu_seconds_total";
+/// `process_resident_memory_bytes`, likewise.
+pub const DEFAULT_MEMORY: &str = "process_resident_memory_bytes";
+
+/// Where a target's figures are read, and which.
+#[derive(Clone, Debug)]
+pub struct Remote {
+    /// The exporter's URL (`http://host:9256/metrics`).
+    pub metrics: String,
+    /// A counter of CPU seconds.
+    pub cpu: Selector,
+    /// A gauge of resident bytes.
+    pub memory: Option<Selector>,
+    /// How https sources are trusted.
+    pub tls: client::TlsOptions,
+}
+
+/// Where a target's figures came from, as lab.json records it (no credentials).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// `exporter URL` (its user and password left out).
+    pub source: String,
+    pub cpu: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// The smallest step of CPU the source can show, in seconds.
+    pub resolution_s: f64,
+}
+
+/// One reading of a target's figures.
+#[derive(Clone, Debug)]
+pub struct Reading {
+    pub at: Instant,
+    /// The CPU counter, in seconds (why not, when it could not be read).
+    pub cpu_s: Result<f64, String>,
+    pub memory_bytes: Option<f64>,
+}
+
+/// What a step used, from two readings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Used {
+    pub cpu_s: f64,
+    /// % of one core over the time between the readings.
+    pub cpu_pct: f64,
+}
+
+impl Remote {
+    /// Where its figures come from, for lab.json.
+    pub fn provenance(&self) -> Provenance {
+        Provenance {
+            source: format!("exporter {}", without_credentials(&self.metrics)),
+            cpu: self.cpu.to_string(),
+            memory: self.memory.as_ref().map(ToString::to_string),
+            resolution_s: EXPORTER_RESOLUTION_S,
+        }
+    }
+
+    /// The exposition now.
+    pub async fn exposition(&self) -> Result<Exposition, String> {
+        let opts = client::ClientOptions {
+            timeout: READ_TIMEOUT,
+            max_body: Some(MAX_BYTES),
+            redirects: Some(3),
+            tls: self.tls.clone(),
+            ..Default::default()
+        };
+        let url = without_credentials(&self.metrics);
+        let fetched = client::fetch(&self.metrics, &[], opts).await.map_err(|e| format!("{url}: {e}"))?;
+        if fetched.status != 200 {
+            return Err(format!("{url}: answered {}", fetched.status));
+        }
+        let text = std::str::from_utf8(&fetched.body).map_err(|_| format!("{url}: the answer is not UTF-8 text"))?;
+        Exposition::parse(text).map_err(|e| format!("{url}: {e}"))
+    }
+
+    /// Reads the figures now.
+    pub async fn read(&self) -> Reading {
+        let at = Instant::now();
+        match self.exposition().await {
+            Ok(e) => Reading {
+                at,
+                cpu_s: e.sum(&self.cpu).ok_or_else(|| format!("{} selects no series", self.cpu)),
+                memory_bytes: self.memory.as_ref().and_then(|m| e.sum(m)),
+            },
+            Err(e) => Reading { at, cpu_s: Err(e), memory_bytes: None },
+        }
+    }
+
+    /// Before the first step: the source answers and every selector selects a series, else a
+    /// line naming the selector and what the source does have.
+    pub async fn check(&self) -> Result<(), String> {
+        let e = self.exposition().await?;
+        let url = without_credentials(&self.metrics);
+        // An exporter exports its own process's CPU under the default name: never the target's.
+        if self.cpu.to_string() == DEFAULT_CPU {
+            let groups: BTreeSet<&str> = e
+                .series
+                .iter()
+                .filter(|s| s.name == "namedprocess_namegroup_cpu_seconds_total")
+                .filter_map(|s| s.labels.get("groupname").map(String::as_str))
+                .collect();
+            if !groups.is_empty() {
+                return Err(format!(
+                    "{url}: {DEFAULT_CPU} there is the process exporter's own CPU, not the target's: \
+                     give cpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname=\"...\"}}' \
+                     (its groups: {})",
+                    groups.into_iter().collect::<Vec<_>>().join(", ")
+                ));
+            }
+            if e.series.iter().any(|s| s.name == "node_cpu_seconds_total") {
+                return Err(format!(
+                    "{url}: {DEFAULT_CPU} there is node_exporter's own CPU, not the target's: \
+                     node_exporter measures the host"
+                ));
+            }
+        }
+        for s in std::iter::once(&self.cpu).chain(&self.memory) {
+            if e.count(s) == 0 {
+                return Err(format!("{url}: {s} selects no series ({})", e.near(s)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a step used between `from` and `to`; why not, when it is not a measurement.
+pub fn used(from: &Reading, to: &Reading, resolution_s: f64) -> Result<Used, String> {
+    let a = from.cpu_s.as_ref().map_err(|e| format!("CPU at the step's start not read: {e}"))?;
+    let b = to.cpu_s.as_ref().map_err(|e| format!("CPU at the step's end not read: {e}"))?;
+    if b < a {
+        return Err(format!(
+            "the CPU counter went back from {a:.2} s to {b:.2} s: the target restarted during the step"
+        ));
+    }
+    let secs = to.at.duration_since(from.at).as_secs_f64();
+    let cpu_s = b - a;
+    if cpu_s < resolution_s / MAX_RESOLUTION_SHARE {
+        return Err(format!(
+            "{cpu_s:.3} s of CPU is too little for a counter of {:.0} ms steps (at least {:.2} s): \
+             lengthen the steps or raise the load",
+            resolution_s * 1000.0,
+            resolution_s / MAX_RESOLUTION_SHARE
+        ));
+    }
+    Ok(Used { cpu_s, cpu_pct: 100.0 * cpu_s / secs.max(1e-3) })
+}
+
+/// `url` without its `user:password@`.
+pub fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(at: Instant, cpu: Result<f64, String>) -> Reading {
+        Reading { at, cpu_s: cpu, memory_bytes: None }
+    }
+
+    #[test]
+    fn a_step_uses_what_its_counter_grew_and_a_restart_is_said() {
+        let t0 = Instant::now();
+        let t1 = t0 + Duration::from_secs(4);
+        let u = used(&reading(t0, Ok(10.0)), &reading(t1, Ok(12.0)), 0.01).unwrap();
+        assert!((u.cpu_s - 2.0).abs() < 1e-9 && (u.cpu_pct - 50.0).abs() < 1e-9, "{u:?}");
+        let e = used(&reading(t0, Ok(10.0)), &reading(t1, Ok(0.5)), 0.01).unwrap_err();
+        assert!(e.contains("went back") && e.contains("restarted"), "{e}");
+        let e = used(&reading(t0, Ok(10.0)), &reading(t1, Ok(10.1)), 0.01).unwrap_err();
+        assert!(e.contains("too little") && e.contains("10 ms"), "{e}");
+        let e = used(&reading(t0, Ok(10.0)), &reading(t1, Err("timeout".into())), 0.01).unwrap_err();
+        assert!(e.contains("end not read: timeout"), "{e}");
+    }
+
+    #[test]
+    fn credentials_are_left_out() {
+        assert_eq!(without_credentials("http://u:secret@h:9090/api"), "http://h:9090/api");
+        assert_eq!(without_credentials("http://h:9090/a@b"), "http://h:9090/a@b");
+    }
+}
