@@ -164,6 +164,8 @@ async fn run_steps(
                 generator_cpu_pct: None,
                 target_cpu_s: None,
                 target_cpu_unmeasured: None,
+                host: None,
+                host_unmeasured: None,
                 generator_cpu_s: None,
                 down: Some(down),
                 uncounted: None,
@@ -213,7 +215,10 @@ async fn run_steps(
         };
         let used = match warmup_end.is_finished() {
             true => match warmup_end.await {
-                Ok(from) => Some(from.until(&edges::Edge::read(&watched, remote.as_ref()).await)),
+                Ok(from) => {
+                    let busy = remote.as_ref().map_or(scrape::host::DEFAULT_BUSY_SHARE, |r| r.busy_share);
+                    Some(from.until(&edges::Edge::read(&watched, remote.as_ref()).await, busy))
+                }
                 Err(_) => None,
             },
             false => {
@@ -221,8 +226,13 @@ async fn run_steps(
                 None
             }
         };
-        let edges::Used { target: target_cpu, generator: generator_cpu, target_rss_mb, unmeasured } =
+        let edges::Used { target: target_cpu, generator: generator_cpu, target_rss_mb, unmeasured, host } =
             used.unwrap_or_default();
+        let (host, host_unmeasured) = match host {
+            Some(Ok(h)) => (Some(h), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
         if opts.stop.is_cancelled() && ran.numbers.requests == 0 {
             // Interrupted before its warm-up ended: it measured nothing, so it is a step not run
             // (a 0% success here once read as the target failing its SLO). Its file is kept.
@@ -275,6 +285,8 @@ async fn run_steps(
             target_cpu_s: target_cpu.map(|c| c.0),
             generator_cpu_s: generator_cpu.map(|c| c.0),
             target_cpu_unmeasured: unmeasured,
+            host,
+            host_unmeasured,
             down: None,
             uncounted: None,
             profile,

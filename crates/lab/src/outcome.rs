@@ -43,6 +43,13 @@ pub struct StepResult {
     /// exporter that restarted, did not answer, or moved too few ticks), when it is not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_cpu_unmeasured: Option<String>,
+    /// The target's host during the step (its node_exporter's CPU by mode), when measured;
+    /// a host busy with a neighbour, or robbed by its hypervisor, leaves the step uncounted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<scrape::host::HostUse>,
+    /// Why the host was not measured in this step, when it was asked for and not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_unmeasured: Option<String>,
     /// The target was down during this step (it had exited: when and how): not a measurement.
     pub down: Option<String>,
     /// Why the step says nothing of its target though it ran (the generator could not send, a
@@ -163,7 +170,10 @@ pub struct Findings {
 /// the step (`uncounted`) for everything after to read; then cells, ceilings and hypotheses.
 pub fn find(plan: &Plan, matrix: &Matrix, steps: &mut [StepResult]) -> Findings {
     for s in steps.iter_mut() {
-        s.uncounted = crate::measure::verdict::uncounted(&plan.slo, &s.numbers);
+        // A step on a host busy with a neighbour measured the neighbour too, as one whose
+        // generator could not send measured the generator.
+        s.uncounted = crate::measure::verdict::uncounted(&plan.slo, &s.numbers)
+            .or_else(|| s.host.as_ref().and_then(|h| h.neighbour.clone()));
     }
     let steps: &[StepResult] = steps;
     let mut cells = Vec::new();
@@ -432,6 +442,8 @@ mod tests {
                     generator_cpu_pct: None,
                     target_cpu_s: None,
                     target_cpu_unmeasured: None,
+                    host: None,
+                    host_unmeasured: None,
                     generator_cpu_s: None,
                     down: None,
                     uncounted: None,

@@ -3,6 +3,7 @@
 //! selectors.
 
 pub mod exposition;
+pub mod host;
 pub mod remote;
 pub mod selector;
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::exposition::Exposition;
+use crate::host::HostCpu;
 use crate::Selector;
 
 /// The most a reading waits for its source.
@@ -35,6 +36,10 @@ pub struct Remote {
     pub cpu: Selector,
     /// A gauge of resident bytes.
     pub memory: Option<Selector>,
+    /// The node_exporter of the target's host.
+    pub host: Option<String>,
+    /// The share of the host's CPU used outside the target past which a step is marked.
+    pub busy_share: f64,
     /// How https sources are trusted.
     pub tls: client::TlsOptions,
 }
@@ -49,6 +54,12 @@ pub struct Provenance {
     pub memory: Option<String>,
     /// The smallest step of CPU the source can show, in seconds.
     pub resolution_s: f64,
+    /// `node_exporter URL`, when the host was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// % of the host's CPU used outside the target past which a step is marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_busy_pct: Option<f64>,
 }
 
 /// One reading of a target's figures.
@@ -58,6 +69,8 @@ pub struct Reading {
     /// The CPU counter, in seconds (why not, when it could not be read).
     pub cpu_s: Result<f64, String>,
     pub memory_bytes: Option<f64>,
+    /// The host's CPU by mode, when asked for.
+    pub host: Option<Result<HostCpu, String>>,
 }
 
 /// What a step used, from two readings.
@@ -76,37 +89,34 @@ impl Remote {
             cpu: self.cpu.to_string(),
             memory: self.memory.as_ref().map(ToString::to_string),
             resolution_s: EXPORTER_RESOLUTION_S,
+            host: self.host.as_ref().map(|h| format!("node_exporter {}", without_credentials(h))),
+            host_busy_pct: self.host.as_ref().map(|_| self.busy_share * 100.0),
         }
     }
 
-    /// The exposition now.
+    /// The target's exposition now.
     pub async fn exposition(&self) -> Result<Exposition, String> {
-        let opts = client::ClientOptions {
-            timeout: READ_TIMEOUT,
-            max_body: Some(MAX_BYTES),
-            redirects: Some(3),
-            tls: self.tls.clone(),
-            ..Default::default()
-        };
-        let url = without_credentials(&self.metrics);
-        let fetched = client::fetch(&self.metrics, &[], opts).await.map_err(|e| format!("{url}: {e}"))?;
-        if fetched.status != 200 {
-            return Err(format!("{url}: answered {}", fetched.status));
-        }
-        let text = std::str::from_utf8(&fetched.body).map_err(|_| format!("{url}: the answer is not UTF-8 text"))?;
-        Exposition::parse(text).map_err(|e| format!("{url}: {e}"))
+        exposition(&self.metrics, &self.tls).await
     }
 
-    /// Reads the figures now.
+    /// Reads the figures now (the target's and its host's at once).
     pub async fn read(&self) -> Reading {
         let at = Instant::now();
-        match self.exposition().await {
+        let host = async {
+            match &self.host {
+                Some(h) => Some(exposition(h, &self.tls).await.and_then(|e| HostCpu::of(&e))),
+                None => None,
+            }
+        };
+        let (target, host) = tokio::join!(self.exposition(), host);
+        match target {
             Ok(e) => Reading {
                 at,
                 cpu_s: e.sum(&self.cpu).ok_or_else(|| format!("{} selects no series", self.cpu)),
                 memory_bytes: self.memory.as_ref().and_then(|m| e.sum(m)),
+                host,
             },
-            Err(e) => Reading { at, cpu_s: Err(e), memory_bytes: None },
+            Err(e) => Reading { at, cpu_s: Err(e), memory_bytes: None, host },
         }
     }
 
@@ -143,8 +153,30 @@ impl Remote {
                 return Err(format!("{url}: {s} selects no series ({})", e.near(s)));
             }
         }
+        if let Some(h) = &self.host {
+            let e = exposition(h, &self.tls).await.map_err(|e| format!("host: {e}"))?;
+            HostCpu::of(&e).map_err(|e| format!("host: {}: {e}", without_credentials(h)))?;
+        }
         Ok(())
     }
+}
+
+/// The exposition at `url` now, read within [`READ_TIMEOUT`] and [`MAX_BYTES`].
+async fn exposition(url: &str, tls: &client::TlsOptions) -> Result<Exposition, String> {
+    let opts = client::ClientOptions {
+        timeout: READ_TIMEOUT,
+        max_body: Some(MAX_BYTES),
+        redirects: Some(3),
+        tls: tls.clone(),
+        ..Default::default()
+    };
+    let shown = without_credentials(url);
+    let fetched = client::fetch(url, &[], opts).await.map_err(|e| format!("{shown}: {e}"))?;
+    if fetched.status != 200 {
+        return Err(format!("{shown}: answered {}", fetched.status));
+    }
+    let text = std::str::from_utf8(&fetched.body).map_err(|_| format!("{shown}: the answer is not UTF-8 text"))?;
+    Exposition::parse(text).map_err(|e| format!("{shown}: {e}"))
 }
 
 /// What a step used between `from` and `to`; why not, when it is not a measurement.
@@ -184,7 +216,7 @@ mod tests {
     use super::*;
 
     fn reading(at: Instant, cpu: Result<f64, String>) -> Reading {
-        Reading { at, cpu_s: cpu, memory_bytes: None }
+        Reading { at, cpu_s: cpu, memory_bytes: None, host: None }
     }
 
     #[test]

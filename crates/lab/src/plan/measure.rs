@@ -15,6 +15,8 @@ pub(super) struct RawMeasure {
     cpu: Option<String>,
     memory: Option<String>,
     host: Option<String>,
+    /// The share of the host's CPU used outside the target past which a step is marked.
+    host_busy: Option<String>,
     prometheus: Option<String>,
     /// TLS to an https exporter, as a target's own settings.
     insecure: Option<bool>,
@@ -38,9 +40,6 @@ impl Doc<'_> {
                 "a Prometheus server is not read yet: give the exporter's URL as metrics",
             ));
         }
-        if raw.host.is_some() {
-            return Err(self.err(&format!("{field}.host"), "the target's host is not read yet: leave host out"));
-        }
         let Some(metrics) = raw.metrics else {
             return Err(self.err(&field, "give metrics, the exporter's URL (http://HOST:PORT/metrics)"));
         };
@@ -61,11 +60,24 @@ impl Doc<'_> {
             (Some(_), None) => None,
         };
         let cpu = selector("cpu", raw.cpu, scrape::remote::DEFAULT_CPU)?;
+        if let Some(h) = &raw.host {
+            attack::parse_url(&super::fill_port(h, Some(1))).map_err(|e| self.err(&format!("{field}.host"), e))?;
+        }
+        let busy_share = match raw.host_busy.as_deref() {
+            None => scrape::host::DEFAULT_BUSY_SHARE,
+            Some(text) => text
+                .trim()
+                .strip_suffix('%')
+                .and_then(|p| p.trim().parse::<f64>().ok())
+                .filter(|p| p.is_finite() && *p > 0.0 && *p < 100.0)
+                .map(|p| p / 100.0)
+                .ok_or_else(|| self.err(&format!("{field}.host_busy"), format!("{text:?}: a share such as \"10%\"")))?,
+        };
         let mut tls = attack::TlsOptions { insecure: raw.insecure.unwrap_or(false), ..Default::default() };
         for cert in raw.root_certs.map(OneOrMany::into_vec).unwrap_or_default() {
             tls.root_certs.push(self.file(&format!("{field}.root_certs"), dir, &cert)?);
         }
-        Ok(Some(scrape::Remote { metrics, cpu, memory, tls }))
+        Ok(Some(scrape::Remote { metrics, cpu, memory, host: raw.host, busy_share, tls }))
     }
 
     /// A target's `series`, each a selector.

@@ -19,6 +19,9 @@ pub struct Used {
     pub generator: Option<(f64, f64)>,
     pub target_rss_mb: Option<f64>,
     pub unmeasured: Option<String>,
+    /// The target's host over the step, when its node_exporter was read (why not, when it
+    /// could not be).
+    pub host: Option<Result<scrape::host::HostUse, String>>,
 }
 
 impl Edge {
@@ -32,8 +35,8 @@ impl Edge {
         Edge { local, remote }
     }
 
-    /// What was used from `self` to `later`.
-    pub fn until(&self, later: &Edge) -> Used {
+    /// What was used from `self` to `later`; `busy_share` marks a busy host.
+    pub fn until(&self, later: &Edge, busy_share: f64) -> Used {
         let local = self.local.until(&later.local);
         let (target, generator) = match local.as_slice() {
             [t, g] => (*t, *g),
@@ -43,12 +46,20 @@ impl Edge {
         match (&self.remote, &later.remote) {
             (Some(a), Some(b)) => {
                 let rss = b.memory_bytes.map(|m| m / (1u64 << 20) as f64);
-                match scrape::remote::used(a, b, scrape::remote::EXPORTER_RESOLUTION_S) {
-                    Ok(u) => Used { target: Some((u.cpu_s, u.cpu_pct)), generator, target_rss_mb: rss, unmeasured: None },
-                    Err(why) => Used { target: None, generator, target_rss_mb: rss, unmeasured: Some(why) },
-                }
+                let (target, unmeasured) = match scrape::remote::used(a, b, scrape::remote::EXPORTER_RESOLUTION_S) {
+                    Ok(u) => (Some((u.cpu_s, u.cpu_pct)), None),
+                    Err(why) => (None, Some(why)),
+                };
+                let host = match (&a.host, &b.host) {
+                    (Some(Ok(ha)), Some(Ok(hb))) => {
+                        Some(scrape::host::between(ha, hb, target.map(|t| t.0), busy_share))
+                    }
+                    (Some(Err(e)), _) | (_, Some(Err(e))) => Some(Err(format!("host not read: {e}"))),
+                    _ => None,
+                };
+                Used { target, generator, target_rss_mb: rss, unmeasured, host }
             }
-            _ => Used { target, generator, target_rss_mb: None, unmeasured: None },
+            _ => Used { target, generator, target_rss_mb: None, unmeasured: None, host: None },
         }
     }
 }
