@@ -205,7 +205,7 @@ async fn run_steps(
             let (watched, remote, warmup) = (watched.clone(), remote.clone(), load.warmup);
             tokio::spawn(async move {
                 tokio::time::sleep(warmup).await;
-                edges::Edge::read(&watched, remote.as_ref()).await
+                edges::Edge::read(&watched, remote.as_ref(), true).await
             })
         };
         // A second signal abandons the step: its file is left without its end marker.
@@ -217,7 +217,7 @@ async fn run_steps(
             true => match warmup_end.await {
                 Ok(from) => {
                     let busy = remote.as_ref().map_or(scrape::host::DEFAULT_BUSY_SHARE, |r| r.busy_share);
-                    Some(from.until(&edges::Edge::read(&watched, remote.as_ref()).await, busy))
+                    Some(from.until(&edges::Edge::read(&watched, remote.as_ref(), false).await, busy))
                 }
                 Err(_) => None,
             },
@@ -393,8 +393,26 @@ impl Up {
             self.profilers.push(profiler.map(|p| (p, pid.into_iter().collect())));
             let remote = match &t.measure {
                 Some(m) => {
-                    let m = scrape::Remote { metrics: crate::plan::fill_port(&m.metrics, given_port), ..m.clone() };
-                    m.check().await.map_err(|e| StartError(format!("target {}: measure: {e}", t.name)))?;
+                    let mut m = m.clone();
+                    if let scrape::Source::Exporter(url) = &mut m.source {
+                        *url = crate::plan::fill_port(url, given_port);
+                    }
+                    let fail = |e: String| StartError(format!("target {}: measure: {e}", t.name));
+                    m.check().await.map_err(fail)?;
+                    // A server's samples are as old as its last scrape: a step's counted time
+                    // must hold three of them to read a rate between two.
+                    if let scrape::Source::Prometheus(p) = &m.source {
+                        let interval = p.interval.unwrap_or_default();
+                        if plan.load.duration < interval * 3 {
+                            return Err(fail(format!(
+                                "{} scrapes every {interval:.0?}: a step of {:.0?} is too short to read a rate from; \
+                                 make [load] duration at least {:.0?}",
+                                p.shown(),
+                                plan.load.duration,
+                                interval * 3
+                            )));
+                        }
+                    }
                     Some(m)
                 }
                 None => None,

@@ -4,8 +4,9 @@
 
 pub mod exposition;
 pub mod host;
+pub mod prometheus;
 pub mod remote;
 pub mod selector;
 
-pub use remote::{Provenance, Reading, Remote, Used};
+pub use remote::{Provenance, Reading, Remote, Source, Used};
 pub use selector::Selector;

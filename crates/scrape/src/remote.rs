@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exposition::Exposition;
 use crate::host::HostCpu;
+use crate::prometheus::Server;
 use crate::Selector;
 
 /// The most a reading waits for its source.
@@ -27,11 +28,19 @@ pub const DEFAULT_CPU: &str = "process_cpu_seconds_total";
 /// `process_resident_memory_bytes`, likewise.
 pub const DEFAULT_MEMORY: &str = "process_resident_memory_bytes";
 
+/// Where a target's series are read.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// An exporter's URL (`http://host:9256/metrics`), read at each edge.
+    Exporter(String),
+    /// A Prometheus server scraping the target's exporters, asked at each edge.
+    Prometheus(Server),
+}
+
 /// Where a target's figures are read, and which.
 #[derive(Clone, Debug)]
 pub struct Remote {
-    /// The exporter's URL (`http://host:9256/metrics`).
-    pub metrics: String,
+    pub source: Source,
     /// A counter of CPU seconds.
     pub cpu: Selector,
     /// A gauge of resident bytes.
@@ -44,6 +53,11 @@ pub struct Remote {
     pub tls: client::TlsOptions,
 }
 
+/// Now, in unix seconds.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// Where a target's figures came from, as lab.json records it (no credentials).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
@@ -52,8 +66,13 @@ pub struct Provenance {
     pub cpu: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
-    /// The smallest step of CPU the source can show, in seconds.
+    /// The smallest step of CPU the counter moves in, in seconds (the kernel's ticks, as
+    /// exporters read /proc).
     pub resolution_s: f64,
+    /// A server's scrape interval: its values are as old as its last scrape, so a step's CPU is
+    /// the counter's rate between the samples inside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrape_interval_s: Option<f64>,
     /// `node_exporter URL`, when the host was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
@@ -68,6 +87,9 @@ pub struct Reading {
     pub at: Instant,
     /// The CPU counter, in seconds (why not, when it could not be read).
     pub cpu_s: Result<f64, String>,
+    /// When the CPU counter's value was sampled (unix s), where the source says (a Prometheus
+    /// server's last scrape); none when it was read as it is now (an exporter).
+    pub sampled_unix_s: Option<f64>,
     pub memory_bytes: Option<f64>,
     /// The host's CPU by mode, when asked for.
     pub host: Option<Result<HostCpu, String>>,
@@ -85,22 +107,26 @@ impl Remote {
     /// Where its figures come from, for lab.json.
     pub fn provenance(&self) -> Provenance {
         Provenance {
-            source: format!("exporter {}", without_credentials(&self.metrics)),
+            source: match &self.source {
+                Source::Exporter(url) => format!("exporter {}", without_credentials(url)),
+                Source::Prometheus(p) => format!("prometheus {}", p.shown()),
+            },
             cpu: self.cpu.to_string(),
             memory: self.memory.as_ref().map(ToString::to_string),
             resolution_s: EXPORTER_RESOLUTION_S,
+            scrape_interval_s: match &self.source {
+                Source::Prometheus(p) => p.interval.map(|i| i.as_secs_f64()),
+                Source::Exporter(_) => None,
+            },
             host: self.host.as_ref().map(|h| format!("node_exporter {}", without_credentials(h))),
             host_busy_pct: self.host.as_ref().map(|_| self.busy_share * 100.0),
         }
     }
 
-    /// The target's exposition now.
-    pub async fn exposition(&self) -> Result<Exposition, String> {
-        exposition(&self.metrics, &self.tls).await
-    }
-
-    /// Reads the figures now (the target's and its host's at once).
-    pub async fn read(&self) -> Reading {
+    /// Reads the figures now (the target's and its host's at once). With `fresh`, from a
+    /// Prometheus server, waits (up to a scrape interval and a second) for a sample taken after
+    /// this moment: the edge where a step's counted time starts must not read the pause before it.
+    pub async fn read(&self, fresh: bool) -> Reading {
         let at = Instant::now();
         let host = async {
             match &self.host {
@@ -108,49 +134,96 @@ impl Remote {
                 None => None,
             }
         };
-        let (target, host) = tokio::join!(self.exposition(), host);
-        match target {
-            Ok(e) => Reading {
-                at,
-                cpu_s: e.sum(&self.cpu).ok_or_else(|| format!("{} selects no series", self.cpu)),
-                memory_bytes: self.memory.as_ref().and_then(|m| e.sum(m)),
-                host,
-            },
-            Err(e) => Reading { at, cpu_s: Err(e), memory_bytes: None, host },
+        let target = async {
+            match &self.source {
+                Source::Exporter(url) => match exposition(url, &self.tls).await {
+                    Ok(e) => (
+                        e.sum(&self.cpu).ok_or_else(|| format!("{} selects no series", self.cpu)),
+                        None,
+                        self.memory.as_ref().and_then(|m| e.sum(m)),
+                    ),
+                    Err(e) => (Err(e), None, None),
+                },
+                Source::Prometheus(p) => self.ask(p, fresh).await,
+            }
+        };
+        let ((cpu_s, sampled_unix_s, memory_bytes), host) = tokio::join!(target, host);
+        Reading { at, cpu_s, sampled_unix_s, memory_bytes, host }
+    }
+
+    /// The CPU (and when it was sampled) and memory from a Prometheus server.
+    async fn ask(&self, p: &Server, fresh: bool) -> (Result<f64, String>, Option<f64>, Option<f64>) {
+        let now = unix_now();
+        let wait = p.interval.unwrap_or(Duration::from_secs(15)) + Duration::from_secs(1);
+        let deadline = Instant::now() + wait;
+        let cpu = loop {
+            match p.sum(&self.cpu, None, &self.tls).await {
+                Ok(Some(a)) if fresh && a.sampled_unix_s < now && Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Ok(Some(a)) if fresh && a.sampled_unix_s < now => {
+                    break Err(format!("{}: no scrape of {} within {:.0?}", p.shown(), self.cpu, wait));
+                }
+                Ok(Some(a)) => break Ok(a),
+                Ok(None) => break Err(format!("{} selects no series", self.cpu)),
+                Err(e) => break Err(e),
+            }
+        };
+        let memory = match &self.memory {
+            Some(m) => p.sum(m, None, &self.tls).await.ok().flatten().map(|a| a.value),
+            None => None,
+        };
+        match cpu {
+            Ok(a) => (Ok(a.value), Some(a.sampled_unix_s), memory),
+            Err(e) => (Err(e), None, memory),
         }
     }
 
     /// Before the first step: the source answers and every selector selects a series, else a
     /// line naming the selector and what the source does have.
-    pub async fn check(&self) -> Result<(), String> {
-        let e = self.exposition().await?;
-        let url = without_credentials(&self.metrics);
-        // An exporter exports its own process's CPU under the default name: never the target's.
-        if self.cpu.to_string() == DEFAULT_CPU {
-            let groups: BTreeSet<&str> = e
-                .series
-                .iter()
-                .filter(|s| s.name == "namedprocess_namegroup_cpu_seconds_total")
-                .filter_map(|s| s.labels.get("groupname").map(String::as_str))
-                .collect();
-            if !groups.is_empty() {
-                return Err(format!(
-                    "{url}: {DEFAULT_CPU} there is the process exporter's own CPU, not the target's: \
-                     give cpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname=\"...\"}}' \
-                     (its groups: {})",
-                    groups.into_iter().collect::<Vec<_>>().join(", ")
-                ));
+    /// A Prometheus server's scrape interval, when not given, is read here.
+    pub async fn check(&mut self) -> Result<(), String> {
+        if let Source::Prometheus(p) = &mut self.source {
+            if p.interval.is_none() {
+                p.interval = Some(p.scrape_interval(&self.tls).await?);
             }
-            if e.series.iter().any(|s| s.name == "node_cpu_seconds_total") {
-                return Err(format!(
-                    "{url}: {DEFAULT_CPU} there is node_exporter's own CPU, not the target's: \
-                     node_exporter measures the host"
-                ));
+            let p = p.clone();
+            for s in std::iter::once(&self.cpu).chain(&self.memory) {
+                if p.sum(s, None, &self.tls).await?.is_none() {
+                    return Err(format!("{}: {s} selects no series", p.shown()));
+                }
             }
         }
-        for s in std::iter::once(&self.cpu).chain(&self.memory) {
-            if e.count(s) == 0 {
-                return Err(format!("{url}: {s} selects no series ({})", e.near(s)));
+        if let Source::Exporter(metrics) = &self.source {
+            let e = exposition(metrics, &self.tls).await?;
+            let url = without_credentials(metrics);
+            // An exporter exports its own process's CPU under the default name: never the target's.
+            if self.cpu.to_string() == DEFAULT_CPU {
+                let groups: BTreeSet<&str> = e
+                    .series
+                    .iter()
+                    .filter(|s| s.name == "namedprocess_namegroup_cpu_seconds_total")
+                    .filter_map(|s| s.labels.get("groupname").map(String::as_str))
+                    .collect();
+                if !groups.is_empty() {
+                    return Err(format!(
+                        "{url}: {DEFAULT_CPU} there is the process exporter's own CPU, not the target's: \
+                         give cpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname=\"...\"}}' \
+                         (its groups: {})",
+                        groups.into_iter().collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                if e.series.iter().any(|s| s.name == "node_cpu_seconds_total") {
+                    return Err(format!(
+                        "{url}: {DEFAULT_CPU} there is node_exporter's own CPU, not the target's: \
+                         node_exporter measures the host"
+                    ));
+                }
+            }
+            for s in std::iter::once(&self.cpu).chain(&self.memory) {
+                if e.count(s) == 0 {
+                    return Err(format!("{url}: {s} selects no series ({})", e.near(s)));
+                }
             }
         }
         if let Some(h) = &self.host {
@@ -189,10 +262,18 @@ pub fn used(from: &Reading, to: &Reading, resolution_s: f64) -> Result<Used, Str
         ));
     }
     let secs = to.at.duration_since(from.at).as_secs_f64();
-    let cpu_s = b - a;
-    if cpu_s < resolution_s / MAX_RESOLUTION_SHARE {
+    let grown = b - a;
+    // From a server, the counter's growth between its two samples, as a rate over the step.
+    let (cpu_s, span) = match (from.sampled_unix_s, to.sampled_unix_s) {
+        (Some(ta), Some(tb)) if tb > ta => (grown / (tb - ta) * secs, tb - ta),
+        (Some(_), Some(_)) => {
+            return Err("no scrape of the target fell between the step's edges: lengthen the steps".into())
+        }
+        _ => (grown, secs),
+    };
+    if grown < resolution_s / MAX_RESOLUTION_SHARE {
         return Err(format!(
-            "{cpu_s:.3} s of CPU is too little for a counter of {:.0} ms steps (at least {:.2} s): \
+            "{grown:.3} s of CPU over {span:.1} s is too little for a counter of {:.0} ms steps (at least {:.2} s): \
              lengthen the steps or raise the load",
             resolution_s * 1000.0,
             resolution_s / MAX_RESOLUTION_SHARE
@@ -216,7 +297,7 @@ mod tests {
     use super::*;
 
     fn reading(at: Instant, cpu: Result<f64, String>) -> Reading {
-        Reading { at, cpu_s: cpu, memory_bytes: None, host: None }
+        Reading { at, cpu_s: cpu, sampled_unix_s: None, memory_bytes: None, host: None }
     }
 
     #[test]
@@ -229,6 +310,12 @@ mod tests {
         assert!(e.contains("went back") && e.contains("restarted"), "{e}");
         let e = used(&reading(t0, Ok(10.0)), &reading(t1, Ok(10.1)), 0.01).unwrap_err();
         assert!(e.contains("too little") && e.contains("10 ms"), "{e}");
+        // From a server: the rate between its samples, over the step's time.
+        let sampled = |at, cpu, ts| Reading { at, cpu_s: Ok(cpu), sampled_unix_s: Some(ts), memory_bytes: None, host: None };
+        let u = used(&sampled(t0, 10.0, 100.0), &sampled(t1, 11.0, 102.0), 1.0 / 100.0).unwrap();
+        assert!((u.cpu_s - 2.0).abs() < 1e-9, "half a core for the step's 4 s: {u:?}");
+        let e = used(&sampled(t0, 10.0, 100.0), &sampled(t1, 11.0, 100.0), 0.01).unwrap_err();
+        assert!(e.contains("no scrape"), "{e}");
         let e = used(&reading(t0, Ok(10.0)), &reading(t1, Err("timeout".into())), 0.01).unwrap_err();
         assert!(e.contains("end not read: timeout"), "{e}");
     }

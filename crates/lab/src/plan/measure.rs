@@ -18,6 +18,15 @@ pub(super) struct RawMeasure {
     /// The share of the host's CPU used outside the target past which a step is marked.
     host_busy: Option<String>,
     prometheus: Option<String>,
+    /// The server's scrape interval, when it is not to be read from it (`15s`).
+    interval: Option<String>,
+    /// A bearer token for the server, from a file or an environment variable.
+    token_file: Option<String>,
+    token_env: Option<String>,
+    /// Basic authentication for the server: a user, and a password from a file or a variable.
+    user: Option<String>,
+    password_file: Option<String>,
+    password_env: Option<String>,
     /// TLS to an https exporter, as a target's own settings.
     insecure: Option<bool>,
     root_certs: Option<OneOrMany<String>>,
@@ -34,20 +43,60 @@ impl Doc<'_> {
     ) -> Result<Option<scrape::Remote>, PlanError> {
         let Some(raw) = raw else { return Ok(None) };
         let field = format!("{field}.measure");
-        if raw.prometheus.is_some() {
-            return Err(self.err(
-                &format!("{field}.prometheus"),
-                "a Prometheus server is not read yet: give the exporter's URL as metrics",
-            ));
-        }
-        let Some(metrics) = raw.metrics else {
-            return Err(self.err(&field, "give metrics, the exporter's URL (http://HOST:PORT/metrics)"));
+        let source = match (raw.metrics, raw.prometheus) {
+            (Some(metrics), None) => {
+                let url = super::fill_port(&metrics, Some(1));
+                attack::parse_url(&url).map_err(|e| self.err(&format!("{field}.metrics"), e))?;
+                scrape::Source::Exporter(metrics)
+            }
+            (None, Some(url)) => {
+                attack::parse_url(&url).map_err(|e| self.err(&format!("{field}.prometheus"), e))?;
+                let interval = match raw.interval.as_deref() {
+                    None => None,
+                    Some(i) => Some(
+                        scrape::prometheus::go_duration(i)
+                            .filter(|d| !d.is_zero())
+                            .ok_or_else(|| self.err(&format!("{field}.interval"), format!("{i:?}: a duration such as \"15s\"")))?,
+                    ),
+                };
+                let secret = |name: &str, file: Option<String>, env: Option<String>| -> Result<Option<scrape::prometheus::Secret>, PlanError> {
+                    match (file, env) {
+                        (Some(_), Some(_)) => Err(self.err(&format!("{field}.{name}_file"), format!("{name}_file and {name}_env exclude each other"))),
+                        (Some(f), None) => {
+                            let path = self.file(&format!("{field}.{name}_file"), dir, &f)?;
+                            let text = std::fs::read_to_string(&path)
+                                .map_err(|e| self.err(&format!("{field}.{name}_file"), format!("{f}: {e}")))?;
+                            Ok(Some(scrape::prometheus::Secret::new(text)))
+                        }
+                        (None, Some(v)) => std::env::var(&v)
+                            .map(|t| Some(scrape::prometheus::Secret::new(t)))
+                            .map_err(|_| self.err(&format!("{field}.{name}_env"), format!("${v} is not set"))),
+                        (None, None) => Ok(None),
+                    }
+                };
+                let token = secret("token", raw.token_file, raw.token_env)?;
+                let password = secret("password", raw.password_file, raw.password_env)?;
+                let auth = match (token, raw.user, password) {
+                    (None, None, None) => None,
+                    (Some(t), None, None) => Some(scrape::prometheus::Auth::Bearer(t)),
+                    (None, Some(user), Some(password)) => Some(scrape::prometheus::Auth::Basic { user, password }),
+                    (None, Some(_), None) => return Err(self.err(&format!("{field}.user"), "give password_file or password_env with it")),
+                    (None, None, Some(_)) => return Err(self.err(&field, "a password needs its user")),
+                    (Some(_), _, _) => return Err(self.err(&field, "a token and a user exclude each other")),
+                };
+                scrape::Source::Prometheus(scrape::prometheus::Server { url, auth, interval })
+            }
+            (Some(_), Some(_)) => return Err(self.err(&field, "metrics (an exporter) and prometheus (a server) exclude each other")),
+            (None, None) => {
+                return Err(self.err(
+                    &field,
+                    "give metrics, the exporter's URL (http://HOST:PORT/metrics), or prometheus, a server's (http://HOST:9090)",
+                ))
+            }
         };
         if matches!(kind, TargetKind::Simulator { .. }) {
             return Err(self.err(&field, "an embedded simulator runs here: its CPU is read from this process"));
         }
-        let url = super::fill_port(&metrics, Some(1));
-        attack::parse_url(&url).map_err(|e| self.err(&format!("{field}.metrics"), e))?;
         let selector = |name: &str, text: Option<String>, default: &str| {
             scrape::Selector::parse(text.as_deref().unwrap_or(default))
                 .map_err(|e| self.err(&format!("{field}.{name}"), e))
@@ -77,7 +126,7 @@ impl Doc<'_> {
         for cert in raw.root_certs.map(OneOrMany::into_vec).unwrap_or_default() {
             tls.root_certs.push(self.file(&format!("{field}.root_certs"), dir, &cert)?);
         }
-        Ok(Some(scrape::Remote { metrics, cpu, memory, host: raw.host, busy_share, tls }))
+        Ok(Some(scrape::Remote { source, cpu, memory, host: raw.host, busy_share, tls }))
     }
 
     /// A target's `series`, each a selector.

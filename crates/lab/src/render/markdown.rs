@@ -55,11 +55,13 @@ fn setup(md: &mut String, lab: &Lab) {
         // Where its CPU and memory came from, and how fine the CPU counter is.
         let measured = t.measured_by.as_ref().map_or(String::new(), |m| {
             format!(
-                "; CPU `{}`{} from {}, in {:.0} ms steps",
+                "; CPU `{}`{} from {}, in {:.0} ms steps{}{}",
                 m.cpu,
                 m.memory.as_ref().map_or(String::new(), |mem| format!(" and memory `{mem}`")),
                 m.source,
-                m.resolution_s * 1000.0
+                m.resolution_s * 1000.0,
+                m.scrape_interval_s.map_or(String::new(), |i| format!(", scraped every {i} s")),
+                m.host.as_ref().map_or(String::new(), |h| format!("; its host from {h}")),
             )
         });
         let _ = writeln!(md, "| {} | `{}` | {kind}{measured} |", t.name, t.url);

@@ -25,11 +25,12 @@ pub struct Used {
 }
 
 impl Edge {
-    /// Reads `watched` (the target's processes, if here, then the generator) and `remote`.
-    pub async fn read(watched: &[cpu::Watched], remote: Option<&scrape::Remote>) -> Edge {
+    /// Reads `watched` (the target's processes, if here, then the generator) and `remote`
+    /// (`fresh`: the edge a step's counted time starts at, [`scrape::Remote::read`]).
+    pub async fn read(watched: &[cpu::Watched], remote: Option<&scrape::Remote>, fresh: bool) -> Edge {
         let local = cpu::Reading::now(watched);
         let remote = match remote {
-            Some(r) => Some(r.read().await),
+            Some(r) => Some(r.read(fresh).await),
             None => None,
         };
         Edge { local, remote }

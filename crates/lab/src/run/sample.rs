@@ -134,7 +134,7 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
                 }
             }
             if let (Some(remote), Ok(rt)) = (&s.remote, &rt) {
-                let reading = rt.block_on(remote.read());
+                let reading = rt.block_on(remote.read(false));
                 row.rss_mb = reading.memory_bytes.map(|b| b / (1 << 20) as f64);
                 if let Ok(cpu) = reading.cpu_s {
                     // A counter that went back (a restart) gives no sample.

@@ -207,3 +207,103 @@ headers = {{ X-Alpha = "1000" }}
     assert_eq!(code, Some(4), "inconclusive, as a generator-limited lab: {said}");
     assert!(said.contains("the target's host was busy"), "{said}");
 }
+
+/// Every file under `dir`, as text where it is text.
+fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.push_str(&all_text(&p));
+        } else if let Ok(t) = std::fs::read_to_string(&p) {
+            out.push_str(&t);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_target_behind_a_prometheus_server_is_measured_through_its_api() {
+    let dir = tempdir("remote-prometheus");
+    let (target, _exporter, port, exporter_port) = target_and_exporter(&dir);
+    let prom_port = free_port();
+    std::fs::write(
+        dir.join("prometheus.yml"),
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: svc\n    static_configs:\n      - targets: ['127.0.0.1:{exporter_port}']\n"
+        ),
+    )
+    .unwrap();
+    let _prometheus = Running(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus is needed (scripts/test-all installs it)"),
+    );
+    // Until it has scraped the exporter.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let o = Command::new("curl")
+            .args(["-s", &format!("http://127.0.0.1:{prom_port}/api/v1/query?query=namedprocess_namegroup_num_procs")])
+            .output();
+        if o.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"svc\"")) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "prometheus never scraped the exporter");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let token = "s3cret-token-for-the-test";
+    let plan = |duration: &str| {
+        format!(
+            r#"[targets.local]
+url = "http://127.0.0.1:{port}/"
+pid = {pid}
+[targets.svc]
+url = "http://127.0.0.1:{port}/"
+[targets.svc.measure]
+prometheus = "http://127.0.0.1:{prom_port}"
+cpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname="svc"}}'
+memory = 'namedprocess_namegroup_memory_bytes{{groupname="svc",memtype="resident"}}'
+token_env = "LOADLAB_TEST_PROMETHEUS_TOKEN"
+[load]
+rate = 100
+duration = "{duration}"
+warmup = "1s"
+headers = {{ X-Alpha = "1000" }}
+"#,
+            pid = target.0.id()
+        )
+    };
+    let run = |duration: &str, out: &str| {
+        std::fs::write(dir.join("plan.toml"), plan(duration)).unwrap();
+        let o = loadlab()
+            .env("LOADLAB_TEST_PROMETHEUS_TOKEN", token)
+            .args(["lab", "run"])
+            .arg(dir.join("plan.toml"))
+            .arg("--out")
+            .arg(dir.join(out))
+            .output()
+            .unwrap();
+        (o.status.code(), stderr(&o))
+    };
+    // Steps shorter than three scrapes cannot hold a rate: said before the first.
+    let (code, said) = run("2s", "short");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("scrapes every 1s") && said.contains("at least 3s"), "{said}");
+    let (code, said) = run("4s", "out");
+    assert!(code == Some(0) || (code == Some(4) && said.contains("generator-limited")), "{said}");
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out/lab.json")).unwrap()).unwrap();
+    let by = &lab["targets"][1]["measured_by"];
+    assert_eq!(by["source"], format!("prometheus http://127.0.0.1:{prom_port}"), "{by}");
+    assert_eq!(by["scrape_interval_s"], 1.0, "read from the server: {by}");
+    let (local, remote) = (cpu_per_request(&lab, 0), cpu_per_request(&lab, 1));
+    assert!((remote / local - 1.0).abs() < 0.25, "{:.0} µs/req through Prometheus, {:.0} locally", remote * 1e6, local * 1e6);
+    assert!(lab["steps"][1]["target_rss_mb"].as_f64().is_some_and(|m| m > 1.0), "{}", lab["steps"][1]);
+    // The token went in a header and nowhere else.
+    let written = all_text(&dir.join("out"));
+    assert!(!written.contains(token) && !said.contains(token));
+}
