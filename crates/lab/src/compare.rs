@@ -242,6 +242,26 @@ pub struct Row {
     /// Why `~` where that is not plain: within the threshold, run-to-run variation not measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Held to the service's calibrated spread (`lab calibrate`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub calibrated: bool,
+}
+
+impl Row {
+    /// Why a gate cannot judge this row, if it cannot: CPU read once a step has no test at one
+    /// run a side; any metric's change within one run a side leaves out how much two labs of one
+    /// build differ (bench/aa.sh: such gates failed on 6 of 16 A/A pairs of nginx, where 5% was
+    /// the aim), so without a calibration it is not judged.
+    pub fn not_gateable(&self) -> Option<String> {
+        if self.p.is_none() {
+            return Some(self.note.clone().unwrap_or_default());
+        }
+        (self.basis == Basis::WithinRun && !self.calibrated).then(|| {
+            "one run a side: the change within runs leaves out how much two labs of one build differ; \
+             set repeats >= 3, or give a calibration (lab calibrate), to gate on it"
+                .to_owned()
+        })
+    }
 }
 
 impl Gate {
@@ -364,6 +384,7 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
         verdict,
         basis: c.basis,
         note,
+        calibrated: spread.is_some(),
     })
 }
 
@@ -372,7 +393,10 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
 /// Holm's correction over every row the gates watch: the chance that a gate fails on noise
 /// stays at 5% however many cells there are.
 fn gate_failures(gates: &[Gate], rows: &[Row]) -> Vec<String> {
-    let watched: Vec<&Row> = rows.iter().filter(|r| gates.iter().any(|g| g.metric == r.metric)).collect();
+    let watched: Vec<&Row> = rows
+        .iter()
+        .filter(|r| gates.iter().any(|g| g.metric == r.metric) && r.not_gateable().is_none())
+        .collect();
     // A bootstrap's smallest p says no resample crossed 1: less than it can resolve, not equal.
     let floor = 1.0 / stats::bootstrap::RESAMPLES as f64;
     let p = |r: &Row| r.p.map_or(1.0, |p| if r.basis == Basis::WithinRun && p <= floor { 0.0 } else { p });
@@ -429,20 +453,15 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
         })
         .collect();
     let failed = gate_failures(&gates, &rows);
-    // A gate on a row with no test (CPU at one run a side) is said, not passed.
+    // A gate on a row it cannot judge (one run a side, uncalibrated) is said, not passed.
     let not_judged = gates
         .iter()
         .flat_map(|g| {
             rows.iter()
-                .filter(|r| r.metric == g.metric && r.p.is_none())
-                .map(|r| {
-                    format!(
-                        "{}: {} at {}: NOT JUDGED ({})",
-                        g.text(),
-                        r.target,
-                        r.load,
-                        r.note.clone().unwrap_or_default()
-                    )
+                .filter(|r| r.metric == g.metric)
+                .filter_map(|r| {
+                    let why = r.not_gateable()?;
+                    Some(format!("{}: {} at {}: NOT JUDGED ({why})", g.text(), r.target, r.load))
                 })
                 .collect::<Vec<_>>()
         })
