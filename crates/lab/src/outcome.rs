@@ -84,6 +84,21 @@ impl StepResult {
     }
 }
 
+impl StepResult {
+    /// The step's value of `metric`: from its numbers, or CPU per request from the CPU read
+    /// beside it (none where that was not measured).
+    pub fn value(&self, metric: Metric) -> Option<f64> {
+        match metric {
+            Metric::TargetCpu if self.target_cpu_unmeasured.is_none() => {
+                Metric::cpu_per_request(self.target_cpu_pct, &self.numbers)
+            }
+            Metric::TargetCpu => None,
+            Metric::GeneratorCpu => Metric::cpu_per_request(self.generator_cpu_pct, &self.numbers),
+            m => Some(m.of(&self.numbers)),
+        }
+    }
+}
+
 /// The metrics summarised over repeats in every cell.
 pub const SUMMARISED: [Metric; 8] = [
     Metric::Rps,
@@ -316,7 +331,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
     let target_index = |name: &str| plan.targets.iter().position(|t| t.name == name);
     let counted =
         |t: usize, p: usize| steps.iter().filter(move |s| s.target == t && s.point == p && s.not_counted().is_none());
-    let values = |t: usize, p: usize| -> Vec<f64> { counted(t, p).map(|s| h.metric.of(&s.numbers)).collect() };
+    let values = |t: usize, p: usize| -> Vec<f64> { counted(t, p).filter_map(|s| s.value(h.metric)).collect() };
     let windows = |t: usize, p: usize| -> Vec<crate::measure::windows::Window> {
         counted(t, p).flat_map(|s| s.windows.iter().cloned()).collect()
     };

@@ -502,7 +502,8 @@ impl Doc<'_> {
             let line = self.nth_table_line("[[hypotheses]]", i);
             let bad =
                 |message: String| PlanError { file: self.file.into(), line, message: format!("hypotheses: {message}") };
-            let metric = Metric::parse_of_step(&h.metric).map_err(|e| bad(format!("metric: {e}")))?;
+            // CPU per request too: read beside each step, compared across repeats.
+            let metric = Metric::parse(&h.metric).map_err(|e| bad(format!("metric: {e}")))?;
             let (subject, lower) = match (h.lower, h.higher) {
                 (Some(s), None) => (s, true),
                 (None, Some(s)) => (s, false),

@@ -159,3 +159,38 @@ fn the_ci_recipe_records_judges_and_leaves_a_summary() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Stops example 009's hosts (by the pids hosts.sh wrote) however the test ends.
+struct Hosts(PathBuf);
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        let _ = Command::new("bash").arg(examples().join("009-two-hosts/hosts.sh")).arg("stop").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn the_two_hosts_example_reads_each_targets_cpu_from_its_own_exporter() {
+    // 009: nothing in the plan runs the targets; each one's CPU per request comes from the
+    // process exporter on its (loopback) host, and the hypothesis on it is judged.
+    let dir = std::env::temp_dir().join(format!("loadlab-example-{}-hosts", std::process::id()));
+    let hosts = Hosts(dir.clone());
+    let o = Command::new("bash").arg(examples().join("009-two-hosts/hosts.sh")).arg("start").arg(&dir).output().unwrap();
+    assert!(o.status.success(), "hosts.sh: {}", String::from_utf8_lossy(&o.stderr));
+    let (code, lab, out) = run("009-two-hosts");
+    drop(hosts);
+    assert!(code == 0 || code == 4, "{}", lab["findings"]);
+    for (i, host) in [(0, "127.0.0.2"), (1, "127.0.0.3")] {
+        let by = &lab["targets"][i]["measured_by"];
+        assert_eq!(by["source"], format!("exporter http://{host}:9256/metrics"), "{by}");
+    }
+    let steps = lab["steps"].as_array().unwrap();
+    assert!(steps.iter().all(|s| s["target_cpu_s"].as_f64().is_some_and(|c| c > 0.0)), "{steps:?}");
+    let h = &lab["findings"]["hypotheses"][0];
+    assert_eq!(h["metric"], "target_cpu");
+    // c6g does 7,000 rounds a request where c5 does 12,000: supported wherever counted.
+    let points = h["points"].as_array().unwrap();
+    assert!(!points.is_empty() && points.iter().all(|p| p["finding"] == "supported"), "{h}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("from exporter http://127.0.0.3:9256/metrics, in 10 ms steps"), "{report}");
+}
