@@ -149,7 +149,8 @@ fn capacity(a: LabCapacityArgs) -> anyhow::Result<()> {
         body: a.request.body_bytes().map_err(bad)?,
         ..Default::default()
     };
-    let target = lab::TargetSpec { tls: a.tls.options(), ..lab::TargetSpec::running("target", &a.url) };
+    let measure = a.measure.remote(a.tls.options()).map_err(|e| bad(format!("--measure-*: {e}")))?;
+    let target = lab::TargetSpec { tls: a.tls.options(), measure, ..lab::TargetSpec::running("target", &a.url) };
     let mut plan = lab::Plan::new(&format!("capacity of {}", a.url), vec![target], load, slo);
     plan.capacity = Some(
         lab::CapacitySpec::new(a.start, a.max, a.precision, a.probe)

@@ -97,18 +97,8 @@ impl Doc<'_> {
         if matches!(kind, TargetKind::Simulator { .. }) {
             return Err(self.err(&field, "an embedded simulator runs here: its CPU is read from this process"));
         }
-        let selector = |name: &str, text: Option<String>, default: &str| {
-            scrape::Selector::parse(text.as_deref().unwrap_or(default))
-                .map_err(|e| self.err(&format!("{field}.{name}"), e))
-        };
-        // The process's own series when only the exporter is named; a chosen CPU series says
-        // nothing of which memory series goes with it.
-        let memory = match (&raw.cpu, raw.memory) {
-            (None, None) => Some(selector("memory", None, scrape::remote::DEFAULT_MEMORY)?),
-            (_, Some(m)) => Some(selector("memory", Some(m), "")?),
-            (Some(_), None) => None,
-        };
-        let cpu = selector("cpu", raw.cpu, scrape::remote::DEFAULT_CPU)?;
+        let (cpu, memory) = selectors(raw.cpu.as_deref(), raw.memory.as_deref())
+            .map_err(|(name, e)| self.err(&format!("{field}.{name}"), e))?;
         if let Some(h) = &raw.host {
             attack::parse_url(&super::fill_port(h, Some(1))).map_err(|e| self.err(&format!("{field}.host"), e))?;
         }
@@ -136,4 +126,46 @@ impl Doc<'_> {
             .map(|s| scrape::Selector::parse(s).map_err(|e| self.err(&format!("{field}.series"), e)))
             .collect()
     }
+}
+
+/// The CPU and memory selectors asked for: the process's own series when neither is named; a
+/// chosen CPU series says nothing of which memory series goes with it. An error names the field.
+pub fn selectors(
+    cpu: Option<&str>,
+    memory: Option<&str>,
+) -> Result<(scrape::Selector, Option<scrape::Selector>), (&'static str, String)> {
+    let parse = |name, text: &str| scrape::Selector::parse(text).map_err(|e| (name, e));
+    let memory = match (cpu, memory) {
+        (None, None) => Some(parse("memory", scrape::remote::DEFAULT_MEMORY)?),
+        (_, Some(m)) => Some(parse("memory", m)?),
+        (Some(_), None) => None,
+    };
+    Ok((parse("cpu", cpu.unwrap_or(scrape::remote::DEFAULT_CPU))?, memory))
+}
+
+/// A target measured by an exporter (`metrics`) or a Prometheus server, as `lab capacity URL`'s
+/// flags ask for it; an error names the flag's field.
+pub fn remote(
+    metrics: Option<String>,
+    prometheus: Option<String>,
+    cpu: Option<&str>,
+    memory: Option<&str>,
+    host: Option<String>,
+    tls: attack::TlsOptions,
+) -> Result<scrape::Remote, String> {
+    let (cpu, memory) = selectors(cpu, memory).map_err(|(name, e)| format!("{name}: {e}"))?;
+    let source = match (metrics, prometheus) {
+        (Some(m), None) => scrape::Source::Exporter(m),
+        (None, Some(url)) => scrape::Source::Prometheus(scrape::prometheus::Server { url, auth: None, interval: None }),
+        _ => return Err("give an exporter's URL or a Prometheus server's, one of them".into()),
+    };
+    let urls = match &source {
+        scrape::Source::Exporter(u) | scrape::Source::Prometheus(scrape::prometheus::Server { url: u, .. }) => {
+            std::iter::once(u).chain(&host)
+        }
+    };
+    for u in urls {
+        attack::parse_url(u).map_err(|e| format!("{u}: {e}"))?;
+    }
+    Ok(scrape::Remote { source, cpu, memory, host, busy_share: scrape::host::DEFAULT_BUSY_SHARE, tls })
 }

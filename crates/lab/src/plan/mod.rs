@@ -206,7 +206,7 @@ mod build;
 mod capacity;
 pub mod gate;
 mod load;
-mod measure;
+pub mod measure;
 pub mod matrix;
 mod ports;
 mod profile;

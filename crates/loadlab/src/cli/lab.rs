@@ -148,6 +148,9 @@ pub struct LabCapacityArgs {
     /// How the probes trust an https target, as for `attack`.
     #[command(flatten)]
     pub tls: super::TlsArgs,
+    /// A target on another machine, measured by what it exports.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
     /// Output directory (default: a new one per run, lab-capacity-YYYYMMDD-HHMMSS).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -155,6 +158,48 @@ pub struct LabCapacityArgs {
     pub guard: LabGuardArgs,
     #[command(flatten)]
     pub live: LiveArgs,
+}
+
+/// A target measured where it runs, as a plan's `[targets.NAME.measure]`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct MeasureArgs {
+    /// The target's exporter (http://HOST:9256/metrics): its CPU and memory, each second.
+    #[arg(long, conflicts_with = "measure_prometheus")]
+    pub measure_metrics: Option<String>,
+    /// A Prometheus server that scrapes the target (http://HOST:9090).
+    #[arg(long)]
+    pub measure_prometheus: Option<String>,
+    /// A counter of the target's CPU seconds (default process_cpu_seconds_total).
+    #[arg(long)]
+    pub measure_cpu: Option<String>,
+    /// A gauge of its resident bytes (default process_resident_memory_bytes with no --measure-cpu).
+    #[arg(long)]
+    pub measure_memory: Option<String>,
+    /// The node_exporter of its host (http://HOST:9100/metrics).
+    #[arg(long)]
+    pub measure_host: Option<String>,
+}
+
+impl MeasureArgs {
+    /// The measurement asked for, none without an exporter or a server.
+    pub fn remote(&self, tls: attack::TlsOptions) -> Result<Option<scrape::Remote>, String> {
+        if self.measure_metrics.is_none() && self.measure_prometheus.is_none() {
+            let stray = [&self.measure_cpu, &self.measure_memory, &self.measure_host].iter().any(|o| o.is_some());
+            return match stray {
+                true => Err("--measure-cpu, --measure-memory and --measure-host need --measure-metrics or --measure-prometheus".into()),
+                false => Ok(None),
+            };
+        }
+        lab::plan::measure::remote(
+            self.measure_metrics.clone(),
+            self.measure_prometheus.clone(),
+            self.measure_cpu.as_deref(),
+            self.measure_memory.as_deref(),
+            self.measure_host.clone(),
+            tls,
+        )
+        .map(Some)
+    }
 }
 
 /// One rate: `N`, `N/s` or `N/m`.

@@ -145,6 +145,23 @@ fn a_selector_that_selects_nothing_or_a_silent_exporter_stops_the_lab_before_its
     let (code, said) = run(&format!("metrics = \"http://127.0.0.1:{port}/garbage\""));
     assert_eq!(code, Some(1), "{said}");
     assert!(said.contains("not the Prometheus text format: line 1"), "{said}");
+    // `lab capacity URL` takes the same, as flags.
+    let o = loadlab()
+        .args(["lab", "capacity", &format!("http://127.0.0.1:{port}/"), "--slo", "p99<1s", "--start", "20", "--max", "40"])
+        .args(["--probe", "1s", "--measure-metrics", &format!("http://127.0.0.1:{port}/metrics"), "--out"])
+        .arg(dir.join("capacity"))
+        .output()
+        .unwrap();
+    assert!(o.status.code() == Some(0) || o.status.code() == Some(4), "{}", stderr(&o));
+    let lab: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("capacity/lab.json")).unwrap()).unwrap();
+    assert_eq!(lab["targets"][0]["measured_by"]["cpu"], "process_cpu_seconds_total", "{}", lab["targets"]);
+    let o = loadlab()
+        .args(["lab", "capacity", "http://127.0.0.1:1/", "--slo", "p99<1s", "--measure-cpu", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("need --measure-metrics or --measure-prometheus"), "{}", stderr(&o));
     // A bad selector is a plan error naming the field.
     let (code, said) = run("metrics = \"http://127.0.0.1:1/metrics\"\ncpu = 'x{job=svc}'");
     assert_eq!(code, Some(2), "{said}");
