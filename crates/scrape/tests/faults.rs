@@ -1,0 +1,52 @@
+//! A source that answers slowly, too much, with an error or with something else than the
+//! format: each a clear line within the bounds, never a hang or a number.
+
+use std::time::{Duration, Instant};
+
+use client::testing::{Behaviour, TestServer};
+use scrape::{Remote, Selector, Source};
+
+fn remote(url: String) -> Remote {
+    Remote {
+        source: Source::Exporter(url),
+        cpu: Selector::parse("process_cpu_seconds_total").unwrap(),
+        memory: None,
+        host: None,
+        busy_share: 0.1,
+        tls: Default::default(),
+    }
+}
+
+async fn checked(b: Behaviour) -> (String, Duration) {
+    let server = TestServer::start(b).await;
+    let mut r = remote(server.url("/metrics"));
+    let started = Instant::now();
+    let e = r.check().await.unwrap_err();
+    (e, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_source_that_misbehaves_is_refused_in_one_line_within_its_bounds() {
+    let (e, took) = checked(Behaviour { delay: Duration::from_secs(30), ..Default::default() }).await;
+    assert!(e.contains("/metrics: timeout") && took < Duration::from_secs(10), "{e} after {took:?}");
+    // 40 MiB of series: refused past 32 MiB, never read whole into a number.
+    let huge = "process_cpu_seconds_total 1\n".repeat(40 << 20 >> 5);
+    let (e, _) = checked(Behaviour { body: huge.into(), ..Default::default() }).await;
+    assert!(e.contains("body over 33554432 bytes"), "{e}");
+    let (e, _) = checked(Behaviour { status: 503, ..Default::default() }).await;
+    assert!(e.contains("answered 503"), "{e}");
+    let (e, _) = checked(Behaviour { body: "<html><body>Not Found</body></html>".into(), ..Default::default() }).await;
+    assert!(e.contains("not the Prometheus text format: line 1"), "{e}");
+    let (e, _) = checked(Behaviour { body: "process_resident_memory_bytes 1e6\n".into(), ..Default::default() }).await;
+    assert!(e.contains("process_cpu_seconds_total selects no series") && e.contains("process_resident_memory_bytes"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+    // A reading of a source that stopped answering says so, and its step's CPU is unmeasured.
+    let server = TestServer::start(Behaviour { body: "process_cpu_seconds_total 5\n".into(), ..Default::default() }).await;
+    let r = remote(server.url("/metrics"));
+    let first = r.read(false).await;
+    assert_eq!(first.cpu_s.as_ref().ok(), Some(&5.0));
+    drop(server);
+    let second = r.read(false).await;
+    let why = scrape::remote::used(&first, &second, 0.01).unwrap_err();
+    assert!(why.contains("end not read"), "{why}");
+}
