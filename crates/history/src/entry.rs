@@ -101,8 +101,10 @@ impl Entry {
     /// Whether `stored` (as a history read it back) is this same lab: the same plan, start,
     /// commit, steps and figures. A lab.json with a known id and other figures is another lab.
     pub fn same_lab(&self, stored: &Entry) -> bool {
+        // To 12 significant digits: a figure read back from lab.json may differ from the one the
+        // lab held in its last bit (serde_json's float parser is not always correctly rounded).
         let figures = |s: &Step| {
-            let mut v: Vec<(String, u64)> = s.values.iter().map(|(m, v)| (m.to_string(), v.to_bits())).collect();
+            let mut v: Vec<(String, String)> = s.values.iter().map(|(m, v)| (m.to_string(), format!("{v:.11e}"))).collect();
             v.sort();
             v
         };
