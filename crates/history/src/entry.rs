@@ -104,7 +104,8 @@ impl Entry {
         // To 12 significant digits: a figure read back from lab.json may differ from the one the
         // lab held in its last bit (serde_json's float parser is not always correctly rounded).
         let figures = |s: &Step| {
-            let mut v: Vec<(String, String)> = s.values.iter().map(|(m, v)| (m.to_string(), format!("{v:.11e}"))).collect();
+            let mut v: Vec<(String, String)> =
+                s.values.iter().map(|(m, v)| (m.to_string(), format!("{v:.11e}"))).collect();
             v.sort();
             v
         };

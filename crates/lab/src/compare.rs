@@ -393,10 +393,8 @@ fn row(metric: Metric, old: &CellData, new: &CellData, threshold_pct: f64, sprea
 /// Holm's correction over every row the gates watch: the chance that a gate fails on noise
 /// stays at 5% however many cells there are.
 fn gate_failures(gates: &[Gate], rows: &[Row]) -> Vec<String> {
-    let watched: Vec<&Row> = rows
-        .iter()
-        .filter(|r| gates.iter().any(|g| g.metric == r.metric) && r.not_gateable().is_none())
-        .collect();
+    let watched: Vec<&Row> =
+        rows.iter().filter(|r| gates.iter().any(|g| g.metric == r.metric) && r.not_gateable().is_none()).collect();
     // A bootstrap's smallest p says no resample crossed 1: less than it can resolve, not equal.
     let floor = 1.0 / stats::bootstrap::RESAMPLES as f64;
     let p = |r: &Row| r.p.map_or(1.0, |p| if r.basis == Basis::WithinRun && p <= floor { 0.0 } else { p });

@@ -35,9 +35,8 @@ impl Exposition {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let s = sample(line).ok_or_else(|| {
-                format!("not the Prometheus text format: line {}: {:?}", n + 1, one_line(line))
-            })?;
+            let s = sample(line)
+                .ok_or_else(|| format!("not the Prometheus text format: line {}: {:?}", n + 1, one_line(line)))?;
             series.push(s);
         }
         Ok(Exposition { series })
@@ -211,7 +210,10 @@ process_cpu_seconds_total 7.01"#;
             ("x 1 12:00", 1),
         ] {
             let e = Exposition::parse(text).unwrap_err();
-            assert!(e.starts_with(&format!("not the Prometheus text format: line {line}:")) && !e.contains('\n'), "{e}");
+            assert!(
+                e.starts_with(&format!("not the Prometheus text format: line {line}:")) && !e.contains('\n'),
+                "{e}"
+            );
         }
         assert!(Exposition::parse("").unwrap().series.is_empty());
     }

@@ -46,7 +46,11 @@ pub struct Server {
 
 impl fmt::Debug for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Server").field("url", &self.shown()).field("auth", &self.auth).field("interval", &self.interval).finish()
+        f.debug_struct("Server")
+            .field("url", &self.shown())
+            .field("auth", &self.auth)
+            .field("interval", &self.interval)
+            .finish()
     }
 }
 
@@ -86,19 +90,27 @@ impl Server {
         let url = format!("{}{path_and_query}", self.url.trim_end_matches('/'));
         let shown = self.shown();
         let fetched = client::fetch(&url, &self.headers(), opts).await.map_err(|e| format!("{shown}: {e}"))?;
-        let json: serde_json::Value = serde_json::from_slice(&fetched.body).map_err(|_| {
-            format!("{shown}: answered {} and no JSON: is it a Prometheus server?", fetched.status)
-        })?;
+        let json: serde_json::Value = serde_json::from_slice(&fetched.body)
+            .map_err(|_| format!("{shown}: answered {} and no JSON: is it a Prometheus server?", fetched.status))?;
         if json["status"] != "success" {
             let what = json["error"].as_str().unwrap_or("no reason given");
-            return Err(format!("{shown}: answered {}: {}", fetched.status, what.chars().take(300).collect::<String>()));
+            return Err(format!(
+                "{shown}: answered {}: {}",
+                fetched.status,
+                what.chars().take(300).collect::<String>()
+            ));
         }
         Ok(json)
     }
 
     /// `sum(selector)` and the time of its newest sample, evaluated at `at` (unix s; now when
     /// none); none when the selector selects no series.
-    pub async fn sum(&self, selector: &Selector, at: Option<f64>, tls: &client::TlsOptions) -> Result<Option<Answer>, String> {
+    pub async fn sum(
+        &self,
+        selector: &Selector,
+        at: Option<f64>,
+        tls: &client::TlsOptions,
+    ) -> Result<Option<Answer>, String> {
         let (sum, newest) = (format!("sum({selector})"), format!("max(timestamp({selector}))"));
         let (value, sampled) = tokio::join!(self.instant(&sum, at, tls), self.instant(&newest, at, tls));
         Ok(match (value?, sampled?) {
@@ -114,7 +126,8 @@ impl Server {
             path.push_str(&format!("&time={t:.3}"));
         }
         let json = self.get(&path, tls).await?;
-        let result = json["data"]["result"].as_array().ok_or_else(|| format!("{}: {query}: no result vector", self.shown()))?;
+        let result =
+            json["data"]["result"].as_array().ok_or_else(|| format!("{}: {query}: no result vector", self.shown()))?;
         match result.first() {
             None => Ok(None),
             Some(r) => r["value"][1]

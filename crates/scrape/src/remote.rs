@@ -311,7 +311,8 @@ mod tests {
         let e = used(&reading(t0, Ok(10.0)), &reading(t1, Ok(10.1)), 0.01).unwrap_err();
         assert!(e.contains("too little") && e.contains("10 ms"), "{e}");
         // From a server: the rate between its samples, over the step's time.
-        let sampled = |at, cpu, ts| Reading { at, cpu_s: Ok(cpu), sampled_unix_s: Some(ts), memory_bytes: None, host: None };
+        let sampled =
+            |at, cpu, ts| Reading { at, cpu_s: Ok(cpu), sampled_unix_s: Some(ts), memory_bytes: None, host: None };
         let u = used(&sampled(t0, 10.0, 100.0), &sampled(t1, 11.0, 102.0), 1.0 / 100.0).unwrap();
         assert!((u.cpu_s - 2.0).abs() < 1e-9, "half a core for the step's 4 s: {u:?}");
         let e = used(&sampled(t0, 10.0, 100.0), &sampled(t1, 11.0, 100.0), 0.01).unwrap_err();

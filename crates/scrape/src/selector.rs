@@ -62,8 +62,7 @@ impl Selector {
             };
             let mut s = inner.trim_start();
             while !s.is_empty() {
-                let label_end =
-                    s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len());
+                let label_end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len());
                 let label = &s[..label_end];
                 if label.is_empty() || label.starts_with(|c: char| c.is_ascii_digit()) {
                     return bad(&format!("expected a label name at {:?}", cut(s)));
@@ -72,9 +71,11 @@ impl Selector {
                 let op = ["=~", "!~", "!=", "="].into_iter().find(|op| s.starts_with(op));
                 let Some(op) = op else { return bad(&format!("expected =, !=, =~ or !~ after {label}")) };
                 s = s[op.len()..].trim_start();
-                let (value, after) = quoted(s).ok_or_else(|| format!("selector {text:?}: {label}'s value is not a quoted string"))?;
+                let (value, after) =
+                    quoted(s).ok_or_else(|| format!("selector {text:?}: {label}'s value is not a quoted string"))?;
                 let anchored = || {
-                    Regex::new(&format!("^(?:{value})$")).map_err(|e| format!("selector {text:?}: {label}{op}{value:?}: {e}"))
+                    Regex::new(&format!("^(?:{value})$"))
+                        .map_err(|e| format!("selector {text:?}: {label}{op}{value:?}: {e}"))
                 };
                 let op = match op {
                     "=" => Op::Equal(value),
@@ -156,7 +157,8 @@ mod tests {
 
     #[test]
     fn matchers_select_as_promql_does() {
-        let s = Selector::parse(r#"namedprocess_namegroup_cpu_seconds_total{groupname="svc", mode=~"user|system"}"#).unwrap();
+        let s = Selector::parse(r#"namedprocess_namegroup_cpu_seconds_total{groupname="svc", mode=~"user|system"}"#)
+            .unwrap();
         let name = "namedprocess_namegroup_cpu_seconds_total";
         assert!(s.matches(name, &labels(&[("groupname", "svc"), ("mode", "user")])));
         assert!(!s.matches(name, &labels(&[("groupname", "svc"), ("mode", "wait")])));

@@ -38,10 +38,14 @@ async fn a_source_that_misbehaves_is_refused_in_one_line_within_its_bounds() {
     let (e, _) = checked(Behaviour { body: "<html><body>Not Found</body></html>".into(), ..Default::default() }).await;
     assert!(e.contains("not the Prometheus text format: line 1"), "{e}");
     let (e, _) = checked(Behaviour { body: "process_resident_memory_bytes 1e6\n".into(), ..Default::default() }).await;
-    assert!(e.contains("process_cpu_seconds_total selects no series") && e.contains("process_resident_memory_bytes"), "{e}");
+    assert!(
+        e.contains("process_cpu_seconds_total selects no series") && e.contains("process_resident_memory_bytes"),
+        "{e}"
+    );
     assert!(!e.contains('\n'), "{e}");
     // A reading of a source that stopped answering says so, and its step's CPU is unmeasured.
-    let server = TestServer::start(Behaviour { body: "process_cpu_seconds_total 5\n".into(), ..Default::default() }).await;
+    let server =
+        TestServer::start(Behaviour { body: "process_cpu_seconds_total 5\n".into(), ..Default::default() }).await;
     let r = remote(server.url("/metrics"));
     let first = r.read(false).await;
     assert_eq!(first.cpu_s.as_ref().ok(), Some(&5.0));

@@ -83,7 +83,8 @@ fn as_listed(
     let Ok((_, parsed)) = x509_parser::parse_x509_certificate(cert.as_ref()) else {
         return bad(CertificateError::BadEncoding);
     };
-    let now = ASN1Time::from_timestamp(now.as_secs() as i64).map_err(|_| Error::InvalidCertificate(CertificateError::BadEncoding))?;
+    let now = ASN1Time::from_timestamp(now.as_secs() as i64)
+        .map_err(|_| Error::InvalidCertificate(CertificateError::BadEncoding))?;
     let validity = parsed.validity();
     if now < validity.not_before {
         return bad(CertificateError::NotValidYet);
@@ -99,8 +100,7 @@ fn as_listed(
         Ok(None) => Vec::new(),
         Err(_) => return bad(CertificateError::BadEncoding),
     };
-    let common_names: Vec<&str> =
-        parsed.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).collect();
+    let common_names: Vec<&str> = parsed.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).collect();
     if is_for(name, &alternatives, &common_names) {
         return Ok(ServerCertVerified::assertion());
     }
@@ -121,8 +121,10 @@ fn as_listed(
 fn is_for(name: &ServerName<'_>, alternatives: &[GeneralName<'_>], common_names: &[&str]) -> bool {
     match name {
         ServerName::DnsName(host) => {
-            let dns: Vec<&str> =
-                alternatives.iter().filter_map(|g| if let GeneralName::DNSName(d) = g { Some(*d) } else { None }).collect();
+            let dns: Vec<&str> = alternatives
+                .iter()
+                .filter_map(|g| if let GeneralName::DNSName(d) = g { Some(*d) } else { None })
+                .collect();
             let names = if dns.is_empty() { common_names } else { &dns[..] };
             names.iter().any(|pattern| dns_matches(pattern, host.as_ref()))
         }
@@ -151,9 +153,9 @@ fn is_for(name: &ServerName<'_>, alternatives: &[GeneralName<'_>], common_names:
 fn dns_matches(pattern: &str, host: &str) -> bool {
     let (pattern, host) = (pattern.trim_end_matches('.'), host.trim_end_matches('.'));
     match pattern.strip_prefix("*.") {
-        Some(rest) => host
-            .split_once('.')
-            .is_some_and(|(first, tail)| !first.is_empty() && tail.eq_ignore_ascii_case(rest)),
+        Some(rest) => {
+            host.split_once('.').is_some_and(|(first, tail)| !first.is_empty() && tail.eq_ignore_ascii_case(rest))
+        }
         None => pattern.eq_ignore_ascii_case(host),
     }
 }
@@ -172,7 +174,11 @@ mod tests {
         assert!(!is_for(&host("a.db.example.com"), &[GeneralName::DNSName("*.example.com")], &[]));
         assert!(!is_for(&host("example.com"), &[GeneralName::DNSName("*.example.com")], &[]));
         assert!(is_for(&host("127.0.0.1"), &[], &["127.0.0.1"]));
-        assert!(is_for(&host("127.0.0.1"), &[GeneralName::DNSName("localhost"), GeneralName::IPAddress(&[127, 0, 0, 1])], &[]));
+        assert!(is_for(
+            &host("127.0.0.1"),
+            &[GeneralName::DNSName("localhost"), GeneralName::IPAddress(&[127, 0, 0, 1])],
+            &[]
+        ));
         assert!(!is_for(&host("127.0.0.2"), &[GeneralName::IPAddress(&[127, 0, 0, 1])], &["127.0.0.2"]));
     }
 

@@ -121,10 +121,7 @@ impl Doc<'_> {
 
     /// A target's `series`, each a selector.
     pub(super) fn series(&self, field: &str, series: Vec<String>) -> Result<Vec<scrape::Selector>, PlanError> {
-        series
-            .iter()
-            .map(|s| scrape::Selector::parse(s).map_err(|e| self.err(&format!("{field}.series"), e)))
-            .collect()
+        series.iter().map(|s| scrape::Selector::parse(s).map_err(|e| self.err(&format!("{field}.series"), e))).collect()
     }
 }
 

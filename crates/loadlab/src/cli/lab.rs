@@ -150,7 +150,7 @@ pub struct LabCapacityArgs {
     pub tls: super::TlsArgs,
     /// A target on another machine, measured by what it exports.
     #[command(flatten)]
-    pub measure: MeasureArgs,
+    pub measure: Box<MeasureArgs>,
     /// Output directory (default: a new one per run, lab-capacity-YYYYMMDD-HHMMSS).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -186,7 +186,10 @@ impl MeasureArgs {
         if self.measure_metrics.is_none() && self.measure_prometheus.is_none() {
             let stray = [&self.measure_cpu, &self.measure_memory, &self.measure_host].iter().any(|o| o.is_some());
             return match stray {
-                true => Err("--measure-cpu, --measure-memory and --measure-host need --measure-metrics or --measure-prometheus".into()),
+                true => Err(
+                    "--measure-cpu, --measure-memory and --measure-host need --measure-metrics or --measure-prometheus"
+                        .into(),
+                ),
                 false => Ok(None),
             };
         }

@@ -175,7 +175,8 @@ fn the_two_hosts_example_reads_each_targets_cpu_from_its_own_exporter() {
     // process exporter on its (loopback) host, and the hypothesis on it is judged.
     let dir = std::env::temp_dir().join(format!("loadlab-example-{}-hosts", std::process::id()));
     let hosts = Hosts(dir.clone());
-    let o = Command::new("bash").arg(examples().join("009-two-hosts/hosts.sh")).arg("start").arg(&dir).output().unwrap();
+    let o =
+        Command::new("bash").arg(examples().join("009-two-hosts/hosts.sh")).arg("start").arg(&dir).output().unwrap();
     assert!(o.status.success(), "hosts.sh: {}", String::from_utf8_lossy(&o.stderr));
     let (code, lab, out) = run("009-two-hosts");
     drop(hosts);

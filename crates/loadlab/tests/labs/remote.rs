@@ -111,7 +111,10 @@ headers = {{ X-Alpha = "1000" }}
     assert!(step["target_cpu_pct"].as_f64().unwrap() > 5.0, "{step}");
     // The samples chart it as a local target's: CPU % and memory from the exporter each second.
     let csv = std::fs::read_to_string(out.join("samples/exporter.csv")).unwrap();
-    assert!(csv.lines().skip(2).any(|l| l.split(',').nth(1).is_some_and(|c| c.parse::<f64>().is_ok_and(|c| c > 5.0))), "{csv}");
+    assert!(
+        csv.lines().skip(2).any(|l| l.split(',').nth(1).is_some_and(|c| c.parse::<f64>().is_ok_and(|c| c > 5.0))),
+        "{csv}"
+    );
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("exporter http://127.0.0.1"), "{report}");
 }
@@ -125,7 +128,13 @@ fn a_selector_that_selects_nothing_or_a_silent_exporter_stops_the_lab_before_its
             "[targets.svc]\nurl = \"http://127.0.0.1:{port}/\"\n[targets.svc.measure]\n{measure}\n[load]\nrate = 5\nduration = \"1s\"\n"
         );
         std::fs::write(dir.join("plan.toml"), plan).unwrap();
-        let o = loadlab().args(["lab", "run"]).arg(dir.join("plan.toml")).arg("--out").arg(dir.join("out")).output().unwrap();
+        let o = loadlab()
+            .args(["lab", "run"])
+            .arg(dir.join("plan.toml"))
+            .arg("--out")
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
         (o.status.code(), stderr(&o))
     };
     let (code, said) =
@@ -147,7 +156,17 @@ fn a_selector_that_selects_nothing_or_a_silent_exporter_stops_the_lab_before_its
     assert!(said.contains("not the Prometheus text format: line 1"), "{said}");
     // `lab capacity URL` takes the same, as flags.
     let o = loadlab()
-        .args(["lab", "capacity", &format!("http://127.0.0.1:{port}/"), "--slo", "p99<1s", "--start", "20", "--max", "40"])
+        .args([
+            "lab",
+            "capacity",
+            &format!("http://127.0.0.1:{port}/"),
+            "--slo",
+            "p99<1s",
+            "--start",
+            "20",
+            "--max",
+            "40",
+        ])
         .args(["--probe", "1s", "--measure-metrics", &format!("http://127.0.0.1:{port}/metrics"), "--out"])
         .arg(dir.join("capacity"))
         .output()
@@ -203,7 +222,8 @@ headers = {{ X-Alpha = "1000" }}
     );
     std::fs::write(dir.join("plan.toml"), &plan).unwrap();
     let run = |out: &str| {
-        let o = loadlab().args(["lab", "run"]).arg(dir.join("plan.toml")).arg("--out").arg(dir.join(out)).output().unwrap();
+        let o =
+            loadlab().args(["lab", "run"]).arg(dir.join("plan.toml")).arg("--out").arg(dir.join(out)).output().unwrap();
         let lab: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join(out).join("lab.json")).unwrap()).unwrap();
         (o.status.code(), lab, stderr(&o))
@@ -318,7 +338,12 @@ headers = {{ X-Alpha = "1000" }}
     assert_eq!(by["source"], format!("prometheus http://127.0.0.1:{prom_port}"), "{by}");
     assert_eq!(by["scrape_interval_s"], 1.0, "read from the server: {by}");
     let (local, remote) = (cpu_per_request(&lab, 0), cpu_per_request(&lab, 1));
-    assert!((remote / local - 1.0).abs() < 0.25, "{:.0} µs/req through Prometheus, {:.0} locally", remote * 1e6, local * 1e6);
+    assert!(
+        (remote / local - 1.0).abs() < 0.25,
+        "{:.0} µs/req through Prometheus, {:.0} locally",
+        remote * 1e6,
+        local * 1e6
+    );
     assert!(lab["steps"][1]["target_rss_mb"].as_f64().is_some_and(|m| m > 1.0), "{}", lab["steps"][1]);
     // The token went in a header and nowhere else.
     let written = all_text(&dir.join("out"));
