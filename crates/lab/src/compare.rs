@@ -512,7 +512,7 @@ mod tests {
     }
 
     #[test]
-    fn a_slower_run_is_worse_on_latency_and_a_gate_catches_it() {
+    fn a_slower_run_is_worse_on_latency_and_one_run_a_side_is_not_gated() {
         let gates = Gate::parse_list("p50>+10%, throughput<-3%").unwrap();
         let o = changes(&side(10.0, 1), &side(13.0, 2), Rule { threshold_pct: 2.0, gates, calibration: None });
         let p50 = o.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
@@ -523,8 +523,16 @@ mod tests {
         assert_eq!(p50.basis, Basis::WithinRun);
         let tp = o.rows.iter().find(|r| r.metric == Metric::Throughput).unwrap();
         assert_eq!(tp.verdict, Change::Same, "{tp:?}");
-        assert_eq!(o.failed.len(), 1, "{:?}", o.failed);
-        assert!(o.failed[0].starts_with("p50>+10%: svc at 100 req/s, http1: +"), "{:?}", o.failed);
+        // One run a side: the change is shown, and the gates say they could not judge it.
+        assert!(o.failed.is_empty(), "{:?}", o.failed);
+        assert_eq!(o.not_judged.len(), 2, "{:?}", o.not_judged);
+        assert!(o.not_judged[0].starts_with("p50>+10%: svc at 100 req/s, http1: NOT JUDGED (one run a side"));
+        // Held to a calibration, the same rows are gated.
+        let mut calibrated = o.rows.clone();
+        calibrated.iter_mut().for_each(|r| r.calibrated = true);
+        let failed = gate_failures(&Gate::parse_list("p50>+10%").unwrap(), &calibrated);
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(failed[0].starts_with("p50>+10%: svc at 100 req/s, http1: +"), "{failed:?}");
         assert!(o.geomean_pct.iter().any(|(m, g)| *m == Metric::P50 && (*g - 30.0).abs() < 4.0));
         // The same run against itself: nothing changed, nothing fails.
         let same = changes(
