@@ -113,7 +113,10 @@ fn calibration(path: &Path) -> anyhow::Result<lab::Calibration> {
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
-    let plan = lab::plan::load(&a.plan).map_err(anyhow::Error::from)?;
+    let mut plan = lab::plan::load(&a.plan).map_err(anyhow::Error::from)?;
+    if let Some(r) = a.repeats {
+        plan.load.repeats = r;
+    }
     let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
     if let Some(spec) = &history {
         // A history that cannot take the lab is said before the lab runs, not after.

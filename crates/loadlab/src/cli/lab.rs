@@ -93,6 +93,9 @@ pub struct LabRunArgs {
     /// Shorten every step (2 s) and probe, for a quick check of a plan.
     #[arg(long)]
     pub quick: bool,
+    /// Repeats of every step, in place of the plan's (3 or more to gate a comparison on).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeats: Option<u32>,
     #[command(flatten)]
     pub guard: LabGuardArgs,
     #[command(flatten)]

@@ -160,6 +160,67 @@ fn the_ci_recipe_records_judges_and_leaves_a_summary() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn the_pull_request_recipe_builds_base_and_head_and_fails_a_slower_head() {
+    // examples/008-in-ci/pull-request.sh in a repository whose head answers 30% slower: exit 3,
+    // compare.md left for the job; the same commit as both sides: no gate broken; a revision
+    // that does not exist: exit 2. No worktree is left behind either way.
+    let dir = std::env::temp_dir().join(format!("loadlab-example-pr-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let git = |args: &[&str]| {
+        let o = Command::new("git").args(args).current_dir(&dir).output().unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.email", "ci@example.com"]);
+    git(&["config", "user.name", "ci"]);
+    let svc = |ms: u32| {
+        format!(r#"{{"route": "/*", "body": "x", "stages": [{{"at": 0, "status": 200, "latency": "{ms}ms"}}]}}"#)
+    };
+    std::fs::write(
+        dir.join("plan.toml"),
+        "name = \"svc\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = 50\nduration = \"2s\"\nwarmup = \"500ms\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("svc.json"), svc(10)).unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-qm", "base"]);
+    let base = git(&["rev-parse", "HEAD"]);
+    std::fs::write(dir.join("svc.json"), svc(13)).unwrap();
+    git(&["commit", "-qam", "head: 30% slower"]);
+    let bin = Path::new(env!("CARGO_BIN_EXE_loadlab")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let script = examples().join("008-in-ci/pull-request.sh");
+    let run = |base: &str, head: &str| {
+        let o = Command::new("bash")
+            .arg(&script)
+            .args([base, head])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env("GATES", "p50>+10%")
+            .output()
+            .unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(git(&["worktree", "list"]).lines().count(), 1, "a worktree left behind: {said}");
+        (o.status.code(), said)
+    };
+    let (code, said) = run(&base, "HEAD");
+    // A busy machine may leave a step uncounted: could not tell (4), said; never a pass.
+    assert!(code == Some(3) || (code == Some(4) && said.contains("generator-limited")), "{said}");
+    if code == Some(3) {
+        assert!(said.contains("regression beyond --fail-on: p50>+10%"), "{said}");
+    }
+    assert!(dir.join("compare/compare.md").exists());
+    let (code, said) = run(&base, &base);
+    assert!(code == Some(0) || (code == Some(4) && said.contains("generator-limited")), "{said}");
+    let (code, said) = run(&base, "no-such-branch");
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("no-such-branch: not a revision"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Stops example 009's hosts (by the pids hosts.sh wrote) however the test ends.
 struct Hosts(PathBuf);
 
