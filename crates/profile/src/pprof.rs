@@ -154,12 +154,12 @@ pub fn window_url(url: &str, length: Duration) -> String {
 
 /// Fetches the profile of the next `length` from `url` and decodes it.
 pub async fn take(url: &str, length: Duration) -> Result<Taken, String> {
-    let opts = attack::ClientOptions {
+    let opts = client::ClientOptions {
         timeout: length + Duration::from_secs(15),
         max_body: Some(256 << 20),
         ..Default::default()
     };
-    let got = attack::fetch(&window_url(url, length), &[], opts).await.map_err(|e| format!("{url}: {e}"))?;
+    let got = client::fetch(&window_url(url, length), &[], opts).await.map_err(|e| format!("{url}: {e}"))?;
     if !(200..300).contains(&got.status) {
         let reason = http::StatusCode::from_u16(got.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
         return Err(format!("{url} answered {} {reason}", got.status));
