@@ -3,6 +3,7 @@
 //! selectors.
 
 pub mod exposition;
+pub mod fetch;
 pub mod host;
 pub mod prometheus;
 pub mod remote;

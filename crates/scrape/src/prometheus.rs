@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 
-use crate::remote::{without_credentials, MAX_BYTES, READ_TIMEOUT};
+use crate::fetch::without_credentials;
 use crate::Selector;
 
 /// A secret read from a file or the environment: never shown.
@@ -80,16 +80,11 @@ impl Server {
     }
 
     async fn get(&self, path_and_query: &str, tls: &client::TlsOptions) -> Result<serde_json::Value, String> {
-        let opts = client::ClientOptions {
-            timeout: READ_TIMEOUT,
-            max_body: Some(MAX_BYTES),
-            redirects: Some(3),
-            tls: tls.clone(),
-            ..Default::default()
-        };
         let url = format!("{}{path_and_query}", self.url.trim_end_matches('/'));
         let shown = self.shown();
-        let fetched = client::fetch(&url, &self.headers(), opts).await.map_err(|e| format!("{shown}: {e}"))?;
+        let fetched = client::fetch(&url, &self.headers(), crate::fetch::options(tls))
+            .await
+            .map_err(|e| format!("{shown}: {e}"))?;
         let json: serde_json::Value = serde_json::from_slice(&fetched.body)
             .map_err(|_| format!("{shown}: answered {} and no JSON: is it a Prometheus server?", fetched.status))?;
         if json["status"] != "success" {

@@ -8,15 +8,11 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::exposition::Exposition;
+pub use crate::fetch::{without_credentials, MAX_BYTES, READ_TIMEOUT};
 use crate::host::HostCpu;
 use crate::prometheus::Server;
 use crate::Selector;
 
-/// The most a reading waits for its source.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(3);
-/// The largest exposition read (node_exporter's is about 100 KiB; a cAdvisor of a busy node a
-/// few MiB): past it, the source is refused rather than read into memory.
-pub const MAX_BYTES: u64 = 32 << 20;
 /// The counters exporters read from /proc move in the kernel's clock ticks (100 a second).
 pub const EXPORTER_RESOLUTION_S: f64 = 0.01;
 /// A step's CPU is a measurement when the counter's resolution (the most two readings of a
@@ -236,15 +232,8 @@ impl Remote {
 
 /// The exposition at `url` now, read within [`READ_TIMEOUT`] and [`MAX_BYTES`].
 async fn exposition(url: &str, tls: &client::TlsOptions) -> Result<Exposition, String> {
-    let opts = client::ClientOptions {
-        timeout: READ_TIMEOUT,
-        max_body: Some(MAX_BYTES),
-        redirects: Some(3),
-        tls: tls.clone(),
-        ..Default::default()
-    };
     let shown = without_credentials(url);
-    let fetched = client::fetch(url, &[], opts).await.map_err(|e| format!("{shown}: {e}"))?;
+    let fetched = client::fetch(url, &[], crate::fetch::options(tls)).await.map_err(|e| format!("{shown}: {e}"))?;
     if fetched.status != 200 {
         return Err(format!("{shown}: answered {}", fetched.status));
     }
@@ -280,16 +269,6 @@ pub fn used(from: &Reading, to: &Reading, resolution_s: f64) -> Result<Used, Str
         ));
     }
     Ok(Used { cpu_s, cpu_pct: 100.0 * cpu_s / secs.max(1e-3) })
-}
-
-/// `url` without its `user:password@`.
-pub fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
 }
 
 #[cfg(test)]
