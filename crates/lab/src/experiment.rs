@@ -77,6 +77,16 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
         // CPU read at the step's edges wins over the once-a-second samples around it; a step
         // whose CPU was found not to be a measurement takes none from them either.
         if let Some(rows) = samples.get(name) {
+            // A restart between the edges can leave the end's counter above the start's: the
+            // once-a-second samples saw it go back.
+            let restarted = rows.iter().any(|r| {
+                r.t >= s.started_s && r.t <= s.ended_s + 0.5 && r.series.contains_key(sample::COUNTER_WENT_BACK)
+            });
+            if restarted {
+                (s.target_cpu_s, s.target_cpu_pct) = (None, None);
+                s.target_cpu_unmeasured =
+                    Some("the CPU counter went back during the step: the target restarted".into());
+            }
             let (cpu, rss) = sample::window(rows, s.started_s, s.ended_s);
             if s.target_cpu_unmeasured.is_none() {
                 s.target_cpu_pct = s.target_cpu_pct.or(cpu);

@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::cpu;
 
+/// The series a remote target's samples carry where its CPU counter went back (a restart).
+pub const COUNTER_WENT_BACK: &str = "cpu_counter_went_back";
+
 /// How often sources are sampled.
 pub const EVERY: Duration = Duration::from_secs(1);
 
@@ -137,10 +140,17 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
                 let reading = rt.block_on(remote.read(false));
                 row.rss_mb = reading.memory_bytes.map(|b| b / (1 << 20) as f64);
                 if let Ok(cpu) = reading.cpu_s {
-                    // A counter that went back (a restart) gives no sample.
-                    if let Some((t0, cpu0)) = last_remote.get(&s.name).filter(|(_, c0)| cpu >= *c0) {
-                        let secs = reading.at.duration_since(*t0).as_secs_f64().max(1e-3);
-                        row.cpu_pct = Some(100.0 * (cpu - cpu0) / secs);
+                    // A counter that went back (a restart) gives no sample, and is marked: the
+                    // step around it read two processes' counters.
+                    match last_remote.get(&s.name) {
+                        Some((_, cpu0)) if cpu < *cpu0 => {
+                            row.series.insert(COUNTER_WENT_BACK.into(), 1.0);
+                        }
+                        Some((t0, cpu0)) => {
+                            let secs = reading.at.duration_since(*t0).as_secs_f64().max(1e-3);
+                            row.cpu_pct = Some(100.0 * (cpu - cpu0) / secs);
+                        }
+                        None => {}
                     }
                     last_remote.insert(s.name.clone(), (reading.at, cpu));
                 }

@@ -349,3 +349,53 @@ headers = {{ X-Alpha = "1000" }}
     let written = all_text(&dir.join("out"));
     assert!(!written.contains(token) && !said.contains(token));
 }
+
+/// The Go target's own CPU counter now, from its /metrics.
+fn own_cpu(port: u16) -> f64 {
+    let o = Command::new("curl").args(["-s", &format!("http://127.0.0.1:{port}/metrics")]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    text.lines().find_map(|l| l.strip_prefix("process_cpu_seconds_total ")).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+}
+
+#[test]
+fn a_target_that_restarts_mid_step_leaves_that_steps_cpu_unmeasured() {
+    let dir = tempdir("remote-restart");
+    let port = free_port();
+    let start = || {
+        Running(
+            Command::new(crate::profile::burn(false))
+                .arg(format!("127.0.0.1:{port}"))
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let mut target = start();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the target never listened");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let plan = format!(
+        "[targets.svc]\nurl = \"http://127.0.0.1:{port}/\"\n[targets.svc.measure]\nmetrics = \"http://127.0.0.1:{port}/metrics\"\n\
+         [load]\nrate = 100\nduration = \"8s\"\nwarmup = \"1s\"\nheaders = {{ X-Alpha = \"1000\" }}\n"
+    );
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let mut lab = crate::support::spawn_lab(&dir.join("plan.toml"), &dir.join("out"));
+    // Restarted once it has worked for the lab a while (past the warm-up), well before the
+    // step's end; the new process's counter starts again from zero.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while own_cpu(port) < 0.5 {
+        assert!(std::time::Instant::now() < deadline, "the target never worked");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(target);
+    target = start();
+    let status = lab.wait().unwrap();
+    drop(target);
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out/lab.json")).unwrap()).unwrap();
+    let step = &lab["steps"][0];
+    assert!(step["target_cpu_s"].is_null(), "{step}");
+    let why = step["target_cpu_unmeasured"].as_str().unwrap_or_default();
+    assert!(why.contains("restarted"), "{status:?} {step}");
+}
