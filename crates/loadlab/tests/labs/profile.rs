@@ -171,7 +171,17 @@ fn a_profile_not_taken_is_one_line_and_the_lab_still_judges() {
     let case = |name: &str, target: &str, extra: &str, stripped: bool| {
         let dir = d.join(name);
         std::fs::create_dir_all(&dir).unwrap();
-        let (code, lab, out) = run_lab(&dir, &format!("{TARGET}{target}\n{load}{extra}"), stripped);
+        // A busy machine may leave the generator late (exit 4, said): run again, up to three times.
+        let mut tries = 0;
+        let (code, lab, out) = loop {
+            tries += 1;
+            let (code, lab, out) = run_lab(&dir, &format!("{TARGET}{target}\n{load}{extra}"), stripped);
+            let limited = code == 4 && lab["findings"]["inconclusive"].to_string().contains("generator-limited");
+            if !limited || tries == 3 {
+                break (code, lab, out);
+            }
+            let _ = std::fs::remove_dir_all(&out);
+        };
         assert_eq!(code, 0, "{name}: the verdict stands: {}", lab["findings"]);
         assert_eq!(lab["findings"]["cells"][0]["slo"]["verdict"], "pass", "{name}");
         let md = std::fs::read_to_string(out.join("report.md")).unwrap();
