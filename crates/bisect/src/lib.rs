@@ -6,17 +6,16 @@
 //! Modules, each using only those above it:
 //! - `judge`: good, bad or undecided between two levels (pure);
 //! - `search`: the halving over commits, with skips (pure);
-//! - `git`: revisions, ranges and worktrees through the `git` command;
-//! - `run`: the bisect from start to end (builds, labs recorded in the history);
+//! - `run`: the bisect from start to end (builds through the `builds` crate, labs recorded in the
+//!   history);
 //! - `report`: the last line and bisect.md.
 
-mod git;
 mod judge;
 mod report;
 mod run;
 mod search;
 
-pub use git::{Commit, Repo};
+pub use builds::{Commit, Repo};
 pub use judge::{Levels, Verdict, ERROR, LEVEL_LABS, MIN_SPREAD, MOST_LABS, OUTLIER_SPREADS, SPREAD_MARGIN};
 pub use report::{last_line, markdown};
 pub use run::{bisect, Change, Ending, Failure, Report, Request, Signals, Tried, CHOICE_P, CHOSEN_FROM};

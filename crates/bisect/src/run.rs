@@ -12,7 +12,7 @@ use history::{show, Filter, History, Key, Query};
 use stats::describe::centre;
 use tokio_util::sync::CancellationToken;
 
-use crate::git::{Commit, Repo, Worktree};
+use builds::{Commit, Repo, Worktree};
 
 mod build;
 use crate::judge::{Levels, Verdict, LEVEL_LABS, MOST_LABS};

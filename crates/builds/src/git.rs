@@ -1,4 +1,4 @@
-//! The repository a bisect works in, through the `git` command: revisions resolved, the
+//! The repository a build is made from, through the `git` command: revisions resolved, the
 //! commits of a range, and worktrees of their own (the repository's own tree and HEAD are never
 //! touched).
 
