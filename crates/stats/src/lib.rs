@@ -8,6 +8,8 @@
 //! - `bootstrap`: the percentile bootstrap (resamples, quantiles, a two-sided p of ratios);
 //! - `floors`: what two labs of one build differ by, and what a tail needs to be compared;
 //! - `outliers`: a level's labs of a busy machine (robust, on logarithms);
+//! - `paired`: two builds measured in pairs (Student's paired t on logarithms), and the looks a
+//!   sequential run takes;
 //! - `holm`: Holm's step-down over many p-values (a gate over many series or cells);
 //! - `spread`: a service's run-to-run spread over N labs of one build, and its tests of a
 //!   change between two labs and of one more lab against a level (Student's t on logarithms);
@@ -19,6 +21,7 @@ pub mod describe;
 pub mod floors;
 mod holm;
 pub mod outliers;
+pub mod paired;
 pub mod spread;
 pub mod welch;
 
