@@ -55,7 +55,7 @@ impl Paired {
         }
     }
 
-    fn to_ratio(&self, x: f64) -> f64 {
+    fn as_ratio(&self, x: f64) -> f64 {
         if self.logs {
             x.exp()
         } else {
@@ -84,13 +84,13 @@ impl Paired {
     /// The two-sided interval of the ratio at `confidence`.
     pub fn interval(&self, confidence: f64) -> Option<(f64, f64)> {
         let half = self.half(1.0 - (1.0 - confidence) / 2.0)?;
-        Some((self.to_ratio(self.centre() - half), self.to_ratio(self.centre() + half)))
+        Some((self.as_ratio(self.centre() - half), self.as_ratio(self.centre() + half)))
     }
 
     /// The one-sided bound of the ratio at `confidence` on the worse side (`up`: the upper).
     pub fn bound(&self, up: bool, confidence: f64) -> Option<f64> {
         let half = self.half(confidence)?;
-        Some(self.to_ratio(if up { self.centre() + half } else { self.centre() - half }))
+        Some(self.as_ratio(if up { self.centre() + half } else { self.centre() - half }))
     }
 
     fn half(&self, q: f64) -> Option<f64> {
@@ -105,7 +105,7 @@ impl Paired {
         }
         let d = t(self.pairs as f64 - 1.0)?;
         let delta = (d.inverse_cdf(1.0 - alpha) + d.inverse_cdf(power)) * self.se();
-        Some(self.to_ratio(if up { delta } else { -delta }))
+        Some(self.as_ratio(if up { delta } else { -delta }))
     }
 
     /// The base's mean (the plain scale's reference), for a reader.
