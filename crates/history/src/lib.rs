@@ -38,7 +38,7 @@ pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
 pub use page::html;
 pub use recording::{judge_lab, record, JudgeError, RecordError, Recorded};
 pub use render::{check_text, csv, json, list_text, markdown, show_text, write_json, write_show};
-pub use series::{md_cell, on_line, series, series_where, show, Key, LabOf, Point, Query, Series, BISECT_TAG};
+pub use series::{md_cell, on_line, series, series_where, show, Key, LabOf, Point, Query, Series, AB_TAG, BISECT_TAG};
 pub use store::{
     locate, shown, stop_waiting, tables_of_schema_2, Added, Filter, History, HistoryError, Stored, SCHEMA,
 };

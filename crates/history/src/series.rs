@@ -161,9 +161,13 @@ pub struct Query {
 /// The tag a bisect's labs carry (`good..bad`): labs of commits it chose, off the line.
 pub const BISECT_TAG: &str = "bisect";
 
+/// The tag `lab ab`'s labs carry (`base..head`): a pull request's head and its base, labbed
+/// side by side, off the line (the head is not a commit of the line yet).
+pub const AB_TAG: &str = "ab";
+
 /// Whether each lab (in run order) is on its line: for each plan on each machine, the labs of
 /// each new commit as it came, and reruns of the newest. A lab of a commit the line has passed
-/// (a rerun of an old commit) and every lab a bisect ran are kept, and shown where they belong
+/// (a rerun of an old commit) and every lab a bisect or `lab ab` ran are kept, and shown where they belong
 /// (bisect.md, `--json`), but are off the line: they cannot move the line's change points or
 /// the verdict on its newest commit.
 pub fn on_line(labs: &[Stored]) -> Vec<bool> {
@@ -172,7 +176,7 @@ pub fn on_line(labs: &[Stored]) -> Vec<bool> {
     let mut lines: HashMap<(&str, &str), Line<'_>> = HashMap::new();
     labs.iter()
         .map(|(_, e)| {
-            if is_bisects(e) {
+            if off_line_by_tag(e) {
                 return false;
             }
             let Some(commit) = e.commit.as_deref() else { return true };
@@ -190,11 +194,11 @@ pub fn on_line(labs: &[Stored]) -> Vec<bool> {
         .collect()
 }
 
-/// Whether `e` is a lab a bisect ran.
-fn is_bisects(e: &crate::entry::Entry) -> bool {
-    e.tags.contains(BISECT_TAG)
+/// Whether `e` is a lab a bisect or `lab ab` ran.
+fn off_line_by_tag(e: &crate::entry::Entry) -> bool {
+    [BISECT_TAG, AB_TAG].iter().any(|tag| e.tags.contains(tag))
         && serde_json::from_str::<std::collections::BTreeMap<String, String>>(&e.tags)
-            .is_ok_and(|t| t.contains_key(BISECT_TAG))
+            .is_ok_and(|t| t.contains_key(BISECT_TAG) || t.contains_key(AB_TAG))
 }
 
 impl Query {

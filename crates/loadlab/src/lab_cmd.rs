@@ -18,6 +18,7 @@ pub fn run(c: LabCommand) -> anyhow::Result<()> {
         LabCommand::Capacity(a) => capacity(a),
         LabCommand::Compare(a) => compare(a),
         LabCommand::Calibrate(a) => calibrate(a),
+        LabCommand::Ab(_) => Err(bad("lab ab is run by its own command")),
     }
 }
 

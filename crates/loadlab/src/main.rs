@@ -3,6 +3,7 @@
 //! 4 a verdict that could not be reached).
 //! No logic of its own.
 
+mod ab_cmd;
 mod attack_cmd;
 mod bisect_cmd;
 mod cli;
@@ -194,6 +195,8 @@ fn main() -> ExitCode {
         cli::Command::Origin(o) => origin_cmd::run(o),
         cli::Command::Plot(p) => plot_cmd::run(p),
         cli::Command::Demo(d) => demo_cmd::run(d),
+        // Two builds labbed in pairs: a runtime of its own, and the lab's signal policy.
+        cli::Command::Lab(cli::LabCommand::Ab(a)) => ab_cmd::run(a),
         cli::Command::Lab(l) => lab_cmd::run(l),
         // A bisect runs labs: a runtime of its own, and the lab's signal policy.
         cli::Command::History(cli::HistoryArgs { command: Some(cli::HistoryCommand::Bisect(b)), .. }) => {

@@ -26,6 +26,57 @@ pub enum LabCommand {
     /// 95% of pairs. `lab compare --calibration` and `[baseline] calibration` hold verdicts to
     /// it. Exit 2 for bad input, 130/143 when stopped (the labs run so far stay).
     Calibrate(LabCalibrateArgs),
+    /// Does this branch make it slower? Builds BASE and HEAD (any git revisions) in worktrees
+    /// of their own and labs them in pairs, one lab of each build, in ABBA order, each lab
+    /// starting its build afresh; judges head against base per load point by a paired test
+    /// with a 1% false-alarm rate over the run; writes ab.md, ab.json, the labs and the build
+    /// logs to --out. Exit 0 no change past the gates, 3 worse past one, 4 could not tell (a
+    /// target died, too few steps counted), 1 a build failed, 2 bad input, 130/143 stopped.
+    Ab(LabAbArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LabAbArgs {
+    /// The plan (inside the git repository; each build runs the plan its commit holds).
+    pub plan: PathBuf,
+    /// The base: the commit the change is measured from (a branch, a tag, a hash).
+    pub base: String,
+    /// The head: the commit under review.
+    pub head: String,
+    /// The build, run with sh in each commit's worktree: `go build -o svc .`, `make` (none: a
+    /// service that runs from its source).
+    #[arg(long, value_name = "CMD")]
+    pub build: Option<String>,
+    /// How long a build may take: past it, its whole process group is stopped (exit 1).
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::cli::positive_duration)]
+    pub build_timeout: Duration,
+    /// Lab both builds with the plan as it is in the working tree (copied into each worktree).
+    #[arg(long)]
+    pub plan_from_working_tree: bool,
+    /// Pairs of labs: a number (judged once, at the end), or auto: looks at 3, 5, 8, 12, 20
+    /// pairs, stopping once every gated cell is decided.
+    #[arg(long, default_value = "auto", value_name = "N|auto")]
+    pub repeats: String,
+    /// With --repeats auto, the most pairs to run.
+    #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(3..=1000))]
+    pub most_repeats: u32,
+    /// The gates head is held to, e.g. 'p99>+5%,throughput<-3%' (metrics: throughput, p50, p99,
+    /// success, target_cpu, generator_cpu); default: the history's, p50>+5%,p99>+5%,target_cpu>+5%.
+    #[arg(long, value_name = "GATES")]
+    pub fail_on: Option<String>,
+    /// Where ab.md, ab.json, the labs and the build logs go (default: ab-DATE-TIME).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Record every lab into this history with its commit, tagged ab=BASE..HEAD and off the
+    /// branch's line (an SQLite file or a postgres:// URL).
+    #[arg(long, value_name = "FILE|URL")]
+    pub history: Option<String>,
+    /// The branch the labs are recorded with.
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// A free tag, KEY=VALUE (repeatable), recorded with each lab.
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -1,0 +1,248 @@
+//! Head against base at one look (pure): per cell (target and load point) and metric, the
+//! pairs' change with its interval; per gated cell, whether it is worse past its gate (Holm over
+//! the gated cells, one-sided, at the look's share of the run's false-alarm rate), shown within
+//! it, or undecided; and the smallest change the run could have seen.
+
+use std::collections::BTreeMap;
+
+use lab::{Gate, Metric};
+use serde::Serialize;
+use stats::describe::centre;
+use stats::paired::Paired;
+
+/// The chance of a false alarm over a whole run, one-sided, whatever the looks and cells.
+pub const ALPHA: f64 = 0.01;
+/// The power "what it could have seen" is stated at.
+pub const POWER: f64 = 0.8;
+/// A gated cell needs this many counted pairs to be judged at all.
+pub const MIN_PAIRS: usize = 2;
+
+/// One side's values at a cell in one lab; none where its step did not count.
+pub type Values = Option<BTreeMap<Metric, f64>>;
+
+/// One cell's measurements: per pair (in run order), each side's values, none where that side's
+/// step did not count.
+#[derive(Clone, Debug, Default)]
+pub struct CellPairs {
+    pub target: String,
+    pub load: String,
+    pub pairs: Vec<(Values, Values)>,
+}
+
+impl CellPairs {
+    /// The pairs where both sides counted and measured `metric`.
+    fn of(&self, metric: Metric) -> Vec<(f64, f64)> {
+        self.pairs.iter().filter_map(|(b, h)| Some((*b.as_ref()?.get(&metric)?, *h.as_ref()?.get(&metric)?))).collect()
+    }
+}
+
+/// What a row says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Said {
+    /// Worse past its gate, standing at the run's false-alarm rate.
+    Worse,
+    /// Shown within its gate (the one-sided 95% bound on the worse side is inside it).
+    Within,
+    /// Neither yet.
+    Undecided,
+    /// Gated, but too few pairs counted to judge.
+    TooFew,
+    /// Not gated: shown, not judged.
+    Shown,
+}
+
+/// One metric of one cell, head against base.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub target: String,
+    pub load: String,
+    pub metric: Metric,
+    /// The gate that judges it, as written (`target_cpu>+5%`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
+    pub pairs: usize,
+    pub base: f64,
+    pub head: f64,
+    /// Head / base - 1, in %, with its two-sided 95% interval.
+    pub change_pct: f64,
+    pub interval_pct: Option<(f64, f64)>,
+    /// One-sided p-value of no change for the worse (gated rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p: Option<f64>,
+    /// The smallest change for the worse, in %, this row would have shown at [`POWER`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detectable_pct: Option<f64>,
+    pub said: Said,
+}
+
+/// A look's judgement of every row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Look {
+    pub pairs: usize,
+    /// The one-sided level the gated cells were tested at here (Holm over them).
+    pub alpha: f64,
+    pub rows: Vec<Row>,
+}
+
+impl Look {
+    /// Rows worse past their gates, furthest past first.
+    pub fn worse(&self) -> Vec<&Row> {
+        let mut v: Vec<&Row> = self.rows.iter().filter(|r| r.said == Said::Worse).collect();
+        v.sort_by(|a, b| b.change_pct.abs().total_cmp(&a.change_pct.abs()));
+        v
+    }
+
+    /// Every gated row is decided: one is worse, or all are shown within their gates.
+    pub fn decided(&self) -> bool {
+        let gated = || self.rows.iter().filter(|r| r.gate.is_some());
+        gated().any(|r| r.said == Said::Worse) || gated().all(|r| r.said == Said::Within)
+    }
+
+    /// Gated rows that could not be judged.
+    pub fn too_few(&self) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.said == Said::TooFew).collect()
+    }
+
+    /// Per gated metric, the largest of its rows' detectable changes (in %, worse side).
+    pub fn detectable(&self) -> Vec<(Metric, f64)> {
+        let mut by: BTreeMap<Metric, f64> = BTreeMap::new();
+        for r in self.rows.iter().filter(|r| r.gate.is_some()) {
+            if let Some(d) = r.detectable_pct {
+                let e = by.entry(r.metric).or_insert(d);
+                if d.abs() > e.abs() {
+                    *e = d;
+                }
+            }
+        }
+        by.into_iter().collect()
+    }
+}
+
+fn pct(ratio: f64) -> f64 {
+    (ratio - 1.0) * 100.0
+}
+
+/// Judges every cell on the metrics both sides measured; `alpha` is this look's share of
+/// [`ALPHA`].
+pub fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
+    let mut rows = Vec::new();
+    let mut tested: Vec<(usize, Paired, &Gate)> = Vec::new();
+    for c in cells {
+        for metric in lab::compare::COMPARED {
+            let pairs = c.of(metric);
+            if pairs.is_empty() {
+                continue;
+            }
+            let p = Paired::of(&pairs);
+            let gate = gates.iter().find(|g| g.metric == metric);
+            let (base, head): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+            let said = match gate {
+                None => Said::Shown,
+                Some(_) if p.pairs < MIN_PAIRS => Said::TooFew,
+                Some(_) => Said::Undecided,
+            };
+            if let Some(g) = gate.filter(|_| said == Said::Undecided) {
+                tested.push((rows.len(), p, g));
+            }
+            rows.push(Row {
+                target: c.target.clone(),
+                load: c.load.clone(),
+                metric,
+                gate: gate.map(Gate::text),
+                pairs: p.pairs,
+                base: centre(&base),
+                head: centre(&head),
+                change_pct: pct(p.ratio),
+                interval_pct: p.interval(stats::CONFIDENCE).map(|(lo, hi)| (pct(lo), pct(hi))),
+                p: None,
+                detectable_pct: None,
+                said,
+            });
+        }
+    }
+    // Holm over the gated cells, each tested on its gate's worse side.
+    let ps: Vec<f64> = tested.iter().map(|(_, p, g)| p.p_worse(g.above).unwrap_or(f64::NAN)).collect();
+    let stands = stats::holm(&ps, alpha);
+    let m = tested.len().max(1) as f64;
+    for ((i, p, g), (pv, stands)) in tested.iter().zip(ps.iter().zip(stands)) {
+        let r = &mut rows[*i];
+        r.p = Some(*pv);
+        // Bonferroni's share: what the last of Holm's steps holds a cell to.
+        r.detectable_pct = p.detectable(g.above, alpha / m, POWER).map(pct);
+        let bound = p.bound(g.above, stats::CONFIDENCE);
+        r.said = if stands && g.passed_by(p.ratio) {
+            Said::Worse
+        } else if bound.is_some_and(|b| !g.passed_by(b)) {
+            Said::Within
+        } else {
+            Said::Undecided
+        };
+    }
+    Look { pairs: cells.iter().map(|c| c.pairs.len()).max().unwrap_or(0), alpha, rows }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(load: &str, cpu: &[(f64, f64)]) -> CellPairs {
+        let side = |v: f64| Some(BTreeMap::from([(Metric::TargetCpu, v), (Metric::P50, 2.0 + v / 1e4)]));
+        CellPairs {
+            target: "svc".into(),
+            load: load.into(),
+            pairs: cpu.iter().map(|(b, h)| (side(*b), side(*h))).collect(),
+        }
+    }
+
+    fn gates() -> Vec<Gate> {
+        Gate::parse_list("target_cpu>+5%").unwrap()
+    }
+
+    #[test]
+    fn a_clear_rise_past_the_gate_is_worse_and_a_steady_one_within() {
+        let slower: Vec<(f64, f64)> = (0..8).map(|i| (700.0 + f64::from(i), 790.0 + f64::from(i) * 1.5)).collect();
+        let l = look(&[cell("100/s", &slower)], &gates(), ALPHA / 4.0);
+        let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
+        assert_eq!(r.said, Said::Worse, "{r:?}");
+        assert!(r.change_pct > 12.0 && r.change_pct < 14.0, "{r:?}");
+        assert!(l.decided() && l.worse().len() == 1);
+        // p50 is not gated: shown only.
+        assert!(l.rows.iter().any(|r| r.metric == Metric::P50 && r.said == Said::Shown));
+        let same: Vec<(f64, f64)> = (0..8).map(|i| (700.0 + f64::from(i % 3), 701.0 - f64::from(i % 2))).collect();
+        let l = look(&[cell("100/s", &same)], &gates(), ALPHA / 4.0);
+        let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
+        assert_eq!(r.said, Said::Within, "{r:?}");
+        assert!(r.detectable_pct.unwrap() > 0.0 && r.detectable_pct.unwrap() < 5.0, "{r:?}");
+        assert!(l.decided() && l.worse().is_empty());
+    }
+
+    #[test]
+    fn a_noisy_rise_is_undecided_and_a_single_pair_too_few() {
+        let noisy = [(700.0, 900.0), (700.0, 650.0), (700.0, 800.0)];
+        let l = look(&[cell("100/s", &noisy)], &gates(), ALPHA / 4.0);
+        let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
+        assert_eq!(r.said, Said::Undecided, "{r:?}");
+        assert!(!l.decided());
+        let l = look(&[cell("100/s", &[(700.0, 900.0)])], &gates(), ALPHA);
+        assert_eq!(l.too_few().len(), 1);
+        // A pair whose head did not count is left out of that cell.
+        let mut c = cell("100/s", &[(700.0, 701.0), (700.0, 702.0), (700.0, 699.0)]);
+        c.pairs[1].1 = None;
+        let l = look(&[c], &gates(), ALPHA);
+        assert_eq!(l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap().pairs, 2);
+    }
+
+    #[test]
+    fn a_gate_below_judges_a_fall() {
+        let side = |v: f64| Some(BTreeMap::from([(Metric::Throughput, v)]));
+        let c = CellPairs {
+            target: "svc".into(),
+            load: "c8".into(),
+            pairs: (0..6).map(|i| (side(1000.0 + f64::from(i)), side(800.0 - f64::from(i)))).collect(),
+        };
+        let l = look(&[c], &Gate::parse_list("throughput<-5%").unwrap(), ALPHA);
+        assert_eq!(l.worse().len(), 1, "{:?}", l.rows);
+        assert!(l.rows[0].change_pct < -19.0);
+    }
+}

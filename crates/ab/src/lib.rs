@@ -1,0 +1,18 @@
+//! Base against head in one job: `loadlab lab ab` builds two commits in worktrees of their own
+//! and labs them in interleaved pairs, for a pull request's verdict before it merges.
+//!
+//! Modules, each using only those above it:
+//! - `judge`: head against base at one look (pure): the paired test per cell, the gates, what
+//!   the run could have seen;
+//! - `profiles`: the differential profiles of cells profiled on both sides;
+//! - `run`: builds, pairs of labs in ABBA order, looks, the history;
+//! - `report`: the last line, ab.md, ab.json.
+
+mod judge;
+mod profiles;
+mod report;
+mod run;
+
+pub use judge::{CellPairs, Look, Row, Said, ALPHA, MIN_PAIRS, POWER};
+pub use report::{json, last_line, markdown};
+pub use run::{ab, first_of_pair, Built, Ending, Failure, Repeats, Report, Request, Signals, Which};

@@ -1,0 +1,40 @@
+//! Why head is slower: for each cell profiled on both sides, the differential profile of head's
+//! first profiled lab against base's, as `lab compare` draws it.
+
+use std::path::Path;
+
+use profile::diff::Differential;
+
+/// The differentials of every cell profiled on both sides (flame graphs into `out/profiles`),
+/// and one line per cell that could not be compared.
+pub fn differentials(sides: &[Vec<lab::Side>; 2], out: &Path) -> (Vec<Differential>, Vec<String>) {
+    let first = |labs: &[lab::Side], key: &str| {
+        labs.iter().find_map(|side| {
+            let cell = side.cells.get(key)?;
+            cell.steps.iter().find_map(|s| s.profile.as_ref().map(|(p, d)| (s.id.clone(), p.clone(), d.clone())))
+        })
+    };
+    let [base, head] = sides;
+    let mut keys: Vec<&String> = head.iter().flat_map(|s| s.cells.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let (mut diffs, mut problems) = (Vec::new(), Vec::new());
+    for (n, key) in keys.into_iter().enumerate() {
+        let (Some((bid, bp, bd)), Some((hid, hp, hd))) = (first(base, key), first(head, key)) else { continue };
+        let cell = head.iter().find_map(|s| s.cells.get(key)).expect("a key of head's labs");
+        let title = format!("{} at {}: head against base", cell.target, cell.label);
+        let (bname, hname) = (format!("base {bid}"), format!("head {hid}"));
+        match profile::diff::compare(
+            (&bp, &bd, &bname),
+            (&hp, &hd, &hname),
+            out,
+            "profiles",
+            &format!("ab-{}", n + 1),
+            &title,
+        ) {
+            Ok(d) => diffs.push(d),
+            Err(e) => problems.push(format!("{} at {}: profiles not compared: {e}", cell.target, cell.label)),
+        }
+    }
+    (diffs, problems)
+}

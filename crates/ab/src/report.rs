@@ -1,0 +1,261 @@
+//! What `lab ab` says: a line per look, the last line a pull request carries, ab.md and
+//! ab.json. Every name and subject shown passes through `history::md_cell` or `history::plain`
+//! (they are anyone's words).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::judge::{Look, Row, Said, ALPHA, POWER};
+use crate::run::{Built, Ending, Repeats, Report};
+
+fn signed(v: f64) -> String {
+    format!("{v:+.1}%")
+}
+
+fn interval(r: &Row) -> String {
+    r.interval_pct.map_or_else(String::new, |(lo, hi)| format!(" [{lo:+.1}, {hi:+.1}]"))
+}
+
+/// A row as one line's words: `target_cpu +9.8% [+7.1, +12.6] at 200 req/s (gate +5%)`.
+fn row_words(r: &Row) -> String {
+    let gate = r.gate.as_deref().and_then(|g| g.find(['<', '>']).map(|at| &g[at + 1..])).unwrap_or("");
+    format!("{} {}{} at {} (gate {gate})", r.metric.name(), signed(r.change_pct), interval(r), history::plain(&r.load))
+}
+
+/// What a look found, in a few words.
+pub fn look_line(l: &Look) -> String {
+    let worse = l.worse();
+    if let Some(w) = worse.first() {
+        return format!("worse past a gate: {}", row_words(w));
+    }
+    let count = |s: Said| l.rows.iter().filter(|r| r.said == s).count();
+    format!(
+        "{} gated cells within their gates, {} undecided, {} with too few steps",
+        count(Said::Within),
+        count(Said::Undecided),
+        count(Said::TooFew)
+    )
+}
+
+/// What the run could have seen, per gated metric: `+3.1% or more in target_cpu`.
+fn could_see(l: &Look) -> String {
+    let parts: Vec<String> =
+        l.detectable().iter().map(|(m, d)| format!("{} or more in {}", signed(*d), m.name())).collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" (this run would have seen {})", parts.join(", "))
+    }
+}
+
+/// The last line: the verdict a pull request carries.
+pub fn last_line(r: &Report) -> String {
+    let pairs = r.look.as_ref().map_or(0, |l| l.pairs);
+    match (&r.ending, &r.look) {
+        (Ending::Worse, Some(l)) => {
+            let worse = l.worse();
+            let more = match worse.len() {
+                0 | 1 => String::new(),
+                n => format!("; {} more past their gates (ab.md)", n - 1),
+            };
+            format!("head is slower: {}{more}", worse.first().map_or_else(String::new, |w| row_words(w)))
+        }
+        (Ending::NoChange, Some(l)) => {
+            let undecided = l.rows.iter().filter(|r| r.said == Said::Undecided).count();
+            let tail = match undecided {
+                0 => String::new(),
+                n => format!("; {n} gated cells undecided after {pairs} pairs (ab.md)"),
+            };
+            format!("no change past the gates{}{tail}", could_see(l))
+        }
+        (Ending::NoChange, None) => "no pair ran: no verdict".to_owned(),
+        (Ending::CouldNotTell(why), _) => format!("could not tell: {}", history::plain(why)),
+        (Ending::Stopped, _) => format!("stopped after {pairs} pairs: no verdict"),
+        (Ending::Worse, None) => unreachable!("a worse ending comes from a look"),
+    }
+}
+
+fn built_row(md: &mut String, name: &str, b: &Built) {
+    let build = b.build.as_ref().map_or_else(
+        || "-".to_owned(),
+        |(took, log)| {
+            let file = log.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+            format!("{:.1} s, [{file}]({file})", took.as_secs_f64())
+        },
+    );
+    let _ = writeln!(
+        md,
+        "| {name} | `{}` {} | {build} | {} |",
+        b.commit.short(),
+        history::md_cell(&b.commit.subject),
+        history::md_cell(&b.plan_from)
+    );
+}
+
+/// ab.md: the verdict, the builds, the rule, the table of the last look, what it could have
+/// seen, the profiles and the labs.
+pub fn markdown(r: &Report) -> String {
+    let mut md = format!("# lab ab: {} against {}\n\n", r.head.commit.short(), r.base.commit.short());
+    let _ = writeln!(md, "**{}**\n", history::md_cell(&last_line(r)));
+    let _ = writeln!(md, "| side | commit | build | plan |\n|---|---|---|---|");
+    built_row(&mut md, "base", &r.base);
+    built_row(&mut md, "head", &r.head);
+    let repeats = match r.repeats {
+        Repeats::Fixed(n) => format!("{n} pairs, judged once"),
+        Repeats::Auto { most } => format!(
+            "looks at {} pairs (at most {most}), stopping once every gated cell is decided",
+            r.looks.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let gates: Vec<String> = r.gates.iter().map(lab::Gate::text).collect();
+    let _ = writeln!(
+        md,
+        "\n**How it was judged.** Pairs of labs, one of each build, in ABBA order (base-head, head-base, ...), \
+         each lab starting its build's targets afresh so that only one build runs at a time; {repeats}. Per load \
+         point, head against base by Student's paired t on the logarithms of the pairs' ratios, one-sided on \
+         each gate's worse side ({}); Holm over the gated cells at each look's {:.2}% (the run's {:.0}% false-alarm \
+         rate split over its {} looks). A cell fails when its change stands and is past its gate; it is within \
+         its gate when the one-sided 95% bound is. \"Would have seen\": the smallest change for the worse found \
+         with {:.0}% power at the last look, from the spread its pairs showed.\n",
+        gates.join(", "),
+        r.alpha_look * 100.0,
+        ALPHA * 100.0,
+        r.looks.len(),
+        POWER * 100.0
+    );
+    if let Some(l) = &r.look {
+        let _ = writeln!(
+            md,
+            "## Head against base ({} pairs)\n\n| target | load | metric | base | head | change [95%] | p (worse) | \
+             gate | verdict | would have seen |\n|---|---|---|---|---|---|---|---|---|---|",
+            l.pairs
+        );
+        for row in &l.rows {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |",
+                history::md_cell(&row.target),
+                history::md_cell(&row.load),
+                row.metric.name(),
+                row.metric.show(row.base),
+                row.metric.show(row.head),
+                signed(row.change_pct),
+                interval(row),
+                row.p.map_or_else(|| "-".to_owned(), |p| format!("{p:.2e}")),
+                row.gate.as_deref().unwrap_or("-"),
+                said(row),
+                row.detectable_pct.map_or_else(|| "-".to_owned(), signed),
+            );
+        }
+        let seen = l.detectable();
+        if !seen.is_empty() {
+            let _ = writeln!(md, "\n## What it could have seen\n");
+            for (m, d) in seen {
+                let _ = writeln!(
+                    md,
+                    "- {}: a change of {} or more at every load point ({:.0}% power, from {} pairs)",
+                    m.name(),
+                    signed(d),
+                    POWER * 100.0,
+                    l.pairs
+                );
+            }
+        }
+    }
+    if !r.notes.is_empty() {
+        let _ = writeln!(md, "\n## Notes\n");
+        for n in &r.notes {
+            let _ = writeln!(md, "- {}", history::md_cell(n));
+        }
+    }
+    if !r.profiles.is_empty() || !r.profile_problems.is_empty() {
+        let _ = writeln!(md, "\n## Where the CPU per request moved\n");
+        for d in &r.profiles {
+            md.push_str(&lab::render::profiles::differential_md(d));
+        }
+        for p in &r.profile_problems {
+            let _ = writeln!(md, "- {}", history::md_cell(p));
+        }
+    }
+    let _ = writeln!(md, "\n## Labs, in run order\n");
+    for (which, dir) in &r.labs {
+        let name = dir.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+        let _ = writeln!(md, "- {}: [labs/{name}](labs/{name}/report.md)", which.name());
+    }
+    md
+}
+
+fn said(r: &Row) -> &'static str {
+    match r.said {
+        Said::Worse => "**WORSE**",
+        Said::Within => "within",
+        Said::Undecided => "undecided",
+        Said::TooFew => "too few",
+        Said::Shown => "-",
+    }
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    verdict: &'a str,
+    line: String,
+    base: Side<'a>,
+    head: Side<'a>,
+    pairs: usize,
+    looks: &'a [usize],
+    alpha: f64,
+    alpha_look: f64,
+    power: f64,
+    gates: Vec<String>,
+    rows: &'a [Row],
+    detectable_pct: Vec<(lab::Metric, f64)>,
+    labs: Vec<(&'static str, String)>,
+    notes: &'a [String],
+    profiles: &'a [profile::diff::Differential],
+}
+
+#[derive(Serialize)]
+struct Side<'a> {
+    commit: &'a str,
+    subject: &'a str,
+    build_s: Option<f64>,
+    plan: &'a str,
+}
+
+fn side(b: &Built) -> Side<'_> {
+    Side {
+        commit: &b.commit.hash,
+        subject: &b.commit.subject,
+        build_s: b.build.as_ref().map(|(t, _)| t.as_secs_f64()),
+        plan: &b.plan_from,
+    }
+}
+
+/// ab.json: everything ab.md shows, for a CI script.
+pub fn json(r: &Report) -> String {
+    let verdict = match r.ending {
+        Ending::Worse => "worse",
+        Ending::NoChange => "no_change",
+        Ending::CouldNotTell(_) => "could_not_tell",
+        Ending::Stopped => "stopped",
+    };
+    let j = Json {
+        verdict,
+        line: last_line(r),
+        base: side(&r.base),
+        head: side(&r.head),
+        pairs: r.look.as_ref().map_or(0, |l| l.pairs),
+        looks: &r.looks,
+        alpha: ALPHA,
+        alpha_look: r.alpha_look,
+        power: POWER,
+        gates: r.gates.iter().map(lab::Gate::text).collect(),
+        rows: r.look.as_ref().map_or(&[], |l| &l.rows),
+        detectable_pct: r.look.as_ref().map(Look::detectable).unwrap_or_default(),
+        labs: r.labs.iter().map(|(w, d)| (w.name(), d.display().to_string())).collect(),
+        notes: &r.notes,
+        profiles: &r.profiles,
+    };
+    serde_json::to_string_pretty(&j).unwrap_or_default()
+}

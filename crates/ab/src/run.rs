@@ -1,0 +1,440 @@
+//! `lab ab` from start to end: both commits built in worktrees of their own, then pairs of labs,
+//! one of each build, in ABBA order (base-head, head-base, ...) so that a drift of the machine
+//! falls on both; each lab starts its build's targets afresh and stops them, so only one build
+//! runs at a time and every pair sees a new process of each. After each look the cells are
+//! judged (`judge`); the run stops when every gated cell is decided, one is worse past its
+//! gate, or the limit is reached.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use builds::{Commit, Repo, Worktree};
+use futures_core::future::LocalBoxFuture;
+use lab::Gate;
+use tokio_util::sync::CancellationToken;
+
+use crate::judge::{self, CellPairs, Look, ALPHA};
+
+/// How many pairs of labs to run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Repeats {
+    /// Exactly this many, judged once at the end with the whole false-alarm rate.
+    Fixed(usize),
+    /// Looks at 3, 5, 8, 12, 20... pairs up to `most`, stopping once every gated cell is decided.
+    Auto { most: usize },
+}
+
+/// What to compare, as the command line gives it.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub plan: PathBuf,
+    pub base: String,
+    pub head: String,
+    /// Run in each commit's worktree (`sh -c`); none: a service run from its source.
+    pub build: Option<String>,
+    pub build_timeout: Duration,
+    /// Both builds labbed with the working tree's plan (copied into each worktree).
+    pub plan_from_working_tree: bool,
+    pub repeats: Repeats,
+    pub gates: Vec<Gate>,
+    /// Record every lab here, with its commit, off the line.
+    pub history: Option<String>,
+    pub branch: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    pub out: PathBuf,
+}
+
+/// Why it could not be done.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input: not a repository, a revision git does not know, a plan that cannot be
+    /// compared (exit 2).
+    Input(String),
+    /// A build failed (its log named), or a lab or the history failed (exit 1).
+    Failed(String),
+}
+
+/// Tokens a signal cancels: the first stops after the current step (and ends the run), the
+/// second abandons the step.
+#[derive(Clone, Default)]
+pub struct Signals {
+    pub stop: CancellationToken,
+    pub abort: CancellationToken,
+}
+
+/// Base or head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Which {
+    Base,
+    Head,
+}
+
+impl Which {
+    pub fn name(self) -> &'static str {
+        match self {
+            Which::Base => "base",
+            Which::Head => "head",
+        }
+    }
+}
+
+/// The side of pair `i` that runs first: base in even pairs, head in odd ones (ABBA).
+pub fn first_of_pair(i: usize) -> Which {
+    if i.is_multiple_of(2) {
+        Which::Base
+    } else {
+        Which::Head
+    }
+}
+
+/// A build as compared.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub commit: Commit,
+    /// The build's time and log (none without --build).
+    pub build: Option<(Duration, PathBuf)>,
+    /// Where its plan came from.
+    pub plan_from: String,
+}
+
+/// How the run ended.
+#[derive(Clone, Debug)]
+pub enum Ending {
+    /// A gated cell is worse past its gate.
+    Worse,
+    /// None is: every gated cell shown within its gate, or undecided at the limit.
+    NoChange,
+    /// It could not say (a target died, too few steps counted): exit 4.
+    CouldNotTell(String),
+    /// A signal stopped it.
+    Stopped,
+}
+
+/// The whole of it, for the last line, ab.md and ab.json.
+#[derive(Debug)]
+pub struct Report {
+    pub base: Built,
+    pub head: Built,
+    /// Every lab folder, in run order, with its side.
+    pub labs: Vec<(Which, PathBuf)>,
+    pub repeats: Repeats,
+    /// The looks the run could take, and the one-sided level each was tested at.
+    pub looks: Vec<usize>,
+    pub alpha_look: f64,
+    /// The last look taken (none when no pair finished).
+    pub look: Option<Look>,
+    pub ending: Ending,
+    pub gates: Vec<Gate>,
+    pub profiles: Vec<profile::diff::Differential>,
+    pub profile_problems: Vec<String>,
+    /// Anything a reader should know (the plans differ, a capacity search left out).
+    pub notes: Vec<String>,
+}
+
+pub fn ab<'a>(
+    req: &'a Request,
+    signals: &'a Signals,
+    say: &'a dyn Fn(&str),
+) -> LocalBoxFuture<'a, Result<Report, Failure>> {
+    Box::pin(run(req, signals, say))
+}
+
+/// A build checked out, built, its plan loaded for one-repeat labs.
+struct Ready {
+    built: Built,
+    tree: Worktree,
+    plan: lab::Plan,
+    plan_path: PathBuf,
+    /// The plan's text, to say when the two differ.
+    plan_text: String,
+    /// Said when the commit holds no plan and the working tree's stood in.
+    note: Option<String>,
+}
+
+async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Report, Failure> {
+    let input = Failure::Input;
+    let plan = std::path::absolute(&req.plan).map_err(|e| input(format!("{}: {e}", req.plan.display())))?;
+    if !plan.is_file() {
+        return Err(input(format!("{}: no such plan", req.plan.display())));
+    }
+    let repo = Repo::holding(&plan).map_err(input)?;
+    let root = std::fs::canonicalize(&repo.root).map_err(|e| input(e.to_string()))?;
+    let plan_in_repo = std::fs::canonicalize(&plan)
+        .ok()
+        .and_then(|p| p.strip_prefix(&root).ok().map(Path::to_path_buf))
+        .ok_or_else(|| input(format!("{}: not inside {}", req.plan.display(), root.display())))?;
+    let repo = Repo { root };
+    let base = repo.resolve(&req.base).map_err(|e| input(format!("BASE {e}")))?;
+    let head = repo.resolve(&req.head).map_err(|e| input(format!("HEAD {e}")))?;
+    let (base, head) = (repo.commit(&base).map_err(input)?, repo.commit(&head).map_err(input)?);
+    let mut history = match &req.history {
+        Some(h) => Some(history::History::open(h).await.map_err(|e| input(e.to_string()))?),
+        None => None,
+    };
+    std::fs::create_dir_all(&req.out).map_err(|e| input(format!("--out {}: {e}", req.out.display())))?;
+    let mut notes = Vec::new();
+    let mut sides = Vec::new();
+    for (which, commit) in [(Which::Base, base), (Which::Head, head)] {
+        let ready = prepare(req, &repo, &plan, &plan_in_repo, which, commit, signals, say).await?;
+        notes.extend(ready.note.clone());
+        sides.push(ready);
+    }
+    let head = sides.pop().expect("two sides");
+    let base = sides.pop().expect("two sides");
+    if base.plan_text != head.plan_text {
+        notes.push(format!(
+            "the plan differs between base and head: each build ran its own ({} and {}); cells compare what each asks",
+            base.plan_path.display(),
+            head.plan_path.display()
+        ));
+    }
+    for (w, r) in [(Which::Base, &base), (Which::Head, &head)] {
+        if r.plan.capacity.is_some() {
+            notes.push(format!(
+                "{}'s plan has a capacity search: lab ab compares its fixed steps and leaves it out",
+                w.name()
+            ));
+        }
+    }
+    let looks = match req.repeats {
+        Repeats::Fixed(n) => vec![n],
+        Repeats::Auto { most } => stats::paired::looks(most),
+    };
+    let most = *looks.last().expect("at least one look");
+    let alpha_look = ALPHA / looks.len() as f64;
+    let per_lab = lab::preview(&head.plan).estimate.as_secs_f64() + 2.0;
+    say(&format!(
+        "ab: {} (base) against {} (head): pairs of labs in ABBA order, each starting its build afresh; {} \
+         (about {:.0} s a pair, up to {:.0} min)",
+        base.built.commit.short(),
+        head.built.commit.short(),
+        match req.repeats {
+            Repeats::Fixed(n) => format!("{n} pairs"),
+            Repeats::Auto { .. } => format!("looks at {:?} pairs, stopping once every gate is decided", looks),
+        },
+        2.0 * per_lab,
+        2.0 * per_lab * most as f64 / 60.0
+    ));
+    let mut run =
+        Run { req, signals, say, history: history.as_mut(), labs: Vec::new(), sides: [Vec::new(), Vec::new()] };
+    let mut look: Option<Look> = None;
+    let mut ending = Ending::NoChange;
+    'pairs: for i in 0..most {
+        let first = first_of_pair(i);
+        let second = if first == Which::Base { Which::Head } else { Which::Base };
+        for which in [first, second] {
+            let ready = if which == Which::Base { &base } else { &head };
+            match run.lab(which, ready, i).await? {
+                LabEnd::Done => {}
+                LabEnd::Died(why) => {
+                    ending = Ending::CouldNotTell(format!("{}'s target died: {why}", which.name()));
+                    break 'pairs;
+                }
+                LabEnd::Stopped => {
+                    ending = Ending::Stopped;
+                    break 'pairs;
+                }
+            }
+        }
+        if looks.contains(&(i + 1)) {
+            let l = judge::look(&run.cells(), &req.gates, alpha_look);
+            say(&format!("ab: look at {} pairs: {}", i + 1, crate::report::look_line(&l)));
+            let decided = l.decided();
+            look = Some(l);
+            if decided && matches!(req.repeats, Repeats::Auto { .. }) {
+                break;
+            }
+        }
+    }
+    if matches!(ending, Ending::Stopped | Ending::CouldNotTell(_)) && look.is_none() && !run.labs.is_empty() {
+        // What ran is still shown; a stopped run judges nothing.
+        look = Some(judge::look(&run.cells(), &req.gates, alpha_look));
+    }
+    if let (Ending::NoChange, Some(l)) = (&ending, &look) {
+        if !l.worse().is_empty() {
+            ending = Ending::Worse;
+        } else if !l.too_few().is_empty() {
+            let cells: Vec<String> = l.too_few().iter().map(|r| format!("{} at {}", r.metric.name(), r.load)).collect();
+            ending = Ending::CouldNotTell(format!(
+                "too few steps counted on both sides to judge {} (see each lab's report for why)",
+                cells.join(", ")
+            ));
+        }
+    }
+    let (profiles, profile_problems) = crate::profiles::differentials(&run.sides, &req.out);
+    Ok(Report {
+        base: base.built,
+        head: head.built,
+        labs: run.labs,
+        repeats: req.repeats,
+        looks,
+        alpha_look,
+        look,
+        ending,
+        gates: req.gates.clone(),
+        profiles,
+        profile_problems,
+        notes,
+    })
+}
+
+/// Checks `commit` out, builds it and loads its plan as one-repeat labs run it.
+#[allow(clippy::too_many_arguments)]
+async fn prepare(
+    req: &Request,
+    repo: &Repo,
+    working_plan: &Path,
+    plan_in_repo: &Path,
+    which: Which,
+    commit: Commit,
+    signals: &Signals,
+    say: &dyn Fn(&str),
+) -> Result<Ready, Failure> {
+    let how = builds::Build {
+        command: req.build.as_deref(),
+        tree: std::env::temp_dir().join(format!("loadlab-ab-{}-{}", std::process::id(), which.name())),
+        log: req.out.join(format!("build-{}.log", which.name())),
+        timeout: req.build_timeout,
+        stop: &signals.stop,
+    };
+    let b = builds::build(repo, &commit, &how, &|line| say(&format!("ab: {} {line}", which.name())))
+        .await
+        .map_err(|e| Failure::Failed(format!("{} {}: {e}", which.name(), commit.short())))?;
+    let in_tree = b.tree.path.join(plan_in_repo);
+    let mut plan_from = format!("{} as {} holds it", plan_in_repo.display(), commit.short());
+    let mut note = None;
+    if req.plan_from_working_tree || !in_tree.is_file() {
+        // The plan as it is now, where the commit's own would be, so that its relative paths
+        // (`./svc`, a recipe) are the commit's.
+        plan_from = format!("{} from the working tree", plan_in_repo.display());
+        if !req.plan_from_working_tree {
+            note = Some(format!(
+                "{} {} holds no {}: labbed with the working tree's",
+                which.name(),
+                commit.short(),
+                plan_in_repo.display()
+            ));
+        }
+        if let Some(dir) = in_tree.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Failure::Failed(format!("{}: {e}", dir.display())))?;
+        }
+        std::fs::copy(working_plan, &in_tree).map_err(|e| Failure::Failed(format!("{}: {e}", in_tree.display())))?;
+    }
+    let plan_text = std::fs::read_to_string(&in_tree).unwrap_or_default();
+    let mut plan =
+        lab::plan::load(&in_tree).map_err(|e| Failure::Input(format!("{} {}: {e}", which.name(), commit.short())))?;
+    for t in &plan.targets {
+        if let lab::plan::TargetKind::Running { url, .. } = &t.kind {
+            return Err(Failure::Input(format!(
+                "{} {}: target {} is a system already running ({url}): lab ab compares two builds, so each \
+                 target must be started by the plan from its build (start = [...])",
+                which.name(),
+                commit.short(),
+                t.name
+            )));
+        }
+    }
+    // Pairs are the repeats: each lab runs every load point once.
+    plan.load.repeats = 1;
+    plan.capacity = None;
+    if lab::plan::matrix::expand(&plan).steps.is_empty() {
+        return Err(Failure::Input(format!(
+            "{} {}: the plan has no fixed steps (rate, connections or speed) for lab ab to compare",
+            which.name(),
+            commit.short()
+        )));
+    }
+    Ok(Ready {
+        built: Built { commit, build: b.build, plan_from },
+        tree: b.tree,
+        plan,
+        plan_path: in_tree,
+        plan_text,
+        note,
+    })
+}
+
+enum LabEnd {
+    Done,
+    Died(String),
+    Stopped,
+}
+
+/// The labs run so far, by side and pair.
+struct Run<'a> {
+    req: &'a Request,
+    signals: &'a Signals,
+    say: &'a dyn Fn(&str),
+    history: Option<&'a mut history::History>,
+    labs: Vec<(Which, PathBuf)>,
+    /// Per side (base, head), per pair: the lab as compared.
+    sides: [Vec<lab::Side>; 2],
+}
+
+impl Run<'_> {
+    /// Runs `which`'s plan once, as pair `i`'s lab of that side, and records it.
+    async fn lab(&mut self, which: Which, ready: &Ready, i: usize) -> Result<LabEnd, Failure> {
+        let failed = Failure::Failed;
+        let out = self.req.out.join("labs").join(format!("{:02}-{}", self.labs.len() + 1, which.name()));
+        let mut opts = lab::RunOptions::new(out.clone());
+        (opts.stop, opts.abort) = (self.signals.stop.clone(), self.signals.abort.clone());
+        let mut tags = self.req.tags.clone();
+        // Off the line: a pull request's head is not a commit of its branch yet, and its base
+        // labbed now is a rerun of a commit the line has passed.
+        tags.insert(history::AB_TAG.to_owned(), format!("{}..{}", self.req.base, self.req.head));
+        tags.insert("side".to_owned(), which.name().to_owned());
+        let given = lab::Given { commit: Some(ready.built.commit.hash.clone()), branch: self.req.branch.clone(), tags };
+        let folder = ready.plan_path.parent().unwrap_or(&ready.tree.path);
+        opts.provenance = Some(lab::Provenance::gather(&given, folder));
+        let say = self.say;
+        let watch = move |e: &lab::Event<'_>| {
+            if let lab::Event::Finished { index, of, id, line, .. } = e {
+                say(&format!("  [{}/{of}] {id}: {line}", index + 1));
+            }
+        };
+        say(&format!("ab: pair {} {} ({})", i + 1, which.name(), ready.built.commit.short()));
+        let done = lab::run(&ready.plan, &opts, &watch)
+            .await
+            .map_err(|e| failed(format!("{}'s lab did not run: {e}", which.name())))?;
+        lab::render::write(&done, &out).map_err(|e| failed(e.to_string()))?;
+        self.labs.push((which, out.clone()));
+        if let Some(h) = self.history.as_deref_mut() {
+            let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()))
+                .map_err(|e| failed(format!("{}'s lab was not recorded: {e}", which.name())))?;
+            let settings = stats::changes::Settings::default();
+            history::record(h, &entry, None, &settings, false).await.map_err(|e| failed(e.to_string()))?;
+        }
+        let side = lab::compare::side_of(&done, &out).map_err(|e| failed(e.to_string()))?;
+        self.sides[which as usize].push(side);
+        if let Some(death) = done.deaths.first() {
+            return Ok(LabEnd::Died(death.text()));
+        }
+        if done.interrupted || self.signals.stop.is_cancelled() {
+            return Ok(LabEnd::Stopped);
+        }
+        Ok(LabEnd::Done)
+    }
+
+    /// Every cell's pairs so far (a pair whose second lab did not run is left out).
+    fn cells(&self) -> Vec<CellPairs> {
+        let [base, head] = &self.sides;
+        let n = base.len().min(head.len());
+        let mut keys: Vec<&String> = base.iter().chain(head).flat_map(|s| s.cells.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .map(|key| {
+                let values =
+                    |s: &lab::Side| s.cells.get(key).and_then(|c| c.steps.first()).map(|step| step.values.clone());
+                let any = base.iter().chain(head).find_map(|s| s.cells.get(key)).expect("a key of some lab");
+                CellPairs {
+                    target: any.target.clone(),
+                    load: any.label.clone(),
+                    pairs: (0..n).map(|i| (values(&base[i]), values(&head[i]))).collect(),
+                }
+            })
+            .collect()
+    }
+}

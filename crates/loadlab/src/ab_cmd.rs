@@ -1,0 +1,70 @@
+//! `loadlab lab ab`: does this branch make it slower?
+
+use crate::cli::LabAbArgs;
+use crate::shutdown::{Second, Shutdown};
+use crate::{bad, Inconclusive, VerdictFailed};
+
+pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
+    let mut given = lab::Given::default();
+    for t in &a.tags {
+        given.add_tag(t).map_err(|e| bad(format!("--tag: {e}")))?;
+    }
+    if a.build.as_deref().is_some_and(|b| b.trim().is_empty()) {
+        return Err(bad("--build: give the command that builds a commit (e.g. 'go build -o svc .'), or leave it out"));
+    }
+    let repeats = match a.repeats.trim() {
+        "auto" => ab::Repeats::Auto { most: a.most_repeats as usize },
+        n => match n.parse::<usize>() {
+            Ok(n) if (ab::MIN_PAIRS..=1000).contains(&n) => ab::Repeats::Fixed(n),
+            _ => {
+                return Err(bad(format!("--repeats {n:?}: a number of pairs from {} to 1000, or auto", ab::MIN_PAIRS)))
+            }
+        },
+    };
+    let gates = lab::Gate::parse_list(a.fail_on.as_deref().unwrap_or(lab::HISTORY_DEFAULT))
+        .map_err(|e| bad(format!("--fail-on: {e}")))?;
+    let out = match a.out.clone() {
+        Some(out) => out,
+        None => lab::new_dir(&format!("ab-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"))).map_err(bad)?,
+    };
+    let request = ab::Request {
+        plan: a.plan,
+        base: a.base,
+        head: a.head,
+        build: a.build,
+        build_timeout: a.build_timeout,
+        plan_from_working_tree: a.plan_from_working_tree,
+        repeats,
+        gates,
+        history: a.history,
+        branch: a.branch,
+        tags: given.tags,
+        out: out.clone(),
+    };
+    // The first signal stops the lab running after its current step, and the run with it;
+    // worktrees are removed and targets stopped either way.
+    let shutdown = Shutdown::watch("stopping after the current step; lab ab ends there", Second::Abandon)?;
+    let signals = ab::Signals { stop: shutdown.stop(), abort: shutdown.now() };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let say = |line: &str| eprintln!("loadlab: {line}");
+    let report = match runtime.block_on(ab::ab(&request, &signals, &say)) {
+        Ok(r) => r,
+        Err(ab::Failure::Input(why)) => return shutdown.outcome(Err(bad(why))),
+        Err(ab::Failure::Failed(why)) => return shutdown.outcome(Err(anyhow::anyhow!(why))),
+    };
+    let md = out.join("ab.md");
+    results::files::put(&md, ab::markdown(&report).as_bytes())?;
+    results::files::put(&out.join("ab.json"), ab::json(&report).as_bytes())?;
+    eprintln!("loadlab: wrote {}", md.display());
+    for d in &report.profiles {
+        eprint!("{}", lab::render::profiles::differential_text(d));
+    }
+    let line = ab::last_line(&report);
+    println!("{line}");
+    let result = match &report.ending {
+        ab::Ending::Worse => Err(anyhow::Error::new(VerdictFailed(line))),
+        ab::Ending::CouldNotTell(_) => Err(anyhow::Error::new(Inconclusive(line))),
+        ab::Ending::NoChange | ab::Ending::Stopped => Ok(()),
+    };
+    shutdown.outcome(result)
+}
