@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod ab;
 mod bisect;
 mod calibration;
 mod capacity;

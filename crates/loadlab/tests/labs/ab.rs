@@ -1,0 +1,171 @@
+//! `lab ab` on a real repository: the Go service of examples/007-which-commit, whose work per
+//! request is a constant in one file; a commit that changes only a comment, one that doubles the
+//! work, one that does not build, and one whose target dies under load.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::*;
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let o = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+fn source(name: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/007-which-commit/svc");
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+const PLAN: &str = "name = \"svc\"\n[targets.svc]\nurl = \"http://127.0.0.1:{port}/\"\n\
+                    start = [\"./svc\", \"127.0.0.1:{port}\"]\n[load]\nrate = 40\nduration = \"1s\"\nwarmup = \"300ms\"\n";
+
+/// Commits: 0 the service, 1 a comment, 2 twice the work per request, 3 does not build; and
+/// 4 (on 1) a plan whose target dies a second after it starts. Returns the hashes.
+fn repository(repo: &Path) -> Vec<String> {
+    std::fs::create_dir_all(repo).unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["config", "user.email", "ci@example.com"]);
+    git(repo, &["config", "user.name", "CI"]);
+    let write = |name: &str, text: &str| std::fs::write(repo.join(name), text).unwrap();
+    let (main, work) = (source("main.go"), source("work.go"));
+    write("go.mod", &source("go.mod"));
+    write("main.go", &main);
+    write("work.go", &work);
+    write(".gitignore", "svc\n");
+    write("plan.toml", PLAN);
+    let mut hashes = Vec::new();
+    let mut commit = |subject: &str| {
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-q", "-m", subject]);
+        hashes.push(git(repo, &["rev-parse", "HEAD"]));
+    };
+    commit("svc: a service that hashes");
+    write("work.go", &work.replace("// How many SHA-256 rounds", "// How many rounds of SHA-256"));
+    commit("work: a comment reworded");
+    write("work.go", &work.replace("rounds = 10000", "rounds = 20000"));
+    commit("work: twice the rounds");
+    write("main.go", &main.replace("func main() {", "func main( {"));
+    commit("main: a typo that does not build");
+    git(repo, &["checkout", "-q", "HEAD~2"]);
+    write("plan.toml", &PLAN.replace("start = [\"./svc\"", "start = [\"timeout\", \"1\", \"./svc\""));
+    commit("plan: a service that stops after a second");
+    git(repo, &["checkout", "-q", "main"]);
+    hashes
+}
+
+fn ab(repo: &Path, base: &str, head: &str, out: &Path, extra: &[&str]) -> Command {
+    let mut c = loadlab();
+    c.current_dir(repo)
+        .args(["lab", "ab", "plan.toml", base, head, "--build", "go build -o svc .", "--fail-on", "target_cpu>+5%"])
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOTOOLCHAIN", "local")
+        .env_remove("LOADLAB_HISTORY");
+    c
+}
+
+/// Nothing left behind: no worktree, no service, the repository's tree and HEAD as they were.
+fn nothing_left(repo: &Path) {
+    assert_eq!(git(repo, &["worktree", "list"]).lines().count(), 1, "{}", git(repo, &["worktree", "list"]));
+    assert_eq!(pid_of(&["loadlab-ab-", "127.0.0.1:"]), None, "a service still runs");
+    assert_eq!(git(repo, &["status", "--porcelain"]), "", "the tree was touched");
+    assert_eq!(git(repo, &["rev-parse", "--abbrev-ref", "HEAD"]), "main");
+}
+
+#[test]
+fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behind() {
+    let d = tempdir("ab");
+    let repo = d.join("repo");
+    let h = repository(&repo);
+    let db = d.join("history.db");
+
+    // Twice the work per request: red, on the gate's metric, with its interval, in a few pairs
+    // (the looks stop at the first that shows it). Every lab recorded with its commit, off the
+    // line.
+    let slower = d.join("slower");
+    let db_arg = db.to_string_lossy().into_owned();
+    let o = ab(&repo, &h[0], &h[2], &slower, &["--most-repeats", "8", "--history", &db_arg]).output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(3), "{out}\n{err}");
+    assert!(out.starts_with("head is slower: target_cpu +"), "{out}");
+    assert!(out.contains("at 40 req/s") && out.contains("(gate +5%)"), "{out}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(slower.join("ab.json")).unwrap()).unwrap();
+    assert_eq!(json["verdict"], "worse", "{json}");
+    assert_eq!(json["base"]["commit"], h[0].as_str());
+    assert_eq!(json["head"]["commit"], h[2].as_str());
+    let cpu = json["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "target_cpu").unwrap();
+    assert!(cpu["change_pct"].as_f64().unwrap() > 30.0, "{cpu}");
+    assert_eq!(cpu["said"], "worse");
+    // ABBA: base first in the first pair, head first in the second.
+    let sides: Vec<&str> = json["labs"].as_array().unwrap().iter().map(|l| l[0].as_str().unwrap()).collect();
+    assert_eq!(&sides[..4], ["base", "head", "head", "base"], "{sides:?}");
+    assert!(slower.join("build-base.log").is_file() && slower.join("build-head.log").is_file());
+    let md = std::fs::read_to_string(slower.join("ab.md")).unwrap();
+    assert!(md.contains("**WORSE**") && md.contains("paired t"), "{md}");
+    let show = |extra: &[&str]| {
+        let o = loadlab()
+            .args(["history", "show", "--json", "--metric", "target_cpu", "--history"])
+            .arg(&db)
+            .args(extra)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    assert!(show(&[])["series"].as_array().unwrap().is_empty(), "ab's labs are not a line");
+    let commits: Vec<String> = show(&["--off-line"])["series"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["commit"].as_str().map(str::to_owned))
+        .collect();
+    assert!(commits.contains(&h[0]) && commits.contains(&h[2]), "{commits:?}");
+    nothing_left(&repo);
+
+    // A commit that changes only a comment: no change past the gate, and what it could see.
+    let same = d.join("same");
+    let o = ab(&repo, &h[0], &h[1], &same, &["--repeats", "3"]).output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.starts_with("no change past the gates (this run would have seen +"), "{out}");
+    assert!(out.contains("or more in target_cpu"), "{out}");
+    nothing_left(&repo);
+
+    // A head that does not build: exit 1, naming its log.
+    let o = ab(&repo, &h[0], &h[3], &d.join("broken"), &[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("its build failed") && stderr(&o).contains("build-head.log"), "{}", stderr(&o));
+    nothing_left(&repo);
+
+    // Stopped by SIGTERM in its second lab: 143, and nothing left behind.
+    let mut stopped = Watched::spawn(ab(&repo, &h[0], &h[2], &d.join("stopped"), &[]));
+    stopped.wait_until("its second lab starts", |w| w.stderr().contains("ab: pair 1 head"));
+    stopped.signal(nix::sys::signal::Signal::SIGTERM);
+    let (code, err) = stopped.finish();
+    assert_eq!(code, Some(143), "{err}");
+    nothing_left(&repo);
+}
+
+#[test]
+fn ab_says_it_could_not_tell_when_a_target_dies_and_refuses_bad_input() {
+    let d = tempdir("ab-dies");
+    let repo = d.join("repo");
+    let h = repository(&repo);
+    let o = ab(&repo, "nosuchrev", &h[1], &d.join("x"), &[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("BASE nosuchrev: git knows no such commit"), "{}", stderr(&o));
+    let o = ab(&repo, &h[0], &h[1], &d.join("x"), &["--repeats", "1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--repeats"), "{}", stderr(&o));
+    // The head's target stops a second after it starts, in its first step.
+    let o = ab(&repo, &h[1], &h[4], &d.join("dies"), &["--repeats", "3"]).output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(4), "{out}\n{err}");
+    assert!(out.starts_with("could not tell: head's target died"), "{out}");
+    let md = std::fs::read_to_string(d.join("dies/ab.md")).unwrap();
+    assert!(md.contains("plan differs between base and head"), "{md}");
+    nothing_left(&repo);
+}
