@@ -65,6 +65,7 @@ pub fn last_line(r: &Report) -> String {
             let undecided = l.rows.iter().filter(|r| r.said == Said::Undecided).count();
             let tail = match undecided {
                 0 => String::new(),
+                1 => format!("; 1 gated cell undecided after {pairs} pairs (ab.md)"),
                 n => format!("; {n} gated cells undecided after {pairs} pairs (ab.md)"),
             };
             format!("no change past the gates{}{tail}", could_see(l))

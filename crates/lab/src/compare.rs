@@ -306,6 +306,27 @@ pub struct Changes {
     pub profile_problems: Vec<String>,
 }
 
+impl Changes {
+    /// What the gates were held to, for a reader: the family-wise rate over the rows they
+    /// watch, and what two labs run one after the other cannot show. None without gates.
+    pub fn held_to(&self) -> Option<String> {
+        if self.gates.is_empty() {
+            return None;
+        }
+        let watched = self
+            .rows
+            .iter()
+            .filter(|r| self.gates.iter().any(|g| g.metric == r.metric) && r.not_gateable().is_none())
+            .count();
+        Some(format!(
+            "The gates were held to a family-wise {:.0}% over the {watched} rows they watch (Holm). Each side's \
+             repeats ran inside its own lab, so a drift of the machine between the two labs is not in the interval; \
+             on a shared machine, `lab ab` interleaves the two builds in one job.",
+            (1.0 - stats::CONFIDENCE) * 100.0
+        ))
+    }
+}
+
 /// `o` with the differentials of every cell profiled on both sides (each side's first profiled
 /// step), their flame graphs written into `out/profiles`.
 pub fn with_profiles(mut o: Changes, old: &Side, new: &Side, out: &Path) -> Changes {

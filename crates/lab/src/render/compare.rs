@@ -71,6 +71,9 @@ pub fn text(o: &Changes) -> String {
     } else if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
         let _ = writeln!(s, "\n{}", crate::measure::ab::one_run_sentence());
     }
+    if let Some(h) = o.held_to() {
+        let _ = writeln!(s, "\n{h}");
+    }
     for f in &o.failed {
         let _ = writeln!(s, "FAILED {f}");
     }
@@ -117,6 +120,9 @@ pub fn markdown(o: &Changes, charts: &[(String, String)]) -> String {
         let _ = writeln!(md);
     } else if !o.gates.is_empty() {
         let _ = writeln!(md, "The gate held: {}.\n", o.gates.iter().map(|g| g.text()).collect::<Vec<_>>().join(", "));
+    }
+    if let Some(h) = o.held_to() {
+        let _ = writeln!(md, "{h}\n");
     }
     let _ = writeln!(md, "| target | load | metric | old | new | change [95%] | p | verdict | basis |\n|---|---|---|---|---|---|---|---|---|");
     for r in &o.rows {

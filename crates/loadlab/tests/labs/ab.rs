@@ -23,7 +23,7 @@ const PLAN: &str = "name = \"svc\"\n[targets.svc]\nurl = \"http://127.0.0.1:{por
 
 /// Commits: 0 the service, 1 a comment, 2 twice the work per request, 3 does not build; and
 /// 4 (on 1) a plan whose target dies a second after it starts. Returns the hashes.
-fn repository(repo: &Path) -> Vec<String> {
+fn repository(repo: &Path, plan: &str) -> Vec<String> {
     std::fs::create_dir_all(repo).unwrap();
     git(repo, &["init", "-q", "-b", "main"]);
     git(repo, &["config", "user.email", "ci@example.com"]);
@@ -34,7 +34,7 @@ fn repository(repo: &Path) -> Vec<String> {
     write("main.go", &main);
     write("work.go", &work);
     write(".gitignore", "svc\n");
-    write("plan.toml", PLAN);
+    write("plan.toml", plan);
     let mut hashes = Vec::new();
     let mut commit = |subject: &str| {
         git(repo, &["add", "-A"]);
@@ -49,7 +49,7 @@ fn repository(repo: &Path) -> Vec<String> {
     write("main.go", &main.replace("func main() {", "func main( {"));
     commit("main: a typo that does not build");
     git(repo, &["checkout", "-q", "HEAD~2"]);
-    write("plan.toml", &PLAN.replace("start = [\"./svc\"", "start = [\"timeout\", \"1\", \"./svc\""));
+    write("plan.toml", &plan.replace("start = [\"./svc\"", "start = [\"timeout\", \"1\", \"./svc\""));
     commit("plan: a service that stops after a second");
     git(repo, &["checkout", "-q", "main"]);
     hashes
@@ -80,7 +80,7 @@ fn nothing_left(repo: &Path) {
 fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behind() {
     let d = tempdir("ab");
     let repo = d.join("repo");
-    let h = repository(&repo);
+    let h = repository(&repo, PLAN);
     let db = d.join("history.db");
 
     // Twice the work per request: red, on the gate's metric, with its interval, in a few pairs
@@ -153,7 +153,7 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
 fn ab_says_it_could_not_tell_when_a_target_dies_and_refuses_bad_input() {
     let d = tempdir("ab-dies");
     let repo = d.join("repo");
-    let h = repository(&repo);
+    let h = repository(&repo, PLAN);
     let o = ab(&repo, "nosuchrev", &h[1], &d.join("x"), &[]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("BASE nosuchrev: git knows no such commit"), "{}", stderr(&o));
@@ -167,5 +167,26 @@ fn ab_says_it_could_not_tell_when_a_target_dies_and_refuses_bad_input() {
     assert!(out.starts_with("could not tell: head's target died"), "{out}");
     let md = std::fs::read_to_string(d.join("dies/ab.md")).unwrap();
     assert!(md.contains("plan differs between base and head"), "{md}");
+    nothing_left(&repo);
+}
+
+#[test]
+fn ab_with_profiles_says_where_the_cpu_per_request_grew() {
+    crate::profile::perf_works();
+    let d = tempdir("ab-profile");
+    let repo = d.join("repo");
+    let h = repository(&repo, &PLAN.replace("[load]", "profile = true\n[load]"));
+    let out = d.join("out");
+    let o = ab(&repo, &h[0], &h[2], &out, &["--repeats", "3"]).output().unwrap();
+    let (said, err) = (stdout(&o), stderr(&o));
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{said}\n{err}");
+    // The differential of head's first profile against base's: the hashing grew.
+    let md = std::fs::read_to_string(out.join("ab.md")).unwrap();
+    let diff = md.split("### What changed: svc at ").nth(1).unwrap_or_else(|| panic!("{md}"));
+    let first = diff.lines().find(|l| l.starts_with("| `")).unwrap();
+    assert!(first.contains("sha256"), "{diff}");
+    let svg = diff.split("[differential flame graph](").nth(1).unwrap().split(')').next().unwrap();
+    assert!(out.join(svg).is_file(), "{svg}");
+    assert!(err.contains("CPU per request by function"), "{err}");
     nothing_left(&repo);
 }

@@ -441,6 +441,8 @@ fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as
     assert_eq!(o.status.code(), Some(3), "{table}{}", stderr(&o));
     assert!(stderr(&o).contains("regression beyond --fail-on: p50>+10%: svc at 50 req/s, http1: +"), "{}", stderr(&o));
     assert!(table.contains("svc at 50 req/s, http1"), "{table}");
+    // What the gates were held to, said: both throughput and p50 rows watched, at 5%.
+    assert!(table.contains("held to a family-wise 5% over the 2 rows they watch (Holm)"), "{table}");
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(new.join("compare.json")).unwrap()).unwrap();
     let p50 = json["rows"].as_array().unwrap().iter().find(|r| r["measure"] == "p50").unwrap();
     assert_eq!(p50["verdict"], "worse", "{p50}");
