@@ -8,7 +8,7 @@ use std::time::Duration;
 use attack::Protocol;
 
 use crate::measure::metric::Metric;
-use crate::measure::verdict::{parse_percent, Clause};
+use crate::measure::verdict::Clause;
 
 /// A parsed, checked plan. Paths in it are resolved against the plan file's directory.
 #[derive(Clone, Debug)]
@@ -202,9 +202,12 @@ impl std::fmt::Display for PlanError {
     }
 }
 
+mod baseline;
 mod build;
 mod capacity;
 pub mod gate;
+mod history;
+mod hypotheses;
 mod load;
 pub mod matrix;
 pub mod measure;
@@ -216,6 +219,8 @@ pub use ports::fill_port;
 use quick::QUICK_STEP;
 mod raw;
 mod replay;
+mod targets;
+mod variants;
 use raw::*;
 
 /// Default length of a step, and of a capacity probe.
@@ -377,7 +382,6 @@ impl Doc<'_> {
     }
 
     fn check(&self, raw: RawPlan, dir: &Path) -> Result<Plan, PlanError> {
-        let path = |p: &str| dir.join(p);
         let origin = match raw.origin {
             Some(o) => Some(OriginSpec {
                 listen: o.listen,
@@ -392,98 +396,9 @@ impl Doc<'_> {
                 message: "no [targets.NAME] table: a plan needs a system to test".into(),
             });
         }
-        let mut targets = Vec::new();
-        for (name, value) in raw.targets {
-            let field = format!("targets.{name}");
-            let t: RawTarget = value.try_into().map_err(|e: toml::de::Error| self.err(&field, e.message().trim()))?;
-            let kind = match (t.url, t.origin, t.start) {
-                (Some(url), None, None) => TargetKind::Running { url, pid: t.pid, process: t.process.clone() },
-                (Some(url), None, Some(start)) => {
-                    if start.is_empty() {
-                        return Err(self.err(&format!("{field}.start"), "an empty command"));
-                    }
-                    let dir = t.dir.as_deref().map_or_else(|| dir.to_path_buf(), path);
-                    TargetKind::Command { url, start, ready: t.ready, dir }
-                }
-                (None, Some(recipe), None) => {
-                    TargetKind::Simulator { recipe: self.file(&format!("{field}.origin"), dir, &recipe)? }
-                }
-                (None, None, _) => {
-                    return Err(
-                        self.err(&field, "give url (a running system) or origin (a recipe for an embedded simulator)")
-                    )
-                }
-                _ => return Err(self.err(&field, "url and origin exclude each other; start needs url")),
-            };
-            self.check_port_placeholder(&field, &kind, t.metrics.as_deref())?;
-            let mut tls = attack::TlsOptions { insecure: t.insecure.unwrap_or(false), ..Default::default() };
-            for cert in t.root_certs.map(OneOrMany::into_vec).unwrap_or_default() {
-                tls.root_certs.push(self.file(&format!("{field}.root_certs"), dir, &cert)?);
-            }
-            if matches!(kind, TargetKind::Simulator { .. }) && (tls.insecure || !tls.root_certs.is_empty()) {
-                return Err(self
-                    .err(&field, "insecure and root_certs are for https urls: an embedded origin serves plain HTTP"));
-            }
-            if let TargetKind::Running { url, .. } | TargetKind::Command { url, .. } = &kind {
-                // `{port}` is checked as a port the kernel could give.
-                let url = fill_port(url, Some(1));
-                attack::parse_url(&url).map_err(|e| self.err(&format!("{field}.url"), e))?;
-            }
-            // Step ids and files are named after the target's slug: two names that differ only
-            // in case or punctuation would write over each other's results.
-            let stem = slug(&name);
-            if let Some(other) = targets.iter().find(|t: &&TargetSpec| slug(&t.name) == stem) {
-                return Err(self.err(
-                    &field,
-                    format!("{name:?} and {:?} would share the results files of {stem:?}: rename one", other.name),
-                ));
-            }
-            if stem.is_empty() {
-                return Err(self.err(&field, "a name needs a letter or a digit"));
-            }
-            let measure = self.measure(&field, t.measure, &kind, dir)?;
-            let series = self.series(&field, t.series)?;
-            let profile = self.profiler(&field, &kind, t.profile, t.process)?;
-            targets.push(TargetSpec {
-                name,
-                kind,
-                path: t.path.unwrap_or_else(|| "/".into()),
-                metrics: t.metrics,
-                series,
-                measure,
-                tls,
-                profile,
-            });
-        }
+        let targets = self.targets(raw.targets, dir)?;
         let load = self.load(raw.load.unwrap_or_else(empty_load), dir, raw.capacity.is_some())?;
-        let mut variants = Vec::new();
-        for (i, v) in raw.variants.into_iter().enumerate() {
-            let clash = |o: &Variant| slug(&o.name) == slug(&v.name);
-            if variants.iter().any(clash) || slug(&v.name).is_empty() {
-                return Err(PlanError {
-                    file: self.file.into(),
-                    line: self.nth_table_line("[[variants]]", i),
-                    message: format!(
-                        "variants: name {:?} is empty or used twice (names differing only in case or punctuation count as one)",
-                        v.name
-                    ),
-                });
-            }
-            let recipe = match v.recipe.as_deref() {
-                Some(r) => Some(
-                    self.file("variants.recipe", dir, r)
-                        .map_err(|e| PlanError { line: self.nth_table_line("[[variants]]", i), ..e })?,
-                ),
-                None => None,
-            };
-            variants.push(Variant {
-                name: v.name,
-                recipe,
-                method: v.method,
-                headers: v.headers,
-                body: v.body.map(String::into_bytes),
-            });
-        }
+        let variants = self.variants(raw.variants, dir)?;
         let mut slo = Vec::new();
         for (key, value) in raw.slo {
             let field = format!("slo.{key}");
@@ -495,72 +410,9 @@ impl Doc<'_> {
         }
         // With a replay the search is of its speed: from 1x to 256x unless given.
         let capacity = raw.capacity.map(|c| self.capacity(c, load.replay.is_some())).transpose()?;
-        let names: Vec<&str> =
-            targets.iter().map(|t| t.name.as_str()).chain(variants.iter().map(|v| v.name.as_str())).collect();
-        let mut hypotheses = Vec::new();
-        for (i, h) in raw.hypotheses.into_iter().enumerate() {
-            let line = self.nth_table_line("[[hypotheses]]", i);
-            let bad =
-                |message: String| PlanError { file: self.file.into(), line, message: format!("hypotheses: {message}") };
-            // CPU per request too: read beside each step, compared across repeats.
-            let metric = Metric::parse(&h.metric).map_err(|e| bad(format!("metric: {e}")))?;
-            let (subject, lower) = match (h.lower, h.higher) {
-                (Some(s), None) => (s, true),
-                (None, Some(s)) => (s, false),
-                _ => return Err(bad("give one of lower = NAME or higher = NAME".into())),
-            };
-            for n in [&subject, &h.than] {
-                if !names.contains(&n.as_str()) {
-                    return Err(bad(format!("{n:?} is not a target or a variant (known: {})", names.join(", "))));
-                }
-            }
-            if h.function.as_deref().is_some_and(|f| f.trim().is_empty()) {
-                return Err(bad("where: name a function (or part of its name)".into()));
-            }
-            if h.function.is_some() && !targets.iter().any(|t| t.profile.is_some()) {
-                return Err(bad("where: needs a profiled target (profile = true, or a pprof URL)".into()));
-            }
-            hypotheses.push(Hypothesis { claim: h.claim, metric, subject, than: h.than, lower, function: h.function });
-        }
-        let baseline = match raw.baseline {
-            Some(b) => {
-                let path = dir.join(&b.path);
-                if self.files_exist && !path.join("lab.json").exists() && !path.is_file() {
-                    return Err(self.err("baseline.path", format!("{}: no lab.json there", b.path)));
-                }
-                let fail_on = gate::Gate::parse_list(b.fail_on.as_deref().unwrap_or(""))
-                    .map_err(|e| self.err("baseline.fail_on", e))?;
-                let threshold_pct = match b.threshold {
-                    None => 2.0,
-                    Some(t) => {
-                        parse_percent(&t).filter(|p| (0.0..1.0).contains(p)).ok_or_else(|| {
-                            self.err("baseline.threshold", format!("{t:?} is not a percentage like \"2%\""))
-                        })? * 100.0
-                    }
-                };
-                let calibration = b.calibration.map(|c| dir.join(c));
-                if let Some(c) = calibration.as_ref().filter(|_| self.files_exist) {
-                    crate::calibration::Calibration::read(c).map_err(|e| self.err("baseline.calibration", e.0))?;
-                }
-                Some(Baseline { path, fail_on, threshold_pct, calibration })
-            }
-            None => None,
-        };
-        let history = match raw.history {
-            Some(h) => {
-                let path = h.path.map(|p| {
-                    if p.starts_with("postgres://") || p.starts_with("postgresql://") {
-                        p
-                    } else {
-                        dir.join(&p).display().to_string()
-                    }
-                });
-                let fail_on = gate::Gate::parse_history_list(h.fail_on.as_deref().unwrap_or(""))
-                    .map_err(|e| self.err("history.fail_on", e))?;
-                Some(HistorySpec { path, fail_on })
-            }
-            None => None,
-        };
+        let hypotheses = self.hypotheses(raw.hypotheses, &targets, &variants)?;
+        let baseline = raw.baseline.map(|b| self.baseline(b, dir)).transpose()?;
+        let history = raw.history.map(|h| self.history(h, dir)).transpose()?;
         let plan = Plan {
             name: raw.name,
             question: raw.question,
