@@ -173,6 +173,13 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         Some(h) => Some(history::History::open(h).await.map_err(|e| input(e.to_string()))?),
         None => None,
     };
+    if req.out.join("ab.json").exists() || req.out.join("labs").exists() {
+        // Labs of two runs in one folder would read as one run's.
+        return Err(input(format!(
+            "--out {}: holds a previous lab ab: give another folder, or remove it",
+            req.out.display()
+        )));
+    }
     std::fs::create_dir_all(&req.out).map_err(|e| input(format!("--out {}: {e}", req.out.display())))?;
     let mut notes = Vec::new();
     let mut sides = Vec::new();

@@ -125,6 +125,12 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert!(commits.contains(&h[0]) && commits.contains(&h[2]), "{commits:?}");
     nothing_left(&repo);
 
+    // The same --out again: refused, the first run's labs kept.
+    let o = ab(&repo, &h[0], &h[2], &slower, &[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds a previous lab ab"), "{}", stderr(&o));
+    assert!(slower.join("ab.json").is_file());
+
     // A commit that changes only a comment: no change past the gate, and what it could see.
     let same = d.join("same");
     let o = ab(&repo, &h[0], &h[1], &same, &["--repeats", "3"]).output().unwrap();
