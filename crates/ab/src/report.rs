@@ -23,6 +23,14 @@ fn row_words(r: &Row) -> String {
     format!("{} {}{} at {} (gate {gate})", r.metric.name(), signed(r.change_pct), interval(r), history::plain(&r.load))
 }
 
+/// A gated row whose interval lies wholly on its gate's worse side of 0, yet not past the gate.
+fn real_within(r: &Row) -> bool {
+    let worse_up = r.gate.as_deref().is_some_and(|g| g.contains('>'));
+    r.said != Said::Worse
+        && r.gate.is_some()
+        && r.interval_pct.is_some_and(|(lo, hi)| if worse_up { lo > 0.0 } else { hi < 0.0 })
+}
+
 /// What a look found, in a few words.
 pub fn look_line(l: &Look) -> String {
     let worse = l.worse();
@@ -63,11 +71,16 @@ pub fn last_line(r: &Report) -> String {
         }
         (Ending::NoChange, Some(l)) => {
             let undecided = l.rows.iter().filter(|r| r.said == Said::Undecided).count();
-            let tail = match undecided {
+            let mut tail = match undecided {
                 0 => String::new(),
                 1 => format!("; 1 gated cell undecided after {pairs} pairs (ab.md)"),
                 n => format!("; {n} gated cells undecided after {pairs} pairs (ab.md)"),
             };
+            // A change that is real but short of its gate is still news to a reviewer.
+            let real: Vec<String> = l.rows.iter().filter(|r| real_within(r)).map(row_words).collect();
+            if !real.is_empty() {
+                tail = format!("; real but within the gate: {}{tail}", real.join(", "));
+            }
             format!("no change past the gates{}{tail}", could_see(l))
         }
         (Ending::NoChange, None) => "no pair ran: no verdict".to_owned(),
@@ -259,4 +272,39 @@ pub fn json(r: &Report) -> String {
         profiles: &r.profiles,
     };
     serde_json::to_string_pretty(&j).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(gate: Option<&str>, change: f64, interval: (f64, f64), said: Said) -> Row {
+        Row {
+            target: "svc".into(),
+            load: "400 req/s".into(),
+            metric: lab::Metric::P50,
+            gate: gate.map(str::to_owned),
+            pairs: 20,
+            base: 10.5,
+            head: 11.0,
+            change_pct: change,
+            interval_pct: Some(interval),
+            p: None,
+            detectable_pct: Some(0.6),
+            said,
+        }
+    }
+
+    #[test]
+    fn a_real_change_short_of_its_gate_is_named() {
+        // The origin 5% slower measured +4.6% [+4.3, +4.9] on p50 against a 5% gate.
+        let r = row(Some("p50>+5%"), 4.6, (4.3, 4.9), Said::Within);
+        assert!(real_within(&r));
+        assert_eq!(row_words(&r), "p50 +4.6% [+4.3, +4.9] at 400 req/s (gate +5%)");
+        assert!(!real_within(&row(Some("p50>+5%"), 1.0, (-0.5, 2.5), Said::Within)), "not real");
+        assert!(!real_within(&row(Some("p50>+5%"), -3.0, (-4.0, -2.0), Said::Within)), "better");
+        assert!(!real_within(&row(None, 4.6, (4.3, 4.9), Said::Shown)), "not gated");
+        assert!(!real_within(&row(Some("p50>+5%"), 9.0, (7.0, 11.0), Said::Worse)), "past it");
+        assert!(real_within(&row(Some("throughput<-5%"), -3.0, (-4.0, -2.0), Said::Within)), "a fall, gated below");
+    }
 }
