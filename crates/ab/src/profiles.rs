@@ -8,20 +8,24 @@ use profile::diff::Differential;
 /// The differentials of every cell profiled on both sides (flame graphs into `out/profiles`),
 /// and one line per cell that could not be compared.
 pub fn differentials(sides: &[Vec<lab::Side>; 2], out: &Path) -> (Vec<Differential>, Vec<String>) {
-    let first = |labs: &[lab::Side], key: &str| {
-        labs.iter().find_map(|side| {
-            let cell = side.cells.get(key)?;
-            cell.steps.iter().find_map(|s| s.profile.as_ref().map(|(p, d)| (s.id.clone(), p.clone(), d.clone())))
-        })
-    };
+    let first = |labs: &[lab::Side], key: &str| labs.iter().find_map(|side| side.cells.get(key)?.first_profile());
     let [base, head] = sides;
     let mut keys: Vec<&String> = head.iter().flat_map(|s| s.cells.keys()).collect();
     keys.sort();
     keys.dedup();
     let (mut diffs, mut problems) = (Vec::new(), Vec::new());
     for (n, key) in keys.into_iter().enumerate() {
-        let (Some((bid, bp, bd)), Some((hid, hp, hd))) = (first(base, key), first(head, key)) else { continue };
         let cell = head.iter().find_map(|s| s.cells.get(key)).expect("a key of head's labs");
+        let (b, h) = (first(base, key), first(head, key));
+        if b.is_some() != h.is_some() {
+            // One side profiled and not the other: said, not silently left out.
+            let missing = if b.is_none() { "base" } else { "head" };
+            problems.push(format!(
+                "{} at {}: no profile of {missing} in any of its labs to compare with (each lab's report says why)",
+                cell.target, cell.label
+            ));
+        }
+        let (Some((bid, bp, bd)), Some((hid, hp, hd))) = (b, h) else { continue };
         let title = format!("{} at {}: head against base", cell.target, cell.label);
         let (bname, hname) = (format!("base {bid}"), format!("head {hid}"));
         match profile::diff::compare(

@@ -309,26 +309,20 @@ async fn prepare(
     let b = builds::build(repo, &commit, &how, &|line| say(&format!("ab: {} {line}", which.name())))
         .await
         .map_err(|e| Failure::Failed(format!("{} {}: {e}", which.name(), commit.short())))?;
-    let in_tree = b.tree.path.join(plan_in_repo);
-    let mut plan_from = format!("{} as {} holds it", plan_in_repo.display(), commit.short());
-    let mut note = None;
-    if req.plan_from_working_tree || !in_tree.is_file() {
-        // The plan as it is now, where the commit's own would be, so that its relative paths
-        // (`./svc`, a recipe) are the commit's.
-        plan_from = format!("{} from the working tree", plan_in_repo.display());
-        if !req.plan_from_working_tree {
-            note = Some(format!(
-                "{} {} holds no {}: labbed with the working tree's",
-                which.name(),
-                commit.short(),
-                plan_in_repo.display()
-            ));
-        }
-        if let Some(dir) = in_tree.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Failure::Failed(format!("{}: {e}", dir.display())))?;
-        }
-        std::fs::copy(working_plan, &in_tree).map_err(|e| Failure::Failed(format!("{}: {e}", in_tree.display())))?;
-    }
+    let (in_tree, absent) = builds::plan_in_tree(&b.tree, plan_in_repo, working_plan, req.plan_from_working_tree)
+        .map_err(Failure::Failed)?;
+    let plan_from = match req.plan_from_working_tree || absent {
+        true => format!("{} from the working tree", plan_in_repo.display()),
+        false => format!("{} as {} holds it", plan_in_repo.display(), commit.short()),
+    };
+    let note = (absent && !req.plan_from_working_tree).then(|| {
+        format!(
+            "{} {} holds no {}: labbed with the working tree's",
+            which.name(),
+            commit.short(),
+            plan_in_repo.display()
+        )
+    });
     let plan_text = std::fs::read_to_string(&in_tree).unwrap_or_default();
     let mut plan =
         lab::plan::load(&in_tree).map_err(|e| Failure::Input(format!("{} {}: {e}", which.name(), commit.short())))?;

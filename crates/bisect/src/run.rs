@@ -475,21 +475,14 @@ impl Bisect<'_> {
     /// Runs the plan in `tree` once and records the lab; whether it counted a step, or why it
     /// could not run.
     async fn lab(&mut self, t: &mut Tried, tree: &Worktree) -> Result<bool, String> {
-        let in_tree = tree.path.join(&self.plan_in_repo);
-        if self.req.plan_from_working_tree || !in_tree.is_file() {
-            // The plan as it is now, where the commit's own would be, so that its relative paths
-            // (`./svc`, a recipe) are the commit's.
-            if !self.req.plan_from_working_tree {
-                (self.say)(&format!(
-                    "bisect: {} holds no {}: labbed with the working tree's",
-                    t.commit.short(),
-                    self.plan_in_repo.display()
-                ));
-            }
-            if let Some(dir) = in_tree.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            }
-            std::fs::copy(&self.working_plan, &in_tree).map_err(|e| format!("{}: {e}", in_tree.display()))?;
+        let (in_tree, absent) =
+            builds::plan_in_tree(tree, &self.plan_in_repo, &self.working_plan, self.req.plan_from_working_tree)?;
+        if absent && !self.req.plan_from_working_tree {
+            (self.say)(&format!(
+                "bisect: {} holds no {}: labbed with the working tree's",
+                t.commit.short(),
+                self.plan_in_repo.display()
+            ));
         }
         let plan = lab::plan::load(&in_tree).map_err(|e| e.to_string())?;
         self.plan_name.get_or_insert_with(|| plan.name.clone());

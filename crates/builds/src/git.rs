@@ -113,3 +113,24 @@ impl Drop for Worktree {
         let _ = git(&self.root, &["worktree", "prune"]);
     }
 }
+
+/// Where a commit's plan is in its worktree: its own at `plan_in_repo`, or (when
+/// `from_working_tree`, or when the commit holds none) `working_plan` copied to where its own
+/// would be, so that its relative paths (`./svc`, a recipe) are the commit's. Also whether the
+/// commit held none.
+pub fn plan_in_tree(
+    tree: &Worktree,
+    plan_in_repo: &Path,
+    working_plan: &Path,
+    from_working_tree: bool,
+) -> Result<(PathBuf, bool), String> {
+    let in_tree = tree.path.join(plan_in_repo);
+    let absent = !in_tree.is_file();
+    if from_working_tree || absent {
+        if let Some(dir) = in_tree.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        std::fs::copy(working_plan, &in_tree).map_err(|e| format!("{}: {e}", in_tree.display()))?;
+    }
+    Ok((in_tree, absent))
+}

@@ -2,7 +2,8 @@
 //! commit out in a git worktree of its own and run the team's build command there.
 //!
 //! Modules, each using only those above it:
-//! - `git`: revisions, ranges and worktrees through the `git` command;
+//! - `git`: revisions, ranges and worktrees through the `git` command, and where a commit's plan
+//!   is in its worktree;
 //! - `build`: a build command run in a worktree, in a process group of its own, bounded in time
 //!   and stopped whole however it ends.
 
@@ -10,4 +11,4 @@ mod build;
 mod git;
 
 pub use build::{build, Build, Built};
-pub use git::{Commit, Repo, Worktree};
+pub use git::{plan_in_tree, Commit, Repo, Worktree};

@@ -46,6 +46,14 @@ pub struct CellData {
     pub excluded: Vec<String>,
 }
 
+impl CellData {
+    /// The first of its steps that was profiled: its id, its profile and the folder its files
+    /// are in.
+    pub fn first_profile(&self) -> Option<(String, profile::StepProfile, PathBuf)> {
+        self.steps.iter().find_map(|s| s.profile.as_ref().map(|(p, d)| (s.id.clone(), p.clone(), d.clone())))
+    }
+}
+
 /// One side: a lab's cells by key (target and full load point).
 #[derive(Clone, Debug, Default)]
 pub struct Side {
@@ -330,12 +338,9 @@ impl Changes {
 /// `o` with the differentials of every cell profiled on both sides (each side's first profiled
 /// step), their flame graphs written into `out/profiles`.
 pub fn with_profiles(mut o: Changes, old: &Side, new: &Side, out: &Path) -> Changes {
-    let first = |c: &CellData| {
-        c.steps.iter().find_map(|s| s.profile.as_ref().map(|(p, d)| (s.id.clone(), p.clone(), d.clone())))
-    };
     for (n, (key, nc)) in new.cells.iter().enumerate() {
         let Some(oc) = old.cells.get(key) else { continue };
-        let (Some((oid, op, od)), Some((nid, np, nd))) = (first(oc), first(nc)) else { continue };
+        let (Some((oid, op, od)), Some((nid, np, nd))) = (oc.first_profile(), nc.first_profile()) else { continue };
         let title = format!("{} at {}: {} against {}", nc.target, nc.label, new.name, old.name);
         let (oname, nname) = (format!("old {oid}"), format!("new {nid}"));
         match profile::diff::compare(

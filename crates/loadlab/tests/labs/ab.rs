@@ -5,18 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::bisect::{git, source};
 use crate::support::*;
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let o = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).trim().to_owned()
-}
-
-fn source(name: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/007-which-commit/svc");
-    std::fs::read_to_string(dir.join(name)).unwrap()
-}
 
 const PLAN: &str = "name = \"svc\"\n[targets.svc]\nurl = \"http://127.0.0.1:{port}/\"\n\
                     start = [\"./svc\", \"127.0.0.1:{port}\"]\n[load]\nrate = 40\nduration = \"1s\"\nwarmup = \"300ms\"\n";
@@ -181,7 +171,8 @@ fn ab_with_profiles_says_where_the_cpu_per_request_grew() {
     crate::profile::perf_works();
     let d = tempdir("ab-profile");
     let repo = d.join("repo");
-    let h = repository(&repo, &PLAN.replace("[load]", "profile = true\n[load]"));
+    // Sampled often enough that a 1 s step of a light service holds a profile.
+    let h = repository(&repo, &PLAN.replace("[load]", "profile = true\n[profile]\nfrequency = 499\n[load]"));
     let out = d.join("out");
     let o = ab(&repo, &h[0], &h[2], &out, &["--repeats", "3"]).output().unwrap();
     let (said, err) = (stdout(&o), stderr(&o));

@@ -250,9 +250,13 @@ fn the_two_hosts_example_reads_each_targets_cpu_from_its_own_exporter() {
     assert!(steps.iter().all(|s| s["target_cpu_s"].as_f64().is_some_and(|c| c > 0.0)), "{steps:?}");
     let h = &lab["findings"]["hypotheses"][0];
     assert_eq!(h["metric"], "target_cpu");
-    // c6g does 7,000 rounds a request where c5 does 12,000: supported wherever counted.
+    // c6g does 7,000 rounds a request where c5 does 12,000: supported, and nowhere the other
+    // way. (A busy machine moved c5's CPU per request at 120/s so that c6g's saving read 20%,
+    // inside the 30% that two labs of one build may differ by: inconclusive there, rightly.)
     let points = h["points"].as_array().unwrap();
-    assert!(!points.is_empty() && points.iter().all(|p| p["finding"] == "supported"), "{h}");
+    assert_eq!(h["finding"], "supported", "{h}");
+    assert!(points.iter().any(|p| p["finding"] == "supported"), "{h}");
+    assert!(points.iter().all(|p| p["finding"] == "supported" || p["finding"] == "inconclusive"), "{h}");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("from exporter http://127.0.0.3:9256/metrics, in 10 ms steps"), "{report}");
 }
