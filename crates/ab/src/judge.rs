@@ -76,6 +76,30 @@ pub struct Row {
     pub said: Said,
 }
 
+/// A change in % with its sign: `+4.6%`.
+pub(crate) fn signed(v: f64) -> String {
+    format!("{v:+.1}%")
+}
+
+impl Row {
+    /// Its interval as ` [+4.3, +4.9]` (empty without one).
+    pub fn interval_words(&self) -> String {
+        self.interval_pct.map_or_else(String::new, |(lo, hi)| format!(" [{lo:+.1}, {hi:+.1}]"))
+    }
+
+    /// The row in one line's words: `target_cpu +9.8% [+7.1, +12.6] at 200 req/s (gate +5%)`.
+    pub fn words(&self) -> String {
+        let gate = self.gate.as_deref().and_then(|g| g.find(['<', '>']).map(|at| &g[at + 1..])).unwrap_or("");
+        format!(
+            "{} {}{} at {} (gate {gate})",
+            self.metric.name(),
+            signed(self.change_pct),
+            self.interval_words(),
+            history::plain(&self.load)
+        )
+    }
+}
+
 /// A look's judgement of every row.
 #[derive(Clone, Debug, Serialize)]
 pub struct Look {
@@ -91,6 +115,20 @@ impl Look {
         let mut v: Vec<&Row> = self.rows.iter().filter(|r| r.said == Said::Worse).collect();
         v.sort_by(|a, b| b.change_pct.abs().total_cmp(&a.change_pct.abs()));
         v
+    }
+
+    /// What the look found, in a few words.
+    pub fn line(&self) -> String {
+        if let Some(w) = self.worse().first() {
+            return format!("worse past a gate: {}", w.words());
+        }
+        let count = |s: Said| self.rows.iter().filter(|r| r.said == s).count();
+        format!(
+            "{} gated cells within their gates, {} undecided, {} with too few steps",
+            count(Said::Within),
+            count(Said::Undecided),
+            count(Said::TooFew)
+        )
     }
 
     /// Every gated row is decided: one is worse, or all are shown within their gates.

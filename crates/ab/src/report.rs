@@ -10,17 +10,11 @@ use crate::judge::{Look, Row, Said, ALPHA, POWER};
 use crate::run::{Built, Ending, Repeats, Report};
 
 fn signed(v: f64) -> String {
-    format!("{v:+.1}%")
+    crate::judge::signed(v)
 }
 
 fn interval(r: &Row) -> String {
-    r.interval_pct.map_or_else(String::new, |(lo, hi)| format!(" [{lo:+.1}, {hi:+.1}]"))
-}
-
-/// A row as one line's words: `target_cpu +9.8% [+7.1, +12.6] at 200 req/s (gate +5%)`.
-fn row_words(r: &Row) -> String {
-    let gate = r.gate.as_deref().and_then(|g| g.find(['<', '>']).map(|at| &g[at + 1..])).unwrap_or("");
-    format!("{} {}{} at {} (gate {gate})", r.metric.name(), signed(r.change_pct), interval(r), history::plain(&r.load))
+    r.interval_words()
 }
 
 /// A gated row whose interval lies wholly on its gate's worse side of 0, yet not past the gate.
@@ -29,21 +23,6 @@ fn real_within(r: &Row) -> bool {
     r.said != Said::Worse
         && r.gate.is_some()
         && r.interval_pct.is_some_and(|(lo, hi)| if worse_up { lo > 0.0 } else { hi < 0.0 })
-}
-
-/// What a look found, in a few words.
-pub fn look_line(l: &Look) -> String {
-    let worse = l.worse();
-    if let Some(w) = worse.first() {
-        return format!("worse past a gate: {}", row_words(w));
-    }
-    let count = |s: Said| l.rows.iter().filter(|r| r.said == s).count();
-    format!(
-        "{} gated cells within their gates, {} undecided, {} with too few steps",
-        count(Said::Within),
-        count(Said::Undecided),
-        count(Said::TooFew)
-    )
 }
 
 /// What the run could have seen, per gated metric: `+3.1% or more in target_cpu`.
@@ -67,7 +46,7 @@ pub fn last_line(r: &Report) -> String {
                 0 | 1 => String::new(),
                 n => format!("; {} more past their gates (ab.md)", n - 1),
             };
-            format!("head is slower: {}{more}", worse.first().map_or_else(String::new, |w| row_words(w)))
+            format!("head is slower: {}{more}", worse.first().map_or_else(String::new, |w| w.words()))
         }
         (Ending::NoChange, Some(l)) => {
             let undecided = l.rows.iter().filter(|r| r.said == Said::Undecided).count();
@@ -77,7 +56,7 @@ pub fn last_line(r: &Report) -> String {
                 n => format!("; {n} gated cells undecided after {pairs} pairs (ab.md)"),
             };
             // A change that is real but short of its gate is still news to a reviewer.
-            let real: Vec<String> = l.rows.iter().filter(|r| real_within(r)).map(row_words).collect();
+            let real: Vec<String> = l.rows.iter().filter(|r| real_within(r)).map(Row::words).collect();
             if !real.is_empty() {
                 tail = format!("; real but within the gate: {}{tail}", real.join(", "));
             }
@@ -300,7 +279,7 @@ mod tests {
         // The origin 5% slower measured +4.6% [+4.3, +4.9] on p50 against a 5% gate.
         let r = row(Some("p50>+5%"), 4.6, (4.3, 4.9), Said::Within);
         assert!(real_within(&r));
-        assert_eq!(row_words(&r), "p50 +4.6% [+4.3, +4.9] at 400 req/s (gate +5%)");
+        assert_eq!(r.words(), "p50 +4.6% [+4.3, +4.9] at 400 req/s (gate +5%)");
         assert!(!real_within(&row(Some("p50>+5%"), 1.0, (-0.5, 2.5), Said::Within)), "not real");
         assert!(!real_within(&row(Some("p50>+5%"), -3.0, (-4.0, -2.0), Said::Within)), "better");
         assert!(!real_within(&row(None, 4.6, (4.3, 4.9), Said::Shown)), "not gated");

@@ -247,7 +247,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         }
         if looks.contains(&(i + 1)) {
             let l = judge::look(&run.cells(), &req.gates, alpha_look);
-            say(&format!("ab: look at {} pairs: {}", i + 1, crate::report::look_line(&l)));
+            say(&format!("ab: look at {} pairs: {}", i + 1, l.line()));
             let decided = l.decided();
             look = Some(l);
             if decided && matches!(req.repeats, Repeats::Auto { .. }) {
