@@ -2,7 +2,7 @@
 //! rule, read by `report`, the lab's verdicts and the progress line, so that no two of them can
 //! call one run differently.
 
-use crate::metrics::{Metrics, LATE_SHARE_LIMIT};
+use crate::metrics::Metrics;
 
 /// A generator that falls behind with room under its cap counts as the limit only when its
 /// 99th percentile send left more than this late (or over 1% of the schedule was never sent):
@@ -63,7 +63,7 @@ impl Limit {
     /// 1% of `sends` late, with every one of `cap` workers busy, is the target's doing; with
     /// workers free, the generator's.
     pub fn while_running(late: u64, sends: u64, in_flight: u64, cap: Option<u64>, sent: f64, asked: f64) -> Limit {
-        let behind = sends > 0 && late as f64 > sends as f64 * LATE_SHARE_LIMIT;
+        let behind = crate::metrics::too_many_late(late, sends);
         match cap {
             _ if !behind => Limit::Kept,
             Some(cap) if in_flight >= cap => Limit::Target { cap: Some(cap) },
