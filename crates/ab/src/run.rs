@@ -404,7 +404,7 @@ impl Run<'_> {
         if let Some(h) = self.history.as_deref_mut() {
             let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()))
                 .map_err(|e| failed(format!("{}'s lab was not recorded: {e}", which.name())))?;
-            let settings = stats::changes::Settings::default();
+            let settings = stats::change_points::Settings::default();
             history::record(h, &entry, None, &settings, false).await.map_err(|e| failed(e.to_string()))?;
         }
         let side = lab::compare::side_of(&done, &out).map_err(|e| failed(e.to_string()))?;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::check::{Checked, Judged, Outcome};
 use crate::series::{md_cell, show, Point, Series};
-use stats::changes::ChangePoint;
+use stats::change_points::ChangePoint;
 
 /// Where a change stands.
 #[derive(Clone, Debug, PartialEq)]

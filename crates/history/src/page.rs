@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::check::Checked;
 use crate::overview::{verdict, Overview, State};
 use crate::series::{show, Point, Series};
-use stats::changes::Settings;
+use stats::change_points::Settings;
 
 /// A lab as a point's hover shows it: short commit, date, branch, tags, link to its report.
 #[derive(Serialize)]

@@ -3,7 +3,7 @@
 //! its gates, so that none of them can read other labs or other rules than the rest.
 
 use lab::Gate;
-use stats::changes::Settings;
+use stats::change_points::Settings;
 
 use crate::check::{check, CheckError, Checked, Rules};
 use crate::entry::Entry;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::check::{Checked, HeldTo, Outcome, LEVEL};
 use crate::series::{md_cell, plain, show, Point, Series};
-use stats::changes::{ChangePoint, Settings};
+use stats::change_points::{ChangePoint, Settings};
 
 /// A value of `metric` as people write it: `12.3ms`, `99.90%`, `1200.0/s`, `38.1µs/req`.
 fn when(unix_s: i64) -> String {

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::accept::Acceptance;
 pub use crate::admit::plain;
 use crate::store::Stored;
-use stats::changes::{change_points, ChangePoint, Settings};
+use stats::change_points::{change_points, ChangePoint, Settings};
 
 /// What a series is of. Labs on different machines (or measured differently) never share a
 /// series unless asked (`any_machine`): then `machine` is `any`.

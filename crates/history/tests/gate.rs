@@ -9,7 +9,7 @@
 use history::{Checked, Entry, Rules, Step, Stored};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use stats::changes::Settings;
+use stats::change_points::Settings;
 
 /// How a service's labs spread: the standard deviation of each metric's logarithm between labs,
 /// and, with `mode_share`, labs in a slower mode (`mode_shift` higher on every metric).

@@ -6,7 +6,7 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use history::{Added, Entry, History, Step};
-use stats::changes::Settings;
+use stats::change_points::Settings;
 
 /// Twelve labs of one plan: p99 at 10 ms for six, then 13 ms; the sixth lab's second step
 /// not counted (generator-limited); profiled functions, `deflate` growing with the p99.

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use history::History;
-use stats::changes::Settings;
+use stats::change_points::Settings;
 
 use crate::bad;
 use crate::cli::{ChangeArgs, HistoryAcceptArgs, HistoryArgs, HistoryAt, HistoryCommand, HistoryShowArgs, SeriesArgs};

@@ -13,10 +13,10 @@
 //! - `holm`: Holm's step-down over many p-values (a gate over many series or cells);
 //! - `spread`: a service's run-to-run spread over N labs of one build, and its tests of a
 //!   change between two labs and of one more lab against a level (Student's t on logarithms);
-//! - `changes`: change points of a series (E-divisive means, as Apache Otava finds them).
+//! - `change_points`: change points of a series (E-divisive means, as Apache Otava finds them).
 
 pub mod bootstrap;
-pub mod changes;
+pub mod change_points;
 pub mod describe;
 pub mod floors;
 mod holm;

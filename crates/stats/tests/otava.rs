@@ -2,7 +2,7 @@
 //! (steps, two steps, a late step, none; normal, lognormal and spiky noise; 30-200 points) and
 //! Otava's answer on each, recorded by bench/otava.sh.
 
-use stats::changes::{change_points, Settings};
+use stats::change_points::{change_points, Settings};
 
 #[derive(serde::Deserialize)]
 struct Fixtures {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{IN_A_ROW, TRIM};
 use crate::accept::Acceptance;
 use crate::series::Key;
-use stats::changes::{ChangePoint, Settings};
+use stats::change_points::{ChangePoint, Settings};
 
 /// How one gated series judged the lab.
 #[derive(Clone, Debug, PartialEq, Serialize)]

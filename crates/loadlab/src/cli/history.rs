@@ -86,13 +86,18 @@ pub struct ChangeArgs {
     #[arg(long, default_value = "0%", value_parser = super::lab::share)]
     pub min_change: f64,
     /// Labs needed on each side of a change to confirm it.
-    #[arg(long, default_value_t = stats::changes::MIN_POINTS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = stats::change_points::MIN_POINTS as u64, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_points: u64,
 }
 
 impl Default for ChangeArgs {
     fn default() -> ChangeArgs {
-        ChangeArgs { window: 50, max_pvalue: 0.001, min_change: 0.0, min_points: stats::changes::MIN_POINTS as u64 }
+        ChangeArgs {
+            window: 50,
+            max_pvalue: 0.001,
+            min_change: 0.0,
+            min_points: stats::change_points::MIN_POINTS as u64,
+        }
     }
 }
 
