@@ -3,7 +3,7 @@
 //! its 95% interval and a verdict (better, worse, or `~`: not significant, or within the noise
 //! threshold), a geometric-mean row as benchstat prints, and a CI gate (`--fail-on`).
 //!
-//! The statistics are those of the lab (`stats`): across repeats with 3 or more a side, else
+//! The statistics are those of the lab (`measure::estimate`): across repeats with 3 or more a side, else
 //! within the runs (a block bootstrap over their 1 s windows, re-read from the step files).
 
 use std::collections::BTreeMap;
@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::calibration::Calibration;
 use crate::measure::ab::{judge, Found, Sample};
+use crate::measure::estimate::{Basis, Comparison};
 use crate::measure::metric::Metric;
 use crate::measure::numbers::StepConsumer;
-use crate::measure::stats::{Basis, Comparison};
 use crate::measure::windows::Window;
 use stats::describe::centre;
 
@@ -519,7 +519,7 @@ mod tests {
         let all: Vec<&Window> = windows.iter().collect();
         let mut values = BTreeMap::new();
         for m in [Metric::Throughput, Metric::P50, Metric::P99, Metric::Success] {
-            values.insert(m, crate::measure::stats::window_metric(m, &all).unwrap());
+            values.insert(m, crate::measure::estimate::window_metric(m, &all).unwrap());
         }
         let cell = CellData {
             target: "svc".into(),

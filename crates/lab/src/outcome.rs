@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::estimate::{summarize, summarize_share, summarize_within, Comparison, Estimate, MIN_REPEATS};
 use crate::measure::numbers::Numbers;
-use crate::measure::stats::{summarize, summarize_share, summarize_within, Comparison, Estimate, MIN_REPEATS};
 use crate::measure::verdict::{Finding, Metric, SloVerdict};
 use crate::plan::matrix::{Matrix, Point};
 use crate::plan::{Hypothesis, Plan};

@@ -3,7 +3,7 @@
 //! the two values shown beside it, and what a side has too little of to say anything.
 //!
 //! - With [`MIN_REPEATS`] or more repeats a side: Welch's t-test on the repeats' logarithms
-//!   (`stats::compare`); with fewer, the runs' own 1 s windows give the interval (a block
+//!   (`estimate::compare`); with fewer, the runs' own 1 s windows give the interval (a block
 //!   bootstrap).
 //! - Either way, a change counts only beyond the run-to-run floor (`stats::floors`): what two labs of one build
 //!   were measured to differ by (bench/aa.sh, docs/DECISIONS.md). Repeats within one lab share
@@ -20,8 +20,8 @@
 //! - Floors and thresholds are ratios, compared in logarithms (`stats::floors::within`): naming the
 //!   sides the other way round gives the same verdict.
 
+use crate::measure::estimate::{compare, compare_within, Comparison, MIN_REPEATS};
 use crate::measure::metric::Metric;
-use crate::measure::stats::{compare, compare_within, Comparison, MIN_REPEATS};
 use crate::measure::windows::Window;
 use stats::describe::centre;
 use stats::floors::{

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::estimate::Comparison;
 pub use crate::measure::metric::Metric;
 use crate::measure::numbers::Numbers;
-use crate::measure::stats::Comparison;
 use results::duration::show_ms;
 
 /// A step's line for the console and the live view: its numbers, and what they say of the SLO.
@@ -370,7 +370,7 @@ mod tests {
 
     #[test]
     fn findings() {
-        let basis = crate::measure::stats::Basis::Repeats;
+        let basis = crate::measure::estimate::Basis::Repeats;
         let faster =
             Comparison { ratio: 0.8, ci: Some((0.7, 0.9)), p: Some(0.01), significant: true, basis, note: None };
         let same =

@@ -9,7 +9,7 @@ use report::chart::{render_png, render_svg, Chart, ChartBuilder, ChartData};
 
 use super::charts::Figure;
 use crate::compare::{Change, Changes, Row, Rule, Side};
-use crate::measure::stats::Basis;
+use crate::measure::estimate::Basis;
 
 fn change(r: &Row) -> String {
     match r.ci_pct {

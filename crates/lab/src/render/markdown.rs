@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::measure::stats::{Basis, Estimate};
+use crate::measure::estimate::{Basis, Estimate};
 use crate::measure::verdict::{Metric, SloVerdict};
 use crate::outcome::Cell;
 use crate::plan::matrix::protocol_text;
@@ -338,14 +338,14 @@ fn trim(s: String) -> String {
 
 fn tables(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Results\n");
-    let basis = if lab.repeats as usize >= crate::measure::stats::MIN_REPEATS {
+    let basis = if lab.repeats as usize >= crate::measure::estimate::MIN_REPEATS {
         format!("Medians over {} repeats, [95% interval across repeats].", lab.repeats)
     } else if lab.repeats > 1 {
         format!(
             "Medians over {} repeats, [95% interval within the runs: a block bootstrap over their 1 s windows; \
              with fewer than {} repeats the run-to-run variation is not measured].",
             lab.repeats,
-            crate::measure::stats::MIN_REPEATS
+            crate::measure::estimate::MIN_REPEATS
         )
     } else {
         "[95% interval within the run: a block bootstrap over its 1 s windows; one repeat measures no run-to-run \
@@ -463,7 +463,7 @@ fn hypotheses(md: &mut String, lab: &Lab) {
             };
             let verdict = format!(
                 "{verdict}, {}",
-                if p.comparison.basis == crate::measure::stats::Basis::Repeats { "repeats" } else { "within runs" }
+                if p.comparison.basis == crate::measure::estimate::Basis::Repeats { "repeats" } else { "within runs" }
             );
             let _ = writeln!(
                 md,
@@ -560,7 +560,7 @@ mod tests {
 
     #[test]
     fn a_figure_is_always_inside_the_interval_beside_it() {
-        let basis = crate::measure::stats::Basis::WithinRun;
+        let basis = crate::measure::estimate::Basis::WithinRun;
         let e = Estimate { n: 1, median: 50.2, mean: 50.2, ci: Some((50.0, 50.0)), basis };
         assert_eq!(super::cell_text(Metric::Rps, &e), "50.2/s [50.0, 50.2]");
     }
@@ -580,12 +580,12 @@ mod tests {
                 point: "all".into(),
                 subject: 0.319,
                 other: 0.0,
-                comparison: crate::measure::stats::Comparison {
+                comparison: crate::measure::estimate::Comparison {
                     ratio: f64::NAN,
                     ci: None,
                     p: None,
                     significant: false,
-                    basis: crate::measure::stats::Basis::WithinRun,
+                    basis: crate::measure::estimate::Basis::WithinRun,
                     note: Some("nothing measured on one side".into()),
                 },
                 finding: Finding::Inconclusive,
