@@ -106,13 +106,13 @@ pub fn load_lab(path: &Path) -> Result<Side, CompareError> {
     } else {
         (path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf), path.to_path_buf())
     };
-    let lab = crate::record::read(&json).map_err(|e| CompareError(e.to_string()))?;
+    let lab = crate::lab_json::read(&json).map_err(|e| CompareError(e.to_string()))?;
     side_of(&lab, &dir)
 }
 
 /// A lab's cells as compared: its steps by target and full load point, those that do not count
 /// left out by the lab's own rule (the step's `down` and `uncounted`).
-pub fn side_of(lab: &crate::record::Lab, dir: &Path) -> Result<Side, CompareError> {
+pub fn side_of(lab: &crate::lab_json::Lab, dir: &Path) -> Result<Side, CompareError> {
     let bad = |what: String| CompareError(format!("{}: lab.json: {what}", dir.display()));
     // Named so that two labs of one plan can be told apart: plan, folder, commit, start.
     let commit = lab.provenance.as_ref().and_then(|p| p.commit.as_deref()).map_or_else(String::new, |c| {

@@ -10,9 +10,9 @@ use futures_core::future::LocalBoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::experiment::{Event, LabError, RunOptions};
+use crate::lab_json::Lab;
 use crate::measure::verdict::Clause;
 use crate::plan::{LoadSpec, Plan, TargetSpec};
-use crate::record::Lab;
 
 /// The recipe of example 002.
 pub const RECIPE: &str = r#"{

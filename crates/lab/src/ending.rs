@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::lab_json::Lab;
 use crate::plan::Plan;
-use crate::record::Lab;
 
 /// What a plan will run, before it does.
 #[derive(Clone, Debug, PartialEq)]

@@ -9,10 +9,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use report::chart::RunSeries;
 
+pub use crate::lab_json::{Lab, TargetDeath};
 use crate::outcome::{self, StepResult};
 use crate::plan::matrix::{self, Matrix};
 use crate::plan::{Plan, TargetKind};
-pub use crate::record::{Lab, TargetDeath};
 use crate::run::capacity;
 pub use crate::run::events::{Event, LabError, Watcher};
 pub use crate::run::options::RunOptions;
@@ -100,7 +100,7 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
     let findings = outcome::find(plan, &matrix, &mut steps);
     let not_run = matrix.steps.iter().filter(|s| !steps.iter().any(|r| r.id == s.id)).map(|s| s.id.clone()).collect();
     Ok(Lab {
-        format: crate::record::FORMAT,
+        format: crate::lab_json::FORMAT,
         id: Some(uuid::Uuid::new_v4().to_string()),
         name: plan.name.clone(),
         question: plan.question.clone(),

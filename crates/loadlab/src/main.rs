@@ -107,7 +107,7 @@ fn is_input(e: &anyhow::Error) -> bool {
         || e.downcast_ref::<fleet::BadInput>().is_some()
         || e.downcast_ref::<lab::plan::PlanError>().is_some()
         || e.downcast_ref::<lab::compare::CompareError>().is_some()
-        || e.downcast_ref::<lab::record::ReadError>().is_some()
+        || e.downcast_ref::<lab::lab_json::ReadError>().is_some()
         || e.downcast_ref::<attack::TargetError>().is_some()
         || e.downcast_ref::<live::LiveError>().is_some()
         || e.downcast_ref::<history::HistoryError>().is_some()

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use report::chart::{render_svg, render_xy_svg, Chart, ChartData, Series, XyChart};
 
+use crate::lab_json::Lab;
 use crate::measure::metric::Metric;
 use crate::plan::matrix::{protocol_text, Axes, Point};
-use crate::record::Lab;
 
 /// A chart as SVG, with a file-name stem and a title.
 pub struct Figure {

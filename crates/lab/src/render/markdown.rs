@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
+use crate::lab_json::Lab;
 use crate::measure::estimate::{Basis, Estimate};
 use crate::measure::verdict::{Metric, SloVerdict};
 use crate::outcome::Cell;
 use crate::plan::matrix::protocol_text;
-use crate::record::Lab;
 use results::duration::{show_ms, show_us};
 
 /// Renders the report; `charts` are the chart images written beside it (title, relative path).

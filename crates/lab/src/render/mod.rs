@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use report::chart::{render_html, render_png, Chart, ChartData};
 
-use crate::record::Lab;
+use crate::lab_json::Lab;
 use results::files::put;
 
 /// Writes the lab's reports into `dir`; returns the files written (report.md, report.html,

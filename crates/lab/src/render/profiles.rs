@@ -4,8 +4,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use crate::lab_json::Lab;
 use crate::plan::matrix::{Axes, Point};
-use crate::record::Lab;
 use profile::diff::{self, Differential};
 use results::duration::{show_change_us, show_us};
 
