@@ -2,8 +2,8 @@
 //! of its counted repeats) of every compared metric, and their [`Spread`].
 
 use crate::calibration::{CalibratedCell, Calibration, MetricSpread, FORMAT};
-use crate::compare::{CompareError, Side};
 use crate::measure::metric::COMPARED;
+use crate::side::{CompareError, Side};
 use stats::describe::centre;
 use stats::spread::{Spread, MIN_LABS};
 
@@ -66,9 +66,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::compare::{CellData, StepData};
     use crate::measure::ab::Found;
     use crate::measure::metric::Metric;
+    use crate::side::{CellData, StepData};
 
     /// A lab with one cell per (key, p50) given, one step each.
     fn lab(name: &str, cells: &[(&str, f64)]) -> Side {

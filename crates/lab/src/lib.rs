@@ -10,6 +10,7 @@
 //! - `outcome`: cells, ceilings and hypotheses judged from the steps;
 //! - `lab_json`: the [`Lab`], what lab.json holds, and reading it back;
 //! - `experiment`: a plan run end to end into a [`Lab`];
+//! - `side`: one side of a comparison, read from a lab, its lab.json or a results file;
 //! - `compare`: two labs (or results files) side by side;
 //! - `calibration`: a service's run-to-run spread, which `compare` holds its verdicts to;
 //!   `calibrate` makes one from N labs of one build, read as `compare` reads them;
@@ -30,12 +31,13 @@ pub mod plan;
 mod provenance;
 pub mod render;
 pub mod run;
+mod side;
 
 // The front door: the types the binary and a history use, under their own names; functions are
 // called through their modules (`lab::plan::load`, `lab::render::write`).
 pub use calibrate::calibrate;
 pub use calibration::Calibration;
-pub use compare::{Changes, Side};
+pub use compare::Changes;
 pub use demo::DemoOptions;
 pub use ending::{conclude, new_dir, out_dir, preview, ConcludeError, Concluded, Ending, Preview};
 pub use experiment::{run, Event, LabError, RunOptions, Watcher};
@@ -49,3 +51,4 @@ pub use plan::{CapacitySpec, LoadSpec, Plan, TargetSpec};
 pub use provenance::{Given, Machine, Provenance, MEASUREMENT};
 pub use render::markdown::capacity_sentence;
 pub use run::capacity::{CapacityResult, Searched};
+pub use side::Side;

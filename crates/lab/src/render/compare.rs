@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use report::chart::{render_png, render_svg, Chart, ChartBuilder, ChartData};
 
 use super::charts::Figure;
-use crate::compare::{Change, Changes, Row, Rule, Side};
+use crate::compare::{Change, Changes, Row, Rule};
 use crate::measure::estimate::Basis;
+use crate::side::Side;
 
 fn change(r: &Row) -> String {
     match r.ci_pct {
