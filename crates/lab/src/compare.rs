@@ -19,7 +19,8 @@ use stats::describe::centre;
 
 pub use crate::measure::metric::COMPARED;
 pub use crate::plan::gate::Gate;
-pub use crate::side::{load_file, load_lab, side_of, CellData, CompareError, Side, StepData};
+pub use crate::read_side::{load_file, load_lab, side_of, CompareError};
+pub use crate::side::{CellData, Side, StepData};
 
 /// What a compared metric did, old to new (a row's `verdict` in compare.json).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

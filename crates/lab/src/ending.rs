@@ -72,8 +72,8 @@ pub fn conclude(lab: &Lab, plan: &Plan, out: &Path) -> Result<Concluded, Conclud
     let baseline = match plan.baseline.as_ref().filter(|_| !lab.interrupted) {
         None => None,
         Some(b) => {
-            let old = crate::side::load_lab(&b.path).map_err(|e| ConcludeError::Baseline(e.to_string()))?;
-            let new = crate::side::load_lab(out).map_err(|e| ConcludeError::Baseline(format!("this lab: {e}")))?;
+            let old = crate::read_side::load_lab(&b.path).map_err(|e| ConcludeError::Baseline(e.to_string()))?;
+            let new = crate::read_side::load_lab(out).map_err(|e| ConcludeError::Baseline(format!("this lab: {e}")))?;
             let calibration = b
                 .calibration
                 .as_deref()

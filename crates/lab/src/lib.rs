@@ -5,20 +5,20 @@
 //! - `measure`: what a step measured and the pure rules that read it (windows, numbers,
 //!   metrics, statistics, SLO verdicts, a profiled function's finding);
 //! - `provenance`: what a lab is of and where it ran;
+//! - `side`: one side of a comparison (a lab's cells and their steps' values);
+//! - `calibration`: a service's run-to-run spread, made from N labs of one build read as
+//!   sides, which `compare` holds its verdicts to (a plan's `[baseline]` names one);
 //! - `plan`: the plan file, checked, and its `matrix` of steps;
 //! - `run`: systems up and down, samples, steps, the capacity search;
 //! - `outcome`: cells, ceilings and hypotheses judged from the steps;
 //! - `lab_json`: the [`Lab`], what lab.json holds, and reading it back;
 //! - `experiment`: a plan run end to end into a [`Lab`];
-//! - `side`: one side of a comparison, read from a lab, its lab.json or a results file;
+//! - `read_side`: a side read from a lab, its lab.json or a results file;
 //! - `compare`: two labs (or results files) side by side;
-//! - `calibration`: a service's run-to-run spread, which `compare` holds its verdicts to;
-//!   `calibrate` makes one from N labs of one build, read as `compare` reads them;
 //! - `render`: report.md, report.html, charts, lab.json;
 //! - `ending` (the lab's preview, exit and folder) and `demo` (a rate ladder against an
 //!   embedded origin).
 
-mod calibrate;
 mod calibration;
 pub mod compare;
 pub mod demo;
@@ -29,14 +29,14 @@ mod measure;
 mod outcome;
 pub mod plan;
 mod provenance;
+mod read_side;
 pub mod render;
 pub mod run;
 mod side;
 
 // The front door: the types the binary and a history use, under their own names; functions are
 // called through their modules (`lab::plan::load`, `lab::render::write`).
-pub use calibrate::calibrate;
-pub use calibration::Calibration;
+pub use calibration::{calibrate, Calibration};
 pub use compare::Changes;
 pub use demo::DemoOptions;
 pub use ending::{conclude, new_dir, out_dir, preview, ConcludeError, Concluded, Ending, Preview};

@@ -79,7 +79,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
         .iter()
         .map(|f| lab::compare::load_lab(f).map_err(anyhow::Error::from))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let calibration = lab::calibrate(&sides).map_err(anyhow::Error::from)?;
+    let calibration = lab::calibrate(&sides).map_err(|e| bad(e.to_string()))?;
     print!("{}", calibration.text());
     std::fs::create_dir_all(&out)?;
     eprintln!("loadlab: wrote {}", calibration.write(&out)?.display());
