@@ -278,12 +278,12 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
         .iter()
         .filter_map(|m| {
             // Over the rows' own ratios (those their intervals are about).
-            let logs: Vec<f64> = rows
+            let ratios: Vec<f64> = rows
                 .iter()
                 .filter(|r| r.metric == *m && r.change_pct > -100.0 && r.change_pct.is_finite())
-                .map(|r| (1.0 + r.change_pct / 100.0).ln())
+                .map(|r| 1.0 + r.change_pct / 100.0)
                 .collect();
-            (!logs.is_empty()).then(|| (*m, ((logs.iter().sum::<f64>() / logs.len() as f64).exp() - 1.0) * 100.0))
+            (!ratios.is_empty()).then(|| (*m, (centre(&ratios) - 1.0) * 100.0))
         })
         .collect();
     let failed = gate_failures(&gates, &rows);

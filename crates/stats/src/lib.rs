@@ -6,6 +6,7 @@
 //! - `describe`: medians, means, variances and the centre a change is the ratio of;
 //! - `welch`: Student's t interval of a centre and Welch's test of two sides (on logarithms);
 //! - `bootstrap`: the percentile bootstrap (resamples, quantiles, a two-sided p of ratios);
+//! - `counts`: the ratio of two counts of events (Poisson), with its interval;
 //! - `floors`: what two labs of one build differ by, and what a tail needs to be compared;
 //! - `outliers`: a level's labs of a busy machine (robust, on logarithms);
 //! - `paired`: two builds measured in pairs (Student's paired t on logarithms), and the looks a
@@ -17,6 +18,7 @@
 
 pub mod bootstrap;
 pub mod change_points;
+pub mod counts;
 pub mod describe;
 pub mod floors;
 mod holm;

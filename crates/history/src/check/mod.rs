@@ -229,8 +229,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
             before = without_outliers(&before);
         }
         if let Some(donor) = Spread::of(&before) {
-            let n = level.len() as f64;
-            let centre = (level.iter().map(|v| v.ln()).sum::<f64>() / n).exp();
+            let centre = stats::describe::centre(&level);
             j.level_points = level.len();
             j.level_mean = centre;
             j.level_std = f64::NAN;
@@ -274,9 +273,8 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         }
         return j;
     }
-    let n = level.len() as f64;
-    let plain_mean = level.iter().sum::<f64>() / n;
-    j.level_std = (level.iter().map(|v| (v - plain_mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let plain_mean = stats::describe::mean(&level);
+    j.level_std = stats::describe::variance(&level).sqrt();
     let Some(spread) = Spread::of(&level) else {
         // A share of 0 (no errors) has no ratio: the level is shown, nothing is judged.
         j.level_mean = plain_mean;
@@ -364,7 +362,7 @@ fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String
     let (before, now): (HashSet<i64>, HashSet<i64>) = (before.iter().copied().collect(), now.iter().copied().collect());
     let mean_at = |f: &Series, labs: &HashSet<i64>| {
         let v: Vec<f64> = f.points.iter().filter(|p| labs.contains(&p.lab)).map(|p| p.value).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        (!v.is_empty()).then(|| stats::describe::mean(&v))
     };
     let mut out: Vec<(String, f64, f64)> = all
         .iter()

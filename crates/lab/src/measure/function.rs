@@ -1,7 +1,7 @@
 //! A hypothesis judged on a function's CPU per request (`where = "deflate"`): the share of the
 //! profile's samples in stacks through it, times the CPU per request, subject against other.
-//! One profile a side gives no repeats, so the interval is that of the sample counts (Poisson:
-//! the log ratio's standard error is sqrt(1/a + 1/b)); the CPU and the requests are measured,
+//! One profile a side gives no repeats, so the interval is that of the sample counts
+//! (`stats::counts`); the CPU and the requests are measured,
 //! not sampled, and taken as exact.
 
 use serde::{Deserialize, Serialize};
@@ -61,9 +61,7 @@ pub fn point(
     // Half a sample where none fell: a function absent from one side still has a bound.
     let floor = |p: &StepProfile| 0.5 * p.us_per_request / p.samples.max(1) as f64;
     let ratio = a.max(floor(subject)) / b.max(floor(other));
-    let (ca_, cb_) = (ca.max(0.5), cb.max(0.5));
-    let se = (1.0 / ca_ + 1.0 / cb_).sqrt();
-    let ci = (ratio * (-1.96 * se).exp(), ratio * (1.96 * se).exp());
+    let ci = stats::counts::ratio_interval(ratio, ca, cb, stats::CONFIDENCE);
     let finding = if ci.1 < 1.0 {
         if lower {
             Finding::Supported
