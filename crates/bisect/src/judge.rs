@@ -1,5 +1,5 @@
 //! Whether a commit's labs are at the good level or at the bad one: Wald's sequential
-//! probability ratio test between the two levels, so that a commit is labbed again while its
+//! probability ratio test between the two levels (`stats::sequential`), so that a commit is labbed again while its
 //! labs cannot tell, and no more once they can.
 //!
 //! The levels are the labs of the good and the bad commit (at least [`LEVEL_LABS`] each, their
@@ -11,7 +11,9 @@
 //! as one lab at that level, not as many), and a lab more than [`OUTLIER_SPREADS`] spreads
 //! beyond both is left out: a busy machine's spike is at neither level.
 
+use stats::describe::mean;
 use stats::outliers::without_outliers;
+use stats::sequential::{decide, pooled_sd, Decision, TwoMeans};
 
 /// Labs each end's level needs before the commits between are judged.
 pub const LEVEL_LABS: usize = 5;
@@ -57,10 +59,6 @@ impl Levels {
         v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect()
     }
 
-    fn mean(v: &[f64]) -> f64 {
-        v.iter().sum::<f64>() / v.len().max(1) as f64
-    }
-
     /// A level's labs without its outliers, as the history's gate leaves them out
     /// (`stats::outliers`), on logarithms.
     fn kept(v: &[f64]) -> Vec<f64> {
@@ -71,10 +69,7 @@ impl Levels {
     /// The levels' centres and pooled spread, on logarithms (outliers left out).
     pub fn model(&self) -> (f64, f64, f64) {
         let (g, b) = (Self::kept(&self.good), Self::kept(&self.bad));
-        let (mg, mb) = (Self::mean(&g), Self::mean(&b));
-        let squares: f64 = g.iter().map(|x| (x - mg).powi(2)).chain(b.iter().map(|x| (x - mb).powi(2))).sum();
-        let df = (g.len() + b.len()).saturating_sub(2).max(1) as f64;
-        (mg, mb, ((squares / df).sqrt() * SPREAD_MARGIN).max(MIN_SPREAD))
+        (mean(&g), mean(&b), (pooled_sd(&[&g, &b]) * SPREAD_MARGIN).max(MIN_SPREAD))
     }
 
     /// How far apart the levels are, in (widened) spreads: below about 3, a lab at either
@@ -89,26 +84,20 @@ impl Levels {
     pub fn evidence(&self, values: &[f64]) -> f64 {
         let (g, b, s) = self.model();
         let (lo, hi) = (g.min(b), g.max(b));
+        let levels = TwoMeans { a: g, b, sd: s };
         Self::logs(values)
             .into_iter()
             .filter(|x| *x >= lo - OUTLIER_SPREADS * s && *x <= hi + OUTLIER_SPREADS * s)
-            .map(|x| {
-                let x = x.clamp(lo, hi);
-                ((x - g).powi(2) - (x - b).powi(2)) / (2.0 * s * s)
-            })
+            .map(|x| levels.llr(x.clamp(lo, hi)))
             .sum()
     }
 
     /// The verdict on a commit whose labs gave `values`.
     pub fn judge(&self, values: &[f64]) -> Verdict {
-        let bound = ((1.0 - ERROR) / ERROR).ln();
-        let e = self.evidence(values);
-        if e >= bound {
-            Verdict::Bad
-        } else if e <= -bound {
-            Verdict::Good
-        } else {
-            Verdict::Undecided
+        match decide(self.evidence(values), ERROR, ERROR) {
+            Decision::B => Verdict::Bad,
+            Decision::A => Verdict::Good,
+            Decision::Continue => Verdict::Undecided,
         }
     }
 }

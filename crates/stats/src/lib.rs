@@ -11,6 +11,7 @@
 //! - `outliers`: a level's labs of a busy machine (robust, on logarithms);
 //! - `paired`: two builds measured in pairs (Student's paired t on logarithms), and the looks a
 //!   sequential run takes;
+//! - `sequential`: Wald's sequential probability ratio test between two normal means;
 //! - `holm`: Holm's step-down over many p-values (a gate over many series or cells);
 //! - `spread`: a service's run-to-run spread over N labs of one build, and its tests of a
 //!   change between two labs and of one more lab against a level (Student's t on logarithms);
@@ -24,6 +25,7 @@ pub mod floors;
 mod holm;
 pub mod outliers;
 pub mod paired;
+pub mod sequential;
 pub mod spread;
 pub mod welch;
 
