@@ -1,8 +1,8 @@
 //! `loadlab lab ab`: does this branch make it slower?
 
+use crate::bad;
 use crate::cli::LabAbArgs;
 use crate::shutdown::{Second, Shutdown};
-use crate::{bad, Inconclusive, VerdictFailed};
 
 pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
     let mut given = lab::Given::default();
@@ -61,10 +61,5 @@ pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
     }
     let line = ab::last_line(&report);
     println!("{line}");
-    let result = match &report.ending {
-        ab::Ending::Worse => Err(anyhow::Error::new(VerdictFailed(line))),
-        ab::Ending::CouldNotTell(_) => Err(anyhow::Error::new(Inconclusive(line))),
-        ab::Ending::NoChange | ab::Ending::Stopped => Ok(()),
-    };
-    shutdown.outcome(result)
+    shutdown.outcome(crate::exit::ab(&report.ending, line))
 }

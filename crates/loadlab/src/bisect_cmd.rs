@@ -1,8 +1,8 @@
 //! `loadlab history bisect`: which commit made it slower.
 
+use crate::bad;
 use crate::cli::HistoryBisectArgs;
 use crate::shutdown::{Second, Shutdown};
-use crate::{bad, Inconclusive};
 
 pub fn run(a: HistoryBisectArgs) -> anyhow::Result<()> {
     let mut given = lab::Given::default();
@@ -61,16 +61,5 @@ pub fn run(a: HistoryBisectArgs) -> anyhow::Result<()> {
     results::files::put(&md, bisect::markdown(&report).as_bytes())?;
     eprintln!("loadlab: wrote {}", md.display());
     println!("{}", bisect::last_line(&report));
-    let result = match &report.ending {
-        bisect::Ending::Named { .. } | bisect::Ending::Stopped => Ok(()),
-        other => Err(anyhow::Error::new(Inconclusive(
-            match other {
-                bisect::Ending::NoDifference(_) => "the good and bad levels do not differ",
-                bisect::Ending::Range(_) => "skipped commits leave more than one candidate",
-                _ => "--max-labs reached before a commit could be named",
-            }
-            .to_owned(),
-        ))),
-    };
-    shutdown.outcome(result)
+    shutdown.outcome(crate::exit::bisect(&report.ending))
 }

@@ -87,7 +87,7 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                     });
                     println!("{}", serde_json::to_string_pretty(&doc)?);
                 }
-                crate::history_verdict(&checked, c.strict, c.warning_exit)
+                crate::exit::history_check(&checked, c.strict, c.warning_exit)
             }
             Some(HistoryCommand::Accept(a)) => accept(a).await,
             Some(HistoryCommand::Bisect(_)) => Err(bad("history bisect is run by its own command")),

@@ -106,12 +106,5 @@ pub fn shard_problems(problems: &[String]) -> anyhow::Result<()> {
     for p in problems {
         eprintln!("loadlab: shards: {p}");
     }
-    if problems.is_empty() {
-        return Ok(());
-    }
-    Err(anyhow::Error::new(crate::Inconclusive(format!(
-        "the shard files are not one whole run ({} problem{}): the report covers only what was read",
-        problems.len(),
-        if problems.len() == 1 { "" } else { "s" }
-    ))))
+    crate::exit::shards(problems.len())
 }

@@ -4,7 +4,6 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-use lab::Ending;
 use lab::Plan;
 use lab::{Event, Lab, RunOptions};
 
@@ -105,7 +104,7 @@ fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
     for f in files {
         eprintln!("loadlab: wrote {}", f.display());
     }
-    crate::compare_verdict(&outcome)
+    crate::exit::comparison(&outcome)
 }
 
 /// A calibration.json (or the folder holding it).
@@ -266,7 +265,7 @@ fn execute(
         None => Ok(()),
     };
     let verdict =
-        verdict(&lab, shutdown.signalled()).and_then(|()| baseline.map_or(Ok(()), |o| crate::compare_verdict(&o)));
+        verdict(&lab, shutdown.signalled()).and_then(|()| baseline.map_or(Ok(()), |o| crate::exit::comparison(&o)));
     // The exit is the lab's own verdict first; what the history said (or why it could not take
     // the lab) is never left unsaid behind it.
     if let (Err(_), Err(e)) = (&verdict, &recorded) {
@@ -294,24 +293,14 @@ async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Resul
     }
     let Some(checked) = recorded.checked else { return Ok(()) };
     eprint!("{}", history::check_text(&checked));
-    crate::history_verdict(&checked, false, None)
+    crate::exit::history_check(&checked, false, None)
 }
 
-/// The lab's last lines and its exit: interrupted (130/143), failed (3), inconclusive (4), held.
+/// The lab's last lines, and its exit (`exit::lab`).
 fn verdict(lab: &Lab, signalled: Option<u8>) -> anyhow::Result<()> {
     let (lines, ending) = lab.ending();
     for line in lines {
         eprintln!("loadlab: {line}");
     }
-    match ending {
-        Ending::Interrupted { ran, of } => Err(anyhow::Error::new(Interrupted(signalled.unwrap_or(130)))
-            .context(format!("interrupted after {ran} of {of} steps; the reports cover those"))),
-        Ending::SloFailed(cells) => Err(anyhow::Error::new(VerdictFailed(format!("SLO failed: {}", cells.join(", "))))),
-        Ending::Inconclusive(why) => Err(anyhow::Error::new(Inconclusive(format!(
-            "inconclusive: {} verdict{} could not be reached (see above)",
-            why.len(),
-            if why.len() == 1 { "" } else { "s" }
-        )))),
-        Ending::Held => Ok(()),
-    }
+    crate::exit::lab(ending, signalled)
 }

@@ -99,5 +99,5 @@ fn compare(a: &ReportArgs) -> anyhow::Result<()> {
     let rule = lab::compare::Rule { threshold_pct: a.gate.threshold, gates, calibration: None };
     let outcome = lab::compare::changes(&load(old)?, &load(new)?, rule);
     output(&a.output)?.write_all(lab::render::compare::text(&outcome).as_bytes())?;
-    crate::compare_verdict(&outcome)
+    crate::exit::comparison(&outcome)
 }

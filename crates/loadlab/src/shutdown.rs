@@ -16,8 +16,6 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::Interrupted;
-
 /// What the second signal does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Second {
@@ -100,15 +98,10 @@ impl Shutdown {
         }
     }
 
-    /// The command's result under the policy: after a signal it is [`Interrupted`], carrying any
-    /// failure's message as its context.
+    /// The command's result under the policy (`exit::after_signal`): after a signal it is
+    /// `Interrupted`, carrying any failure's message as its context.
     pub fn outcome(&self, result: anyhow::Result<()>) -> anyhow::Result<()> {
-        let Some(code) = self.signalled() else { return result };
-        match result {
-            Ok(()) => Err(anyhow::Error::new(Interrupted(code))),
-            Err(e) if e.downcast_ref::<Interrupted>().is_some() => Err(e),
-            Err(e) => Err(anyhow::Error::new(Interrupted(code)).context(format!("{e:#}"))),
-        }
+        crate::exit::after_signal(self.signalled(), result)
     }
 }
 
