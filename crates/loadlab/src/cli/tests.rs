@@ -1,5 +1,7 @@
 use super::*;
+use attack::RateSpec;
 use clap::CommandFactory;
+use report::ReportType;
 
 fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
     Cli::try_parse_from(std::iter::once("loadlab").chain(args.iter().copied()))
