@@ -67,13 +67,16 @@ pub enum ConcludeError {
 /// Writes `lab`'s reports into `out` and, with the plan's `[baseline]`, compares it with that
 /// lab (held to its calibration when one is named), the comparison written beside them: what
 /// every command that runs a plan does before the history.
-pub fn conclude(lab: &Lab, plan: &Plan, out: &Path) -> Result<Concluded, ConcludeError> {
+pub fn conclude(lab: &Lab, out: &Path) -> Result<Concluded, ConcludeError> {
     let reports = crate::render::write(lab, out).map_err(ConcludeError::Reports)?;
-    let baseline = match plan.baseline.as_ref().filter(|_| !lab.interrupted) {
+    let baseline = match lab.plan.baseline.as_ref().filter(|_| !lab.interrupted) {
         None => None,
         Some(b) => {
             let old = crate::read_side::load_lab(&b.path).map_err(|e| ConcludeError::Baseline(e.to_string()))?;
-            let new = crate::read_side::load_lab(out).map_err(|e| ConcludeError::Baseline(format!("this lab: {e}")))?;
+            // This lab as it ran (not read back from its lab.json): its steps' windows from the
+            // files it wrote.
+            let new =
+                crate::read_side::side_of(lab, out).map_err(|e| ConcludeError::Baseline(format!("this lab: {e}")))?;
             let calibration = b
                 .calibration
                 .as_deref()
