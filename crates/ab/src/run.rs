@@ -402,10 +402,8 @@ impl Run<'_> {
         lab::render::write(&done, &out).map_err(|e| failed(e.to_string()))?;
         self.labs.push((which, out.clone()));
         if let Some(h) = self.history.as_deref_mut() {
-            let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()))
-                .map_err(|e| failed(format!("{}'s lab was not recorded: {e}", which.name())))?;
-            let settings = stats::change_points::Settings::default();
-            history::record(h, &entry, None, &settings, false).await.map_err(|e| failed(e.to_string()))?;
+            let how = history::Recording::default();
+            history::record(h, &done, &out, &how).await.map_err(|e| failed(format!("{}: {e}", which.name())))?;
         }
         let side = lab::compare::side_of(&done, &out).map_err(|e| failed(e.to_string()))?;
         self.sides[which as usize].push(side);

@@ -508,10 +508,8 @@ impl Bisect<'_> {
         lab::render::write(&done, &out).map_err(|e| e.to_string())?;
         self.labs_run += 1;
         t.labs.push(out.clone());
-        let entry = history::entry(&done, &out, &history::provenance_of(&done, &Default::default()))
-            .map_err(|e| format!("its lab was not recorded: {e}"))?;
-        let settings = stats::change_points::Settings::default();
-        history::record(&mut self.history, &entry, None, &settings, false).await.map_err(|e| e.to_string())?;
+        let how = history::Recording::default();
+        history::record(&mut self.history, &done, &out, &how).await.map_err(|e| e.to_string())?;
         if let Some(death) = done.deaths.first() {
             return Err(format!("its target died: {}", death.text()));
         }

@@ -145,7 +145,7 @@ pub struct Step {
 /// The entry of `lab`, read from `dir`; `provenance` where the lab recorded none (or to say
 /// otherwise: a commit given when importing). Refused, naming the field, when the lab holds what
 /// no lab can measure or what a history must not keep ([`crate::admit`]).
-pub fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Result<Entry, Refused> {
+pub(crate) fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Result<Entry, Refused> {
     crate::admit::lab(lab)?;
     let last = lab.steps.len().saturating_sub(1);
     let steps = lab
@@ -231,7 +231,7 @@ pub fn uid(id: Option<&str>, plan: &str, started_unix_s: i64, machine: &str) -> 
 /// The provenance `lab` is recorded with: what it recorded, overridden by what is `given` (a
 /// commit named when importing). A lab.json written before provenance was recorded has only
 /// what is given, on an unknown machine (a series of its own).
-pub fn provenance_of(lab: &Lab, given: &lab::Given) -> Provenance {
+pub(crate) fn provenance_of(lab: &Lab, given: &lab::Given) -> Provenance {
     let mut p = lab.provenance.clone().unwrap_or_else(|| Provenance {
         loadlab: "unknown".into(),
         machine: lab::Machine { cpu: "unknown machine (the lab recorded none)".into(), ..Default::default() },

@@ -34,9 +34,9 @@ pub use check::{
     check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, ALONE_P, ALONE_TIMES, IN_A_ROW,
     LEVEL, MIN_LEVEL, TRIM,
 };
-pub use entry::{entry, provenance_of, uid, Entry, Step, FUNCTION, RECORDED};
+pub use entry::{uid, Entry, Step, FUNCTION, RECORDED};
 pub use page::html;
-pub use recording::{judge_lab, record, JudgeError, RecordError, Recorded};
+pub use recording::{judge_lab, record, JudgeError, RecordError, Recorded, Recording};
 pub use render::{check_text, csv, json, list_text, markdown, show_text, write_json, write_show};
 pub use series::{md_cell, on_line, series, series_where, show, Key, LabOf, Point, Query, Series, AB_TAG, BISECT_TAG};
 pub use store::{

@@ -2,11 +2,14 @@
 //! fail_on`), `history add`, `history check` and `history check --lab` add a lab and hold it to
 //! its gates, so that none of them can read other labs or other rules than the rest.
 
-use lab::Gate;
+use std::path::Path;
+
+use lab::{Gate, Lab};
 use stats::change_points::Settings;
 
+use crate::admit::Refused;
 use crate::check::{check, CheckError, Checked, Rules};
-use crate::entry::Entry;
+use crate::entry::{entry, provenance_of, Entry};
 use crate::store::{Added, History, HistoryError};
 
 /// Why a lab could not be judged: its history failed, or the check itself.
@@ -34,10 +37,12 @@ pub async fn judge_lab(
     Ok(check(&labs, id, &rules)?)
 }
 
-/// Why a lab was not recorded and judged: it could not be added (it is not in the history), or
-/// it was added and could not be judged.
+/// Why a lab was not recorded and judged: the history refused what it holds, or it could not be
+/// added (it is not in the history), or it was added and could not be judged.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    #[error("the lab was not recorded: {0}")]
+    Refused(Refused),
     #[error("the lab was not recorded: {0}")]
     NotAdded(HistoryError),
     #[error("the lab was recorded, but not judged: {0}")]
@@ -53,10 +58,27 @@ pub struct Recorded {
     pub checked: Option<Checked>,
 }
 
-/// Adds `entry` to `h` and, with `gates`, judges it: the one path by which `lab run --history`
-/// and `history check --lab` record and gate a lab (`history add` with no gates), so the three
-/// cannot differ. An empty `gates` judges on the default gates.
-pub async fn record(
+/// How a lab is recorded: what the command line says of it beside what it recorded itself (a
+/// commit, a branch, tags), the gates it is judged on (none: recorded only; empty: the default
+/// gates), the change points' settings, and whether labs of other machines count.
+#[derive(Clone, Debug, Default)]
+pub struct Recording<'a> {
+    pub given: lab::Given,
+    pub gates: Option<&'a [Gate]>,
+    pub settings: Settings,
+    pub any_machine: bool,
+}
+
+/// Adds `lab` (its folder `dir`) to `h` and, with gates, judges it: the one path by which `lab
+/// run --history`, `history add`, `history check --lab`, bisect and `lab ab` record a lab, so
+/// that none can differ.
+pub async fn record(h: &mut History, lab: &Lab, dir: &Path, how: &Recording<'_>) -> Result<Recorded, RecordError> {
+    let entry = entry(lab, dir, &provenance_of(lab, &how.given)).map_err(RecordError::Refused)?;
+    add_and_judge(h, &entry, how.gates, &how.settings, how.any_machine).await
+}
+
+/// Adds `entry` to `h` and, with `gates`, judges it.
+async fn add_and_judge(
     h: &mut History,
     entry: &Entry,
     gates: Option<&[Gate]>,

@@ -24,8 +24,8 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                 for path in &add.labs {
                     let added = async {
                         let (lab, dir) = read_lab(path)?;
-                        let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &given))?;
-                        let recorded = history::record(&mut h, &entry, None, &Settings::default(), false).await;
+                        let how = history::Recording { given: given.clone(), ..Default::default() };
+                        let recorded = history::record(&mut h, &lab, &dir, &how).await;
                         Ok::<_, anyhow::Error>((recorded.map_err(anyhow::Error::from)?, dir))
                     }
                     .await;
@@ -64,8 +64,13 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                     Some(dir) => {
                         let mut h = open(&c.at).await?;
                         let (lab, dir) = read_lab(dir)?;
-                        let entry = history::entry(&lab, &dir, &history::provenance_of(&lab, &Default::default()))?;
-                        let recorded = history::record(&mut h, &entry, Some(&gates), &settings, c.any_machine).await;
+                        let how = history::Recording {
+                            gates: Some(&gates),
+                            settings: settings.clone(),
+                            any_machine: c.any_machine,
+                            ..Default::default()
+                        };
+                        let recorded = history::record(&mut h, &lab, &dir, &how).await;
                         recorded.map_err(anyhow::Error::from)?.checked.expect("gated")
                     }
                     None => {

@@ -281,11 +281,9 @@ fn execute(
 async fn record(spec: &str, plan: &Plan, lab: &Lab, out: &Path) -> anyhow::Result<()> {
     let not_recorded = |e: history::HistoryError| bad(format!("the lab was not recorded: {e}"));
     let mut h = history::History::open(spec).await.map_err(not_recorded)?;
-    let entry = history::entry(lab, out, &history::provenance_of(lab, &Default::default()))
-        .map_err(|e| bad(format!("the lab was not recorded: {e}")))?;
     let gates = plan.history.as_ref().map(|h| &h.fail_on[..]).filter(|g| !g.is_empty() && !lab.interrupted);
-    let settings = stats::change_points::Settings::default();
-    let recorded = history::record(&mut h, &entry, gates, &settings, false).await.map_err(anyhow::Error::from)?;
+    let how = history::Recording { gates, ..Default::default() };
+    let recorded = history::record(&mut h, lab, out, &how).await.map_err(anyhow::Error::from)?;
     if recorded.already {
         eprintln!("loadlab: this lab is lab {} in {} already", recorded.id, h.name());
     } else {
