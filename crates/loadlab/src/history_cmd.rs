@@ -66,7 +66,7 @@ pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
                         let (lab, dir) = read_lab(dir)?;
                         let how = history::Recording {
                             gates: Some(&gates),
-                            settings: settings.clone(),
+                            settings,
                             any_machine: c.any_machine,
                             ..Default::default()
                         };
