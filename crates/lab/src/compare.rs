@@ -147,7 +147,7 @@ impl Changes {
 
 /// `o` with the differentials of every cell profiled on both sides (each side's first profiled
 /// step), their flame graphs written into `out/profiles`.
-pub fn with_profiles(mut o: Changes, old: &Side, new: &Side, out: &Path) -> Changes {
+pub(crate) fn with_profiles(mut o: Changes, old: &Side, new: &Side, out: &Path) -> Changes {
     for (n, (key, nc)) in new.cells.iter().enumerate() {
         let Some(oc) = old.cells.get(key) else { continue };
         let (Some((oid, op, od)), Some((nid, np, nd))) = (oc.first_profile(), nc.first_profile()) else { continue };

@@ -15,7 +15,7 @@ use crate::measure::verdict::Clause;
 use crate::plan::{LoadSpec, Plan, TargetSpec};
 
 /// The recipe of example 002.
-pub const RECIPE: &str = r#"{
+pub(crate) const RECIPE: &str = r#"{
   "route": "/*",
   "random_content": "200kb",
   "headers": {"content-type": "text/html; charset=utf-8", "content-encoding": "gzip"},

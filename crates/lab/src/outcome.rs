@@ -100,7 +100,7 @@ impl StepResult {
 }
 
 /// The metrics summarised over repeats in every cell.
-pub const SUMMARISED: [Metric; 8] = [
+pub(crate) const SUMMARISED: [Metric; 8] = [
     Metric::Rps,
     Metric::Throughput,
     Metric::Success,

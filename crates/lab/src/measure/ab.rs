@@ -145,7 +145,7 @@ fn abs_text(ms: f64) -> String {
 }
 
 /// How two sides are compared, for a report's notes.
-pub fn method_text() -> String {
+pub(crate) fn method_text() -> String {
     format!(
         "With {MIN_REPEATS} or more repeats a side, Welch's t-test on the repeats' logarithms (the ratio of geometric \
          means with its 95% interval); with fewer, a block bootstrap over the runs' 1 s windows. Either way a change \
@@ -166,7 +166,7 @@ pub fn method_text() -> String {
 }
 
 /// What a one-run verdict can show, in one sentence for a reader.
-pub fn one_run_sentence() -> String {
+pub(crate) fn one_run_sentence() -> String {
     format!(
         "With one run a side, a verdict can only catch a change larger than two runs of the same build differ by \
          (about {:.0}% plus {} for p50, {:.0}% plus {} for p99, {:.0}% for throughput) and cannot compare CPU at all, \
@@ -181,7 +181,7 @@ pub fn one_run_sentence() -> String {
 
 /// What a verdict held to a measured spread (`lab calibrate`) shows, for a reader; `what` names
 /// where the spread came from.
-pub fn calibrated_sentence(what: &str, labs: usize) -> String {
+pub(crate) fn calibrated_sentence(what: &str, labs: usize) -> String {
     let floors = if labs >= stats::spread::REPLACES_FLOOR {
         format!("held to that spread instead of the fixed floors ({labs} labs measure it)")
     } else {

@@ -26,7 +26,7 @@ pub use crate::measure::windows::Basis;
 use crate::measure::windows::{self, Window};
 
 /// The repeats needed to measure run-to-run variation.
-pub const MIN_REPEATS: usize = 3;
+pub(crate) const MIN_REPEATS: usize = 3;
 
 /// One step's values over its repeats.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -43,7 +43,7 @@ pub struct Estimate {
     pub basis: Basis,
 }
 
-pub fn summarize(values: &[f64]) -> Estimate {
+pub(crate) fn summarize(values: &[f64]) -> Estimate {
     let n = values.len();
     let mean = if n == 0 { f64::NAN } else { mean(values) };
     Estimate { n, median: median(values), mean, ci: interval(values), basis: Basis::Repeats }
@@ -51,7 +51,7 @@ pub fn summarize(values: &[f64]) -> Estimate {
 
 /// A metric of a set of windows, as [`Metric::of`] gives it of a step: latencies in ms, shares
 /// 0..1, rates per second of window. `None` for what windows cannot tell (max, CPU) or an empty set.
-pub fn window_metric(m: Metric, windows: &[&Window]) -> Option<f64> {
+pub(crate) fn window_metric(m: Metric, windows: &[&Window]) -> Option<f64> {
     let requests: u64 = windows.iter().map(|w| w.requests).sum();
     let successes: u64 = windows.iter().map(|w| w.successes).sum();
     if requests == 0 {
@@ -99,7 +99,7 @@ pub fn window_metric(m: Metric, windows: &[&Window]) -> Option<f64> {
 
 /// The 95% percentile-bootstrap interval of `m` within a run's windows (None for max, or too
 /// few windows to resample: fewer than 3).
-pub fn window_interval(m: Metric, windows: &[Window]) -> Option<(f64, f64)> {
+pub(crate) fn window_interval(m: Metric, windows: &[Window]) -> Option<(f64, f64)> {
     if windows.len() < 3 || m == Metric::Max {
         return None;
     }
@@ -109,7 +109,7 @@ pub fn window_interval(m: Metric, windows: &[Window]) -> Option<(f64, f64)> {
 
 /// The median of `values` (one per repeat) with the interval of `metric` within the runs'
 /// pooled windows: for fewer than [`MIN_REPEATS`] repeats.
-pub fn summarize_within(metric: Metric, values: &[f64], windows: &[Window]) -> Estimate {
+pub(crate) fn summarize_within(metric: Metric, values: &[f64], windows: &[Window]) -> Estimate {
     let n = values.len();
     let ci = window_interval(metric, windows).map(|(lo, hi)| (lo.max(0.0), hi.max(0.0)));
     let mean = if n == 0 { f64::NAN } else { mean(values) };
@@ -117,7 +117,7 @@ pub fn summarize_within(metric: Metric, values: &[f64], windows: &[Window]) -> E
 }
 
 /// [`summarize`] for a share (0..1): the interval is cut at 1 as well.
-pub fn summarize_share(values: &[f64]) -> Estimate {
+pub(crate) fn summarize_share(values: &[f64]) -> Estimate {
     let mut s = summarize(values);
     s.ci = s.ci.map(|(lo, hi)| (lo.min(1.0), hi.min(1.0)));
     s
@@ -155,7 +155,7 @@ pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
 /// interval (A and B resampled independently, centred on `ratio`), and the two-sided bootstrap
 /// p-value. Significant when the interval excludes 1: what one run cannot tell (a rerun's move)
 /// is `ab`'s to judge.
-pub fn compare_within(metric: Metric, a: &[Window], b: &[Window], ratio: f64) -> Comparison {
+pub(crate) fn compare_within(metric: Metric, a: &[Window], b: &[Window], ratio: f64) -> Comparison {
     let all = |w: &[Window]| window_metric(metric, &w.iter().collect::<Vec<_>>());
     let none = |ratio: f64, note: &str| Comparison {
         ratio,

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 /// The generator's threads waited on a run queue for a CPU more than this share of their time:
 /// the machine, not the target, set the pace of what it read. Measured on a 2-core machine:
 /// an idle machine gives 0-2% at 2,000/s; a busy loop on each core gives 30-60%.
-pub const STARVED_WAIT_SHARE: f64 = 0.10;
+pub(crate) const STARVED_WAIT_SHARE: f64 = 0.10;
 
 /// Takes a step's records after its warm-up.
-pub struct StepConsumer {
+pub(crate) struct StepConsumer {
     warmup_us: u64,
     pub counted: Metrics,
     /// Latency of successful requests only.

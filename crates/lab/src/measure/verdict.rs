@@ -10,7 +10,7 @@ use results::duration::show_ms;
 
 /// A step's line for the console and the live view: its numbers, and what they say of the SLO.
 /// A step the generator could not send says only that: its numbers are not the target's.
-pub fn step_line(slo: &[Clause], n: &Numbers) -> String {
+pub(crate) fn step_line(slo: &[Clause], n: &Numbers) -> String {
     if let Some(why) = uncounted(slo, n) {
         return format!("generator-limited: {why} (not counted)");
     }

@@ -30,7 +30,7 @@ pub struct Window {
 
 /// A run's requests by tenth of a second of its schedule, joined into windows on the way out.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Windows {
+pub(crate) struct Windows {
     seconds: BTreeMap<u64, BTreeMap<u32, u64>>,
     counts: BTreeMap<u64, (u64, u64)>,
 }

@@ -24,7 +24,7 @@ pub struct Point {
     pub streams: usize,
 }
 
-pub fn protocol_text(p: Protocol) -> &'static str {
+pub(crate) fn protocol_text(p: Protocol) -> &'static str {
     p.name()
 }
 

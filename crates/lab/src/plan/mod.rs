@@ -224,17 +224,17 @@ mod variants;
 use raw::*;
 
 /// Default length of a step, and of a capacity probe.
-pub const DEFAULT_DURATION: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_DURATION: Duration = Duration::from_secs(30);
 /// Default quiet time between steps.
-pub const DEFAULT_PAUSE: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_PAUSE: Duration = Duration::from_secs(2);
 
 /// The largest plan file read: plans are a few kilobytes; a bound keeps a runaway file (a list
 /// of millions of rates) from taking the machine's memory.
-pub const MAX_PLAN_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_PLAN_BYTES: u64 = 1 << 20;
 /// The largest `body_file` read.
-pub const MAX_BODY_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_BODY_BYTES: u64 = 64 << 20;
 /// The most steps a plan may expand to.
-pub const MAX_STEPS: usize = 100_000;
+pub(crate) const MAX_STEPS: usize = 100_000;
 
 /// Reads `path`, refusing more than `max` bytes.
 fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {

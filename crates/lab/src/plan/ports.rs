@@ -3,7 +3,7 @@
 use super::{Doc, PlanError, TargetKind, TargetSpec};
 
 /// What a started target's `{port}` stands for in its url, command, ready and metrics.
-pub const PORT_PLACEHOLDER: &str = "{port}";
+pub(crate) const PORT_PLACEHOLDER: &str = "{port}";
 use PORT_PLACEHOLDER as P;
 
 /// `text` with `{port}` replaced by `port` (unchanged without one).

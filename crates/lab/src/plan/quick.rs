@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::{CapacitySpec, Plan};
 
 /// A step's length under `--quick`.
-pub const QUICK_STEP: Duration = Duration::from_secs(2);
+pub(crate) const QUICK_STEP: Duration = Duration::from_secs(2);
 
 impl Plan {
     /// This plan as `--quick` runs it: steps of at most [`QUICK_STEP`] after at most 0.5 s of

@@ -28,7 +28,7 @@ fn safe_link(dest: &str) -> bool {
 }
 
 /// The flame graphs (`profiles/*.svg`) that `md` links to, read from `dir`, to embed.
-pub fn flames(dir: &std::path::Path, md: &str) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn flames(dir: &std::path::Path, md: &str) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
     for e in Parser::new_ext(md, Options::ENABLE_TABLES) {
         if let Event::Start(Tag::Link { dest_url, .. }) = e {

@@ -234,7 +234,7 @@ fn summary(md: &mut String, lab: &Lab) {
 /// What a hypothesis came to, in one sentence: `"nginx answers faster": supported at 1 of 1 load
 /// points (e.g. all: p50 294µs vs 3.7ms, ratio 0.080 [0.076, 0.081]).`, the finding set off by
 /// `emphasis` (`**` in Markdown; nothing on a terminal).
-pub fn hypothesis_sentence(h: &crate::outcome::HypothesisResult, emphasis: &str) -> String {
+pub(crate) fn hypothesis_sentence(h: &crate::outcome::HypothesisResult, emphasis: &str) -> String {
     let pts = h.points.iter().filter(|p| p.finding == h.finding).count();
     let effect = h
         .points

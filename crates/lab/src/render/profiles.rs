@@ -134,7 +134,7 @@ pub fn markdown(lab: &Lab, diffs: &[Differential], problems: &[String]) -> Strin
 
 /// A hypothesis judged on a function: `deflate: 38.2µs -> 0.41µs of CPU per request (300kb ->
 /// gzip 300kb), ratio 0.011 [0.004, 0.03]; supported`, a line per load point.
-pub fn function_text(f: &crate::measure::function::FunctionFinding, subject: &str, than: &str) -> String {
+pub(crate) fn function_text(f: &crate::measure::function::FunctionFinding, subject: &str, than: &str) -> String {
     if f.points.is_empty() {
         return format!(
             "**{}** (CPU per request): inconclusive: no load point has a profile of both {than} and {subject}.",

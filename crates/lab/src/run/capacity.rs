@@ -194,7 +194,7 @@ where
 }
 
 /// Searches a target with real probes (open model, the plan's load settings).
-pub async fn search_target(
+pub(crate) async fn search_target(
     target: &crate::run::systems::TargetRun,
     plan: &Plan,
     spec: &CapacitySpec,

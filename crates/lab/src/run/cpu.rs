@@ -16,7 +16,7 @@ use nix::time::{clock_getcpuclockid, clock_gettime};
 use nix::unistd::Pid;
 
 /// The CPU time `pid`'s threads have used, in ns (none when it is gone).
-pub fn process_ns(pid: i32) -> Option<u64> {
+pub(crate) fn process_ns(pid: i32) -> Option<u64> {
     let clock = clock_getcpuclockid(Pid::from_raw(pid)).ok()?;
     let t = clock_gettime(clock).ok()?;
     Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
@@ -61,7 +61,7 @@ pub fn usage(pid: u32, tree: bool) -> Option<(u64, u64)> {
 /// Every process named `name` (its `comm`, as `ps` shows it), each on its own (a master and its
 /// workers share the name: counting trees would count the workers twice): their CPU ns and
 /// resident bytes; none when no process has the name.
-pub fn usage_named(name: &str) -> Option<(u64, u64)> {
+pub(crate) fn usage_named(name: &str) -> Option<(u64, u64)> {
     let page = procfs::page_size();
     let mut found = None;
     for p in procfs::process::all_processes().ok()?.flatten() {

@@ -5,7 +5,7 @@
 use crate::run::cpu;
 
 /// One edge's readings.
-pub struct Edge {
+pub(crate) struct Edge {
     local: cpu::Reading,
     remote: Option<scrape::Reading>,
 }

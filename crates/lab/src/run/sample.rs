@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use crate::run::cpu;
 
 /// The series a remote target's samples carry where its CPU counter went back (a restart).
-pub const COUNTER_WENT_BACK: &str = "cpu_counter_went_back";
+pub(crate) const COUNTER_WENT_BACK: &str = "cpu_counter_went_back";
 
 /// How often sources are sampled.
-pub const EVERY: Duration = Duration::from_secs(1);
+pub(crate) const EVERY: Duration = Duration::from_secs(1);
 
 /// What to sample.
 #[derive(Clone, Debug)]
@@ -66,7 +66,7 @@ pub struct Row {
 pub type Samples = BTreeMap<String, Vec<Row>>;
 
 /// The running sampler thread.
-pub struct Sampler {
+pub(crate) struct Sampler {
     stop: Arc<AtomicBool>,
     rows: Arc<Mutex<Samples>>,
     thread: Option<std::thread::JoinHandle<()>>,

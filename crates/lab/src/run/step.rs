@@ -95,7 +95,7 @@ pub fn config(
 }
 
 /// A replay step loops over its log until the step's length (which bounds it).
-pub const REPLAY_LOOPS: u32 = 1_000_000;
+pub(crate) const REPLAY_LOOPS: u32 = 1_000_000;
 
 /// Runs the step: the attack, the first `warmup` of it sent but not counted.
 pub async fn run(
@@ -113,7 +113,7 @@ pub async fn run(
 /// [`run`], with `extra` fed the records too and handed back (capacity's probes watch with it
 /// whether to stop early).
 #[allow(clippy::too_many_arguments)]
-pub async fn run_watched<E: results::Consumer + Send + 'static>(
+pub(crate) async fn run_watched<E: results::Consumer + Send + 'static>(
     id: &str,
     config: AttackConfig,
     warmup: std::time::Duration,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 /// How long a started command may take to become ready.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a stopped command may take to exit after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -36,7 +36,7 @@ pub struct TargetRun {
 pub struct StartError(pub String);
 
 /// An origin simulator served in-process.
-pub struct Embedded {
+pub(crate) struct Embedded {
     pub sim: Arc<origin::Simulation>,
     pub addr: std::net::SocketAddr,
     /// Serving HTTP/3 too (on the same port number over UDP): its certificate, made on the spot.
@@ -80,7 +80,7 @@ impl Embedded {
 }
 
 /// Replaces the simulator's recipes with the file's (the default route stays underneath).
-pub async fn load_recipe(sim: &origin::Simulation, path: &Path) -> Result<(), StartError> {
+pub(crate) async fn load_recipe(sim: &origin::Simulation, path: &Path) -> Result<(), StartError> {
     let text = std::fs::read(path).map_err(|e| StartError(format!("{}: {e}", path.display())))?;
     sim.restart().await;
     sim.upload(&text).await.map_err(|e| StartError(format!("{}: {e}", path.display())))
@@ -200,7 +200,7 @@ async fn answering_port(url: &str) -> Option<u16> {
 
 /// The pid and command of the process listening on TCP `port`, from /proc (Linux; None when
 /// it cannot be told, e.g. another user's process).
-pub fn listener_pid(port: u16) -> Option<(u32, String)> {
+pub(crate) fn listener_pid(port: u16) -> Option<(u32, String)> {
     let mut inodes = Vec::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let text = std::fs::read_to_string(table).unwrap_or_default();
@@ -252,7 +252,7 @@ async fn is_ready(url: &str, ready: Option<&str>, tls: &attack::TlsOptions) -> b
 
 /// A command's words with `{loadlab}` replaced by this program's path, so a plan can start
 /// loadlab's own origin simulator wherever loadlab is installed, and `{port}` by `port`.
-pub fn expand_argv(argv: &[String], port: Option<u16>) -> Vec<String> {
+pub(crate) fn expand_argv(argv: &[String], port: Option<u16>) -> Vec<String> {
     let me = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "loadlab".into());
     argv.iter().map(|a| fill_port(&a.replace("{loadlab}", &me), port)).collect()
 }
@@ -261,11 +261,11 @@ use crate::plan::fill_port;
 
 /// A loopback port nobody listens on now, from the kernel (bind port 0, read it back). The
 /// socket is closed before the command binds it; the start refuses a port that answers by then.
-pub fn free_loopback_port() -> std::io::Result<u16> {
+pub(crate) fn free_loopback_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
 }
 
 /// Where a command's output goes: `samples/NAME.log`.
-pub fn log_path(samples: &Path, name: &str) -> PathBuf {
+pub(crate) fn log_path(samples: &Path, name: &str) -> PathBuf {
     samples.join(format!("{}.log", crate::plan::matrix::slug(name)))
 }
