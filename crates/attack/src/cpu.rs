@@ -14,13 +14,13 @@ pub(crate) fn thread_cpu() -> Option<std::time::Duration> {
 
 /// A thread's CPU times so far, nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ThreadTimes {
+pub(crate) struct ThreadTimes {
     pub run_ns: u64,
     pub wait_ns: u64,
 }
 
 /// The calling thread's times (`None` where the kernel does not tell).
-pub fn this_thread() -> Option<ThreadTimes> {
+pub(crate) fn this_thread() -> Option<ThreadTimes> {
     parse_schedstat(&std::fs::read_to_string("/proc/thread-self/schedstat").ok()?)
 }
 
@@ -53,7 +53,7 @@ fn parse_stat(text: &str) -> Option<MachineTimes> {
 
 /// Per thread: what it had at its start, to report what it used since.
 #[derive(Clone, Copy, Debug)]
-pub struct ThreadClock {
+pub(crate) struct ThreadClock {
     at: std::time::Instant,
     times: Option<ThreadTimes>,
 }
@@ -80,7 +80,7 @@ impl ThreadClock {
 }
 
 /// The machine's idle share between two readings, 0..1.
-pub fn idle_share(a: Option<MachineTimes>, b: Option<MachineTimes>) -> Option<f64> {
+pub(crate) fn idle_share(a: Option<MachineTimes>, b: Option<MachineTimes>) -> Option<f64> {
     let (a, b) = (a?, b?);
     let total = b.total.checked_sub(a.total).filter(|t| *t > 0)?;
     Some((b.idle.saturating_sub(a.idle) as f64 / total as f64).clamp(0.0, 1.0))

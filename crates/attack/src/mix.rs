@@ -7,7 +7,7 @@
 //! in the cycle the run starts.
 
 /// The longest cycle (the weights' sum after dividing by their greatest common divisor).
-pub const MAX_CYCLE: u64 = 1_000_000;
+pub(crate) const MAX_CYCLE: u64 = 1_000_000;
 
 /// Targets by sequence number.
 #[derive(Clone, Debug)]

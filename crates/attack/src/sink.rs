@@ -27,7 +27,7 @@ pub struct Outcome {
 
 /// Records on their way to the sink thread.
 #[derive(Default)]
-pub struct SinkQueue {
+pub(crate) struct SinkQueue {
     records: Mutex<Vec<Outcome>>,
     closed: AtomicBool,
     /// The run's end, handed over with `closed`.
@@ -48,7 +48,7 @@ impl SinkQueue {
 type Finished<C> = std::io::Result<(Metrics, C)>;
 
 /// The running sink thread.
-pub struct Sink<C> {
+pub(crate) struct Sink<C> {
     thread: JoinHandle<Finished<C>>,
     queue: Arc<SinkQueue>,
 }

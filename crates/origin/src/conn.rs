@@ -30,7 +30,7 @@ impl Default for ConnLimits {
 }
 
 /// What the connection task and its requests share.
-pub struct ConnCtl {
+pub(crate) struct ConnCtl {
     /// 0 none, 1 close, 2 reset.
     abort: AtomicU8,
     notify: Notify,
@@ -123,7 +123,7 @@ impl ConnCtl {
 }
 
 /// A request in progress (see [`ConnCtl::request`]).
-pub struct Active(Arc<ConnCtl>);
+pub(crate) struct Active(Arc<ConnCtl>);
 
 impl Drop for Active {
     fn drop(&mut self) {
@@ -136,7 +136,7 @@ impl Drop for Active {
 /// 0 when it is dropped for a `reset` fault, so the close sends an RST. (Holding a second handle
 /// on the socket for that instead cost a file descriptor per connection, which 10,000 idle
 /// connections ran out of.)
-pub struct FaultableStream {
+pub(crate) struct FaultableStream {
     pub stream: tokio::net::TcpStream,
     pub ctl: Arc<ConnCtl>,
 }

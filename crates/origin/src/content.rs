@@ -41,7 +41,7 @@ impl Payload {
 }
 
 /// `n` random characters of the base64 alphabet.
-pub fn random_chars(n: usize) -> Vec<u8> {
+pub(crate) fn random_chars(n: usize) -> Vec<u8> {
     let mut buf = vec![0u8; n];
     rand::rng().fill_bytes(&mut buf);
     for b in &mut buf {
@@ -65,7 +65,7 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, std::io::Error> {
 }
 
 /// A byte count as recipes write sizes (`512kb`, `1.5mb`).
-pub fn size_text(n: u64) -> String {
+pub(crate) fn size_text(n: u64) -> String {
     let (unit, div) = match n {
         n if n >= 1 << 20 => ("mb", (1u64 << 20) as f64),
         n if n >= 1 << 10 => ("kb", 1024.0),
@@ -86,7 +86,7 @@ pub struct Built {
 /// The recipe field that makes the payload, and the bytes making it takes as far as the recipe
 /// says, before anything is made. An origin's body is only known as it arrives: 0 here, held to
 /// the budget while it is fetched.
-pub fn planned_bytes(recipe: &Recipe) -> (&'static str, u64) {
+pub(crate) fn planned_bytes(recipe: &Recipe) -> (&'static str, u64) {
     match &recipe.source {
         Source::Body(body) => {
             let tags = crate::recipe::size_tags(body).map(|t| crate::recipe::parse_size(t).unwrap_or(0));

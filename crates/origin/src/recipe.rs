@@ -91,9 +91,9 @@ pub struct Capacity {
 }
 
 /// A capacity's queue when the recipe gives none.
-pub const DEFAULT_QUEUE: u32 = 1000;
+pub(crate) const DEFAULT_QUEUE: u32 = 1000;
 /// The answer past the queue when the recipe gives none.
-pub const DEFAULT_OVERFLOW_STATUS: u16 = 503;
+pub(crate) const DEFAULT_OVERFLOW_STATUS: u16 = 503;
 
 /// Built-in answers that need no payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -372,7 +372,7 @@ fn parse_stage(v: &Value, path: &str) -> Result<Stage, RecipeError> {
 }
 
 /// `0`, `"0"`, `"<int>ms"` or `"<int>s"`, in milliseconds.
-pub fn parse_duration_ms(v: &Value) -> Result<u64, String> {
+pub(crate) fn parse_duration_ms(v: &Value) -> Result<u64, String> {
     match v {
         Value::Number(n) if n.as_u64() == Some(0) => Ok(0),
         Value::Number(n) => Err(format!("{n} is not a duration (use 0, \"<int>ms\" or \"<int>s\")")),
@@ -434,7 +434,7 @@ fn parse_latency_us(v: &Value) -> Result<u64, String> {
 }
 
 /// A latency: a duration, a range `"100ms..200ms"`, or `["100ms", "1s"]`.
-pub fn parse_latency(v: &Value) -> Result<Latency, String> {
+pub(crate) fn parse_latency(v: &Value) -> Result<Latency, String> {
     let range =
         |a: u64, b: u64| if a > b { Err("the range must not decrease".to_owned()) } else { Ok(Latency::Range(a, b)) };
     match v {
@@ -473,7 +473,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// The `SIZE` of each `<<SIZE>>` in a body.
-pub fn size_tags(body: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn size_tags(body: &str) -> impl Iterator<Item = &str> {
     body.split("<<").skip(1).filter_map(|part| part.split_once(">>").map(|(tag, _)| tag))
 }
 

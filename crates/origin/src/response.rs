@@ -13,9 +13,9 @@ use hyper::body::Frame;
 pub type Body =
     Either<Full<Bytes>, StreamBody<tokio_stream::wrappers::ReceiverStream<Result<Frame<Bytes>, Infallible>>>>;
 
-pub const TEXT_HTML: &str = "text/html; charset=utf-8";
-pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
-pub const APPLICATION_JSON: &str = "application/json; charset=utf-8";
+pub(crate) const TEXT_HTML: &str = "text/html; charset=utf-8";
+pub(crate) const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
+pub(crate) const APPLICATION_JSON: &str = "application/json; charset=utf-8";
 
 /// A whole response with its content type.
 pub fn full(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Body> {

@@ -40,7 +40,7 @@ pub struct Shared {
 }
 
 /// A request body of any HTTP version (hyper's, or one read whole from an HTTP/3 stream).
-pub trait RequestBody:
+pub(crate) trait RequestBody:
     hyper::body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send
 {
 }

@@ -82,7 +82,7 @@ pub enum Outcome {
 }
 
 /// Response-time histogram buckets (seconds), Prometheus style.
-pub const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+pub(crate) const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 /// Counters served by `current_count` and `metrics`.
 #[derive(Default)]

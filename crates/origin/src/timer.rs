@@ -66,7 +66,7 @@ fn run(t: &Timer) -> ! {
 }
 
 /// A future that completes at `at`.
-pub struct SleepUntil {
+pub(crate) struct SleepUntil {
     at: Instant,
     /// Its entry in the timer, once registered.
     key: Option<(Instant, u64)>,

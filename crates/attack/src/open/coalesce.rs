@@ -24,22 +24,22 @@ pub const MAX_PACE_WINDOW: Duration = Duration::from_micros(250);
 /// and the burstier runs opened more connections). A window that cannot hold this many (below
 /// 16,000/s per thread with 250 µs) is not worth its lag: at 5,000/s it cut 7% of the CPU, at
 /// 10,000/s a third, and both missed the 1 ms lag p99 that exact pacing held.
-pub const HITS_PER_WAKE: f64 = 4.0;
+pub(crate) const HITS_PER_WAKE: f64 = 4.0;
 
 /// How often the pacer reads its thread's CPU time (a system call).
-pub const MEASURE_EVERY: Duration = Duration::from_millis(10);
+pub(crate) const MEASURE_EVERY: Duration = Duration::from_millis(10);
 /// Busy share of the thread (CPU time over wall time) from which the window applies: near
 /// saturation, where exact pacing is about to fall behind. Below it exact pacing keeps the
 /// lowest lag (at 20,000-30,000/s a window engaged from half busy doubled the lag p99, 0.1 to
 /// 0.25-0.65 ms, for half the CPU), which is worth more than a core the generator does not need.
-pub const ENGAGE_AT: f64 = 0.85;
+pub(crate) const ENGAGE_AT: f64 = 0.85;
 /// Busy share under which a coalescing thread goes back to exact pacing: coalescing takes a
 /// third to a half off the CPU, so a lower bound keeps it from flapping where it engaged.
-pub const RELEASE_BELOW: f64 = 0.5;
+pub(crate) const RELEASE_BELOW: f64 = 0.5;
 
 /// The window for a pacer thread whose share of the schedule peaks at `rate` per second:
 /// [`HITS_PER_WAKE`] hits' gap when that is within `max` (`--pace-window`), else none.
-pub fn window_for(rate: f64, max: Duration) -> Duration {
+pub(crate) fn window_for(rate: f64, max: Duration) -> Duration {
     let window = HITS_PER_WAKE / rate;
     if window.is_nan() || window <= 0.0 || window > max.as_secs_f64() {
         return Duration::ZERO;

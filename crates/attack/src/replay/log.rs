@@ -6,7 +6,7 @@
 
 /// One request read from a log line (or a HAR entry, or a run's record).
 #[derive(Clone, Debug, PartialEq)]
-pub struct LogRequest {
+pub(crate) struct LogRequest {
     /// When it was sent, in microseconds since the epoch (integers: an f64 of seconds since
     /// 1970 keeps only about a quarter of a microsecond): `$msec` less `$request_time` when the
     /// line has both, `$msec` (its end) when it has that, else the whole second of
@@ -30,7 +30,7 @@ pub type Skip = &'static str;
 
 /// Parses one line. Lines that are not requests (`"-"` from a probe that sent nothing, a
 /// malformed request line, a bad time) are skips.
-pub fn parse_line(line: &str) -> Result<LogRequest, Skip> {
+pub(crate) fn parse_line(line: &str) -> Result<LogRequest, Skip> {
     let line = line.trim_end_matches(['\r', '\n']);
     if line.trim().is_empty() {
         return Err("empty line");

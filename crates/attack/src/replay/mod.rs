@@ -115,4 +115,4 @@ pub struct ReplayStats {
 }
 
 /// Shared between the reader thread and whoever reports on it.
-pub type SharedStats = Arc<Mutex<ReplayStats>>;
+pub(crate) type SharedStats = Arc<Mutex<ReplayStats>>;

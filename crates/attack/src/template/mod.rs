@@ -20,11 +20,11 @@ mod target;
 pub use target::TargetTemplate;
 
 /// The largest file `{{line FILE}}` reads (its lines are held in memory).
-pub const MAX_LINES_FILE: u64 = 256 << 20;
+pub(crate) const MAX_LINES_FILE: u64 = 256 << 20;
 
 /// Where a template's output goes, which decides what a value from a file may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// Bytes a URL cannot hold are percent-encoded.
     Url,
     /// Values must be valid header text (checked when the file is read).
@@ -42,7 +42,7 @@ pub struct Draw {
 
 /// One compiled template.
 #[derive(Debug)]
-pub struct Template {
+pub(crate) struct Template {
     text: String,
     pieces: Vec<Piece>,
 }
