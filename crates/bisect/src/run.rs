@@ -542,13 +542,13 @@ pub const CHOSEN_FROM: [&str; 4] = ["p50", "p90", "p99", "target_cpu"];
 
 /// Levels closer than this many spreads are weak evidence: the ends are labbed up to
 /// [`MOST_LEVEL_LABS`] times each, and a warning is said before the search.
-pub const WEAK_SEPARATION: f64 = 3.0;
+pub(crate) const WEAK_SEPARATION: f64 = 3.0;
 
 /// Levels closer than this many spreads (after the extra labs) are not bisected: exit 4.
-pub const MIN_SEPARATION: f64 = 2.0;
+pub(crate) const MIN_SEPARATION: f64 = 2.0;
 
 /// The most labs each end is given when its levels are close.
-pub const MOST_LEVEL_LABS: usize = 10;
+pub(crate) const MOST_LEVEL_LABS: usize = 10;
 
 /// The p-value the ends must differ by (Welch's test on logarithms) for a series to be chosen.
 pub const CHOICE_P: f64 = 0.01;

@@ -168,7 +168,7 @@ fn h2_headers(headers: &HeaderMap, method: &Method, body: &Bytes) -> HeaderMap {
 }
 
 /// The request as written on the wire, built once.
-pub fn request_bytes(p: &Prepared, keepalive: bool) -> Bytes {
+pub(crate) fn request_bytes(p: &Prepared, keepalive: bool) -> Bytes {
     let mut b = BytesMut::with_capacity(128 + p.body.len());
     b.put_slice(p.method.as_str().as_bytes());
     b.put_u8(b' ');

@@ -25,19 +25,19 @@ pub fn reorders_or_controls(c: char) -> bool {
 pub struct Refused(pub String);
 
 /// The longest latency a lab can measure: a week, in ms.
-pub const MAX_LATENCY_MS: f64 = 7.0 * 86_400_000.0;
+pub(crate) const MAX_LATENCY_MS: f64 = 7.0 * 86_400_000.0;
 /// The most requests a second a lab can send or see.
 pub const MAX_RATE: f64 = 1e9;
 /// The most CPU a process can use: 65,536 cores, in % of one.
-pub const MAX_CPU_PCT: f64 = 6_553_600.0;
+pub(crate) const MAX_CPU_PCT: f64 = 6_553_600.0;
 /// The most CPU a request can take, in µs (a thousand seconds).
-pub const MAX_CPU_PER_REQUEST_US: f64 = 1e9;
+pub(crate) const MAX_CPU_PER_REQUEST_US: f64 = 1e9;
 /// The earliest start a lab may have: 2000-01-01.
-pub const EARLIEST_START: i64 = 946_684_800;
+pub(crate) const EARLIEST_START: i64 = 946_684_800;
 /// How far ahead of this machine's clock a lab may have started (another machine's clock).
-pub const CLOCK_AHEAD_S: i64 = 86_400;
+pub(crate) const CLOCK_AHEAD_S: i64 = 86_400;
 /// The longest name (plan, target, load, machine, branch...), in characters.
-pub const MAX_NAME: usize = 1_000;
+pub(crate) const MAX_NAME: usize = 1_000;
 /// The longest path, commit and tags, in characters.
 pub(crate) const MAX_PATH: usize = 4_096;
 pub(crate) const MAX_COMMIT: usize = 200;

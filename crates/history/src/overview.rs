@@ -81,7 +81,7 @@ impl Change<'_> {
 }
 
 /// The overview of `series` (in the order given) and the plans' last checks.
-pub struct Overview<'a> {
+pub(crate) struct Overview<'a> {
     /// Newest first (by the first lab at the new level).
     pub changes: Vec<Change<'a>>,
     pub checks: &'a [Checked],
@@ -123,13 +123,13 @@ pub fn verdict(j: &Judged) -> String {
 }
 
 /// The quiet series in one line: `14 series did not move: api / svc @ 50/s: p50, ...`.
-pub fn quiet_line(quiet: &[&Series]) -> String {
+pub(crate) fn quiet_line(quiet: &[&Series]) -> String {
     let names: Vec<String> = quiet.iter().map(|s| s.key.text()).collect();
     format!("{} series with no change point: {}", quiet.len(), names.join("; "))
 }
 
 /// The changes as the terminal ends `history show` with them: newest first, one line each.
-pub fn changes_text(o: &Overview<'_>) -> String {
+pub(crate) fn changes_text(o: &Overview<'_>) -> String {
     let mut out = String::new();
     if o.changes.is_empty() {
         return out;

@@ -15,7 +15,7 @@ fn when(unix_s: i64) -> String {
 }
 
 /// How change points were found, in one line.
-pub fn settings_text(s: &Settings) -> String {
+pub(crate) fn settings_text(s: &Settings) -> String {
     format!(
         "change points: E-divisive means in windows of {} labs, Student's t-test p <= {}, change > {}%, \
          {} labs on each side to confirm",

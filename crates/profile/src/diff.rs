@@ -10,7 +10,7 @@ use super::folded::{self, FunctionChange};
 use super::StepProfile;
 
 /// Functions shown per differential.
-pub const SHOWN: usize = 10;
+pub(crate) const SHOWN: usize = 10;
 
 /// Two profiles compared.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

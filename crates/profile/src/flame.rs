@@ -35,7 +35,7 @@ pub fn svg(folded: &Folded, us_per_weight: f64, title: &str) -> std::io::Result<
 
 /// The differential flame graph of differential folded lines (`stack first second`, ns per
 /// request): widths of the second, coloured by second minus first (`negate`: first minus second).
-pub fn differential_svg(lines: &str, title: &str, subtitle: String, negate: bool) -> std::io::Result<Vec<u8>> {
+pub(crate) fn differential_svg(lines: &str, title: &str, subtitle: String, negate: bool) -> std::io::Result<Vec<u8>> {
     if lines.trim().is_empty() {
         return Ok(empty(title));
     }

@@ -258,7 +258,7 @@ pub fn named(name: &str) -> Vec<u32> {
 }
 
 /// CPU seconds (user + system) the processes `pids` have used so far.
-pub fn cpu_seconds(pids: &[u32]) -> f64 {
+pub(crate) fn cpu_seconds(pids: &[u32]) -> f64 {
     let ticks: u64 = pids
         .iter()
         .filter_map(|p| procfs::process::Process::new(*p as i32).ok()?.stat().ok())

@@ -146,7 +146,7 @@ pub fn parse(bytes: &[u8]) -> Result<Taken, String> {
 }
 
 /// `url` with `seconds=N` for a window of `length` (whole seconds, at least 1, as Go takes it).
-pub fn window_url(url: &str, length: Duration) -> String {
+pub(crate) fn window_url(url: &str, length: Duration) -> String {
     let secs = length.as_secs_f64().round().max(1.0) as u64;
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}seconds={secs}")

@@ -11,7 +11,7 @@ use results::{Metrics, Reader};
 use crate::{write_report, ReportType};
 
 /// A named input to follow.
-pub type Followed = (String, Box<dyn Read + Send>);
+pub(crate) type Followed = (String, Box<dyn Read + Send>);
 
 /// Follows `inputs` on threads of their own, writing the report to `out` every `every` (after
 /// `clear`, to redraw a terminal) and once at the end; `stopped` ends it early (the last report

@@ -73,7 +73,7 @@ pub fn parse(s: &str) -> Result<Duration, String> {
 // value reaches), so reports compare with vegeta's by eye.
 
 /// vegeta's rounding: >= 1h to the minute, >= 1m to the second, >= 1s to the ms, >= 1ms to the µs.
-pub fn round_ns(ns: u64) -> u64 {
+pub(crate) fn round_ns(ns: u64) -> u64 {
     const UNITS: [u64; 6] = [3_600_000_000_000, 60_000_000_000, 1_000_000_000, 1_000_000, 1_000, 1];
     for w in UNITS.windows(2) {
         if ns >= w[0] {

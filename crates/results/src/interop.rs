@@ -15,7 +15,7 @@ use crate::record::{Record, RunHeader};
 
 /// vegeta's results are in completion order, so send times may go back by up to a request's
 /// latency; an imported run's origin is placed this far before its first result.
-pub const IMPORT_ORIGIN_SLACK_NS: u64 = 120_000_000_000;
+pub(crate) const IMPORT_ORIGIN_SLACK_NS: u64 = 120_000_000_000;
 
 /// A record with everything an export needs resolved.
 pub struct Exported<'a> {
@@ -230,7 +230,7 @@ pub fn parse_vegeta_json(line: &str) -> Result<Foreign, String> {
 }
 
 /// Parses one row of vegeta's CSV encoding (9 columns, or 12 in newer versions).
-pub fn parse_vegeta_csv(row: &csv::StringRecord) -> Result<Foreign, String> {
+pub(crate) fn parse_vegeta_csv(row: &csv::StringRecord) -> Result<Foreign, String> {
     if row.len() < 9 {
         return Err(format!("expected at least 9 columns, found {}", row.len()));
     }

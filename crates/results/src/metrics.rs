@@ -19,7 +19,7 @@ pub const LATE_SHARE_LIMIT: f64 = 0.01;
 pub const MIN_LATE_SENDS: u64 = 3;
 
 /// Over [`LATE_SHARE_LIMIT`] of `of` and at least [`MIN_LATE_SENDS`].
-pub fn too_many_late(late: u64, of: u64) -> bool {
+pub(crate) fn too_many_late(late: u64, of: u64) -> bool {
     late >= MIN_LATE_SENDS && late as f64 > of as f64 * LATE_SHARE_LIMIT
 }
 /// Histogram range: 1 us .. 1 h, 3 significant digits.

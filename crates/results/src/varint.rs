@@ -11,7 +11,7 @@ pub fn put(buf: &mut Vec<u8>, mut v: u64) {
 }
 
 #[inline]
-pub fn put_signed(buf: &mut Vec<u8>, v: i64) {
+pub(crate) fn put_signed(buf: &mut Vec<u8>, v: i64) {
     put(buf, ((v << 1) ^ (v >> 63)) as u64);
 }
 
@@ -38,7 +38,7 @@ pub fn get(buf: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 #[inline]
-pub fn get_signed(buf: &[u8], pos: &mut usize) -> Option<i64> {
+pub(crate) fn get_signed(buf: &[u8], pos: &mut usize) -> Option<i64> {
     let v = get(buf, pos)?;
     Some(((v >> 1) as i64) ^ -((v & 1) as i64))
 }

@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use crate::exposition::Exposition;
 
 /// node_exporter's CPU counter.
-pub const NODE_CPU: &str = "node_cpu_seconds_total";
+pub(crate) const NODE_CPU: &str = "node_cpu_seconds_total";
 /// Above this share of the host's CPU used outside the target, a step is on a busy host.
 pub const DEFAULT_BUSY_SHARE: f64 = 0.10;
 /// Above this share of the host's CPU stolen by the hypervisor, likewise.
-pub const STEAL_SHARE: f64 = 0.02;
+pub(crate) const STEAL_SHARE: f64 = 0.02;
 
 /// A host's CPU seconds by mode, and its CPUs, at one moment.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,7 +17,7 @@ use crate::Selector;
 pub const EXPORTER_RESOLUTION_S: f64 = 0.01;
 /// A step's CPU is a measurement when the counter's resolution (the most two readings of a
 /// counter in ticks can be off by, together) is at most this share of what the step used.
-pub const MAX_RESOLUTION_SHARE: f64 = 0.05;
+pub(crate) const MAX_RESOLUTION_SHARE: f64 = 0.05;
 
 /// `process_cpu_seconds_total`, which the Go, Java, Python and Node clients all export.
 pub const DEFAULT_CPU: &str = "process_cpu_seconds_total";
@@ -50,7 +50,7 @@ pub struct Remote {
 }
 
 /// Now, in unix seconds.
-pub fn unix_now() -> f64 {
+pub(crate) fn unix_now() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 

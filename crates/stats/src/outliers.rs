@@ -5,22 +5,22 @@
 use crate::describe::{logs, median};
 
 /// A value further than this many robust standard deviations from the median is an outlier...
-pub const OUTLIER_MADS: f64 = 3.5;
+pub(crate) const OUTLIER_MADS: f64 = 3.5;
 
 /// ... and further than this share from it (5%): in a series steady to 0.1%, a lab 1% away is
 /// no busy machine, and no gate is that fine.
-pub const OUTLIER_SHARE: f64 = 0.05;
+pub(crate) const OUTLIER_SHARE: f64 = 0.05;
 
 /// The fewest values outliers are looked for in: with fewer, the median and its deviation are
 /// too rough to call any one of them out.
-pub const MIN_VALUES: usize = 5;
+pub(crate) const MIN_VALUES: usize = 5;
 
 /// The scale that makes a median absolute deviation a normal's standard deviation (1 / Φ⁻¹(3/4),
 /// as SciPy's `median_abs_deviation(scale='normal')`).
 const NORMAL_MAD: f64 = 1.4826;
 
 /// The robust standard deviation of `values`: the scaled median absolute deviation.
-pub fn robust_sd(values: &[f64]) -> f64 {
+pub(crate) fn robust_sd(values: &[f64]) -> f64 {
     let m = median(values);
     NORMAL_MAD * median(&values.iter().map(|x| (x - m).abs()).collect::<Vec<_>>())
 }

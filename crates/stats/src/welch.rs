@@ -10,7 +10,7 @@ use crate::describe::{logs, mean, variance};
 use crate::CONFIDENCE;
 
 /// The two-sided critical value of Student's t at [`CONFIDENCE`] for `df` degrees of freedom.
-pub fn critical(df: f64) -> f64 {
+pub(crate) fn critical(df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0))
 }
 

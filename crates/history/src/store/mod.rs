@@ -190,7 +190,7 @@ pub const CONNECT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How long any one call on a history may take (opening it included): a server that accepts
 /// and never answers is an error, not a CI job that hangs until it is killed.
-pub const ANSWER: std::time::Duration = std::time::Duration::from_secs(60);
+pub(crate) const ANSWER: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// `e` as a line naming the history.
 fn named(name: &str, e: HistoryError) -> HistoryError {

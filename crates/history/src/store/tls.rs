@@ -23,7 +23,7 @@ use super::HistoryError;
 
 /// What the URL asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Disable,
     /// TLS if the server offers it, its certificate not checked (libpq's default).
     Prefer,
@@ -38,7 +38,7 @@ pub enum Mode {
 
 /// The TLS settings of a URL.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Wanted {
+pub(crate) struct Wanted {
     pub mode: Mode,
     pub root_cert: Option<PathBuf>,
 }
@@ -127,7 +127,7 @@ impl Wanted {
 
 /// A rustls connector for tokio-postgres.
 #[derive(Clone)]
-pub struct Rustls(Arc<rustls::ClientConfig>);
+pub(crate) struct Rustls(Arc<rustls::ClientConfig>);
 
 impl MakeTlsConnect<Socket> for Rustls {
     type Stream = Tls;

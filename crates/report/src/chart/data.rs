@@ -261,7 +261,7 @@ impl Consumer for ChartBuilder {
 }
 
 /// Latency at percentiles spaced evenly on the log 1/(1-p) axis, as far as the count resolves.
-pub fn hdr_curve(h: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
+pub(crate) fn hdr_curve(h: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     if h.is_empty() {
         return out;

@@ -44,9 +44,9 @@ pub const PALETTE: [&str; 16] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79",
     "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
 ];
-pub const ERROR_COLOR: &str = "#d62728";
+pub(crate) const ERROR_COLOR: &str = "#d62728";
 /// Status colours: 2xx green, 3xx blue, 4xx orange, 5xx red, none grey.
-pub fn status_color(code: u16, shade: usize) -> &'static str {
+pub(crate) fn status_color(code: u16, shade: usize) -> &'static str {
     const GREEN: [&str; 3] = ["#2ca02c", "#98df8a", "#1b7a1b"];
     const BLUE: [&str; 3] = ["#1f77b4", "#aec7e8", "#0d4a78"];
     const ORANGE: [&str; 3] = ["#ff7f0e", "#ffbb78", "#b35806"];
@@ -114,7 +114,7 @@ impl Scale {
 }
 
 /// log10(1 / (1 - p/100)), the "nines" of a percentile.
-pub fn nines(p: f64) -> f64 {
+pub(crate) fn nines(p: f64) -> f64 {
     let tail = (1.0 - p / 100.0).max(1e-7);
     -tail.log10()
 }
