@@ -57,11 +57,24 @@ pub struct Concluded {
 pub enum ConcludeError {
     #[error("writing the reports: {0}")]
     Reports(std::io::Error),
-    /// The plan's `[baseline]` (or its calibration) could not be read: the plan's input.
+    /// The plan's `[baseline]` lab could not be read: the plan's input.
     #[error("baseline: {0}")]
-    Baseline(String),
+    Baseline(crate::read_side::CompareError),
+    /// The baseline's calibration could not be read: the plan's input.
+    #[error("baseline: calibration: {0}")]
+    Calibration(crate::calibration::CalibrationError),
+    /// This lab could not be read as a side (its step files gone from its folder).
+    #[error("baseline: this lab: {0}")]
+    ThisLab(crate::read_side::CompareError),
     #[error("writing the comparison with the baseline: {0}")]
     Comparison(std::io::Error),
+}
+
+impl ConcludeError {
+    /// About what the user gave (the plan's baseline or calibration): exit 2.
+    pub fn is_input(&self) -> bool {
+        matches!(self, ConcludeError::Baseline(_) | ConcludeError::Calibration(_))
+    }
 }
 
 /// Writes `lab`'s reports into `out` and, with the plan's `[baseline]`, compares it with that
@@ -72,17 +85,16 @@ pub fn conclude(lab: &Lab, out: &Path) -> Result<Concluded, ConcludeError> {
     let baseline = match lab.plan.baseline.as_ref().filter(|_| !lab.interrupted) {
         None => None,
         Some(b) => {
-            let old = crate::read_side::load_lab(&b.path).map_err(|e| ConcludeError::Baseline(e.to_string()))?;
+            let old = crate::read_side::load_lab(&b.path).map_err(ConcludeError::Baseline)?;
             // This lab as it ran (not read back from its lab.json): its steps' windows from the
             // files it wrote.
-            let new =
-                crate::read_side::side_of(lab, out).map_err(|e| ConcludeError::Baseline(format!("this lab: {e}")))?;
+            let new = crate::read_side::side_of(lab, out).map_err(ConcludeError::ThisLab)?;
             let calibration = b
                 .calibration
                 .as_deref()
                 .map(crate::calibration::Calibration::read)
                 .transpose()
-                .map_err(|e| ConcludeError::Baseline(format!("calibration: {e}")))?;
+                .map_err(ConcludeError::Calibration)?;
             let rule = crate::compare::Rule { threshold_pct: b.threshold_pct, gates: b.fail_on.clone(), calibration };
             Some(crate::render::compare::compared(&old, &new, rule, out).map_err(ConcludeError::Comparison)?)
         }

@@ -87,6 +87,7 @@ fn is_input(e: &anyhow::Error) -> bool {
     e.downcast_ref::<BadInput>().is_some()
         || e.downcast_ref::<fleet::BadInput>().is_some()
         || e.downcast_ref::<lab::plan::PlanError>().is_some()
+        || e.downcast_ref::<lab::ConcludeError>().is_some_and(lab::ConcludeError::is_input)
         || e.downcast_ref::<lab::compare::CompareError>().is_some()
         || e.downcast_ref::<lab::lab_json::ReadError>().is_some()
         || e.downcast_ref::<attack::TargetError>().is_some()

@@ -227,10 +227,7 @@ fn execute(
     });
     // Interrupted before the first step (waiting for a target): nothing to report.
     let lab = lab.map_err(|e| shutdown.outcome(Err(e)).unwrap_err())?;
-    let concluded = lab::conclude(&lab, out).map_err(|e| match e {
-        lab::ConcludeError::Baseline(_) => bad(e.to_string()),
-        e => anyhow::Error::new(e),
-    })?;
+    let concluded = lab::conclude(&lab, out).map_err(anyhow::Error::new)?;
     for f in &concluded.reports {
         eprintln!("loadlab: wrote {}", f.display());
     }
