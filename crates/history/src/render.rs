@@ -304,6 +304,7 @@ pub fn check_text(c: &Checked) -> String {
             ),
             (Outcome::Worse, Some(_)) => "WORSE (a regression not accepted)".to_owned(),
             (Outcome::Worse, None) => "WORSE".to_owned(),
+            (Outcome::Held, _) if j.machine.is_some() => "ok (the machine, see below)".to_owned(),
             (Outcome::Held, _) => "ok".to_owned(),
             (Outcome::TooShort(why), _) => format!("cannot tell: {why}"),
             (Outcome::NotYet(why), _) => format!("not judged yet: {why}"),
@@ -360,6 +361,9 @@ pub fn check_text(c: &Checked) -> String {
                 // Alone (no run of labs before it yet): the lab's own p.
                 if j.pvalue.is_finite() { j.pvalue } else { j.lab_pvalue }
             );
+            if let Some(why) = &j.machine {
+                let _ = writeln!(out, "    warning: beyond its level, but {why}");
+            }
             if j.alone_beyond && !j.alone_far {
                 let _ = writeln!(
                     out,

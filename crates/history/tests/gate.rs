@@ -284,6 +284,42 @@ fn a_change_far_past_its_gate_on_strong_evidence_fails_on_its_first_lab() {
     assert!(text.contains("WORSE (this lab alone: over 4x the gate's threshold"), "{text}");
 }
 
+#[test]
+fn a_slower_machine_is_named_and_a_slower_build_still_fails() {
+    let steady = Service { name: "steady (2%)", p50_sd: 0.02, p99_sd: 0.05, cpu_sd: 0.02, ..CPU_BOUND };
+    // A lab with loadlab's own CPU per request beside the target's figures: `machine` scales
+    // every process's CPU and the latencies, `build` the target's alone.
+    let lab_on = |machine: f64, build: f64, rng: &mut StdRng| {
+        let mut v = lab(&steady, machine * build, false, rng).to_vec();
+        v.push(("generator_cpu".to_owned(), 150.0 * machine * (0.02 * normal(rng)).exp()));
+        v
+    };
+    for (machine, build, worse) in [(1.3, 1.0, false), (1.0, 1.3, true)] {
+        let mut rng = StdRng::seed_from_u64(5);
+        let labs: Vec<Stored> = (0..11)
+            .map(|i| if i < 8 { lab_on(1.0, 1.0, &mut rng) } else { lab_on(machine, build, &mut rng) })
+            .enumerate()
+            .map(|(i, v)| entry(i, &v))
+            .collect();
+        let c = check(&labs, 10);
+        let text = history::check_text(&c);
+        if worse {
+            // The build: the target's CPU and its latencies, loadlab's own unchanged.
+            let failed: Vec<&str> = c.worse().map(|j| j.key.metric.as_str()).collect();
+            assert!(failed.contains(&"target_cpu") && failed.contains(&"p50"), "{text}");
+            assert!(c.judged.iter().all(|j| j.machine.is_none()), "{text}");
+        } else {
+            // The machine: nothing fails, and each row it explains says so, as a warning.
+            assert_eq!(c.worse().count(), 0, "{text}");
+            for metric in ["target_cpu", "p50", "p99"] {
+                assert!(c.judged.iter().any(|j| j.key.metric == metric && j.machine.is_some()), "{metric}: {text}");
+            }
+            assert!(text.contains("the machine changed, not the build"), "{text}");
+            assert!(c.warnings().iter().any(|w| w.contains("the machine is slower")), "{text}");
+        }
+    }
+}
+
 /// The figures docs/DECISIONS.md quotes (run by hand: about a minute in release).
 #[test]
 #[ignore]

@@ -115,6 +115,9 @@ pub struct Judged {
     pub pending: Option<Pending>,
     /// The series' accepted changes, one line each.
     pub accepted: Vec<String>,
+    /// A failure the machine explains, taken back (`check::machine`): why, for a reader.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 impl Judged {
@@ -157,6 +160,7 @@ impl Judged {
             regression: None,
             pending: None,
             accepted: Vec::new(),
+            machine: None,
         }
     }
 }
@@ -186,6 +190,9 @@ impl Checked {
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         for j in self.judged.iter().filter(|j| j.outcome == Outcome::Held) {
+            if let Some(why) = &j.machine {
+                out.push(format!("{} ({}): beyond its level, but {why}", j.key.text(), j.gate));
+            }
             if j.alone_beyond {
                 out.push(format!("{} ({}): this lab alone is beyond its level", j.key.text(), j.gate));
             }

@@ -52,6 +52,7 @@ pub const ALONE_TIMES: f64 = 4.0;
 pub const ALONE_P: f64 = 1e-9;
 
 mod judged;
+mod machine;
 pub use judged::{CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules};
 
 /// Judges the lab `lab_id` of `labs` (and only the labs up to it).
@@ -92,7 +93,9 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
     let upto = &labs[..=at];
     let query = Query { plan: Some(lab.plan.clone()), any_machine: rules.any_machine, ..Default::default() };
     // Change points where a gate looks (the profiled functions' series only give their means).
-    let gated = |k: &Key| gates.iter().any(|g| g.metric.name() == k.metric);
+    let control = machine::wanted(gates);
+    let gated =
+        |k: &Key| gates.iter().any(|g| g.metric.name() == k.metric) || (control && k.metric == machine::GENERATOR);
     let mut all = series_where(upto, &query, rules.settings, gated);
     all.iter_mut().for_each(|s| s.mark_accepted(rules.accepted));
     let mut judged = Vec::new();
@@ -126,6 +129,7 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
         }
     }
     holm(&mut judged, gates, rules.alone);
+    machine::control(&mut judged, &all, lab_id, gates, rules);
     Ok(Checked {
         lab: lab_id,
         plan: lab.plan.clone(),
