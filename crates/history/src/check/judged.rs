@@ -121,7 +121,6 @@ pub struct Judged {
 }
 
 impl Judged {
-    /// A series' verdict before (or without) any figure: `outcome`, every number unknown.
     /// The change a row shows beside the verdict: the regression's size when the series carries
     /// one (the lab against the new level would read as no change beside WORSE), else the lab's
     /// change against its level.
@@ -133,6 +132,7 @@ impl Judged {
         }
     }
 
+    /// A series' verdict before (or without) any figure: `outcome`, every number unknown.
     pub(super) fn unjudged(key: Key, gate: &Gate, machine_text: &str, outcome: Outcome) -> Judged {
         Judged {
             key,

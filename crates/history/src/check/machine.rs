@@ -25,8 +25,8 @@ use crate::series::{Key, Point, Series};
 /// The metric that measures the machine.
 pub(super) const GENERATOR: &str = "generator_cpu";
 
-/// Whether the series of `key` is wanted with its change points for the control of a gate on
-/// `gated`: loadlab's own CPU, where the target's CPU or a latency is gated.
+/// Whether loadlab's own CPU series is wanted with its change points, as the control of
+/// `gates`: where the target's CPU or a latency is gated.
 pub(super) fn wanted(gates: &[Gate]) -> bool {
     gates.iter().any(|g| g.metric == Metric::TargetCpu || g.metric.is_latency())
 }
