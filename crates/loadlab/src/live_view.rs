@@ -5,7 +5,7 @@ use std::sync::Arc;
 use live::Live;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::LiveArgs;
+use crate::args::live::LiveArgs;
 
 /// A live view being served.
 pub struct Serving {

@@ -3,9 +3,8 @@
 //! failed verdict, 4 a verdict that could not be reached, 130/143 a signal).
 //! No logic of its own.
 
-mod ab_cmd;
+mod args;
 mod attack_cmd;
-mod bisect_cmd;
 mod cli;
 mod demo_cmd;
 mod encode_cmd;
@@ -60,12 +59,13 @@ fn main() -> ExitCode {
         cli::Command::Plot(p) => plot_cmd::run(p),
         cli::Command::Demo(d) => demo_cmd::run(d),
         // Two builds labbed in pairs: a runtime of its own, and the lab's signal policy.
-        cli::Command::Lab(cli::LabCommand::Ab(a)) => ab_cmd::run(a),
+        cli::Command::Lab(lab_cmd::args::LabCommand::Ab(a)) => lab_cmd::ab::run(a),
         cli::Command::Lab(l) => lab_cmd::run(l),
         // A bisect runs labs: a runtime of its own, and the lab's signal policy.
-        cli::Command::History(cli::HistoryArgs { command: Some(cli::HistoryCommand::Bisect(b)), .. }) => {
-            bisect_cmd::run(b)
-        }
+        cli::Command::History(history_cmd::args::HistoryArgs {
+            command: Some(history_cmd::args::HistoryCommand::Bisect(b)),
+            ..
+        }) => history_cmd::bisect::run(b),
         cli::Command::History(h) => history_cmd::run(h),
         cli::Command::K8s(k) => k8s_cmd::run(k),
         cli::Command::Completions(c) => {

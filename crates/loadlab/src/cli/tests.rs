@@ -1,4 +1,8 @@
+use std::time::Duration;
+
 use super::*;
+use crate::args::values::EncodeFormat;
+use crate::lab_cmd::args::LabCommand;
 use attack::RateSpec;
 use clap::CommandFactory;
 use report::ReportType;
@@ -129,9 +133,7 @@ fn attack_and_lab_capacity_map_the_protocol_flags_alike() {
         let mut capacity = vec!["loadlab", "lab", "capacity", "https://127.0.0.1:1/", "--slo", "p99<1s"];
         capacity.extend(extra);
         let Command::Attack(a) = Cli::try_parse_from(attack).unwrap().command else { panic!() };
-        let Command::Lab(super::lab::LabCommand::Capacity(c)) = Cli::try_parse_from(capacity).unwrap().command else {
-            panic!()
-        };
+        let Command::Lab(LabCommand::Capacity(c)) = Cli::try_parse_from(capacity).unwrap().command else { panic!() };
         assert_eq!(a.client.protocol.protocol(), c.protocol.protocol(), "{extra:?}");
         a.client.protocol.protocol()
     };

@@ -3,10 +3,11 @@
 //! the attack's own rules for a bounded load, here rather than in N pods that would all exit 2.
 
 use clap::parser::ValueSource;
-use clap::{CommandFactory, FromArgMatches};
+use clap::{Args, FromArgMatches};
 
+use crate::args::vegeta::vegeta_style;
+use crate::attack_cmd::args::AttackArgs;
 use crate::bad;
-use crate::cli::{self, Cli};
 
 /// Options the Job sets for each pod (argument ids of `attack`).
 const OWN: [&str; 9] =
@@ -21,8 +22,9 @@ pub fn check(args: &[String]) -> anyhow::Result<Vec<String>> {
     let mut argv: Vec<std::ffi::OsString> = vec!["loadlab".into(), "attack".into()];
     argv.extend(args.iter().map(Into::into));
     let said = |why: &str| bad(format!("the attack's arguments (after --): {why}"));
-    let argv = cli::vegeta_style(argv).map_err(|e| said(&e))?;
-    let root = Cli::command();
+    // The attack's own arguments under a root of their own, as the pods' `loadlab attack` reads them.
+    let root = clap::Command::new("loadlab").subcommand(AttackArgs::augment_args(clap::Command::new("attack")));
+    let argv = vegeta_style(&root, argv).map_err(|e| said(&e))?;
     let matches = root.clone().try_get_matches_from(argv).map_err(|e| {
         let text = e.render().to_string();
         said(text.lines().next().unwrap_or_default().trim_start_matches("error: "))
@@ -40,9 +42,7 @@ pub fn check(args: &[String]) -> anyhow::Result<Vec<String>> {
             return Err(bad(format!("{flag}: {why}; leave it out of the attack's arguments")));
         }
     }
-    if let cli::Command::Attack(a) = Cli::from_arg_matches(&matches)?.command {
-        a.load.model().map_err(|e| said(&e))?;
-    }
+    AttackArgs::from_arg_matches(attack)?.load.model().map_err(|e| said(&e))?;
     Ok(args.to_vec())
 }
 

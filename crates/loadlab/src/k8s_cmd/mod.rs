@@ -1,9 +1,11 @@
 //! `loadlab k8s`: `job` prints the manifests of an attack run by the pods of an Indexed Job;
 //! `collect` copies the results gathered on its pod 0 out of the cluster.
 
+pub mod args;
+
 mod attack_args;
 
-use crate::cli::K8sCommand;
+use args::K8sCommand;
 
 pub fn run(cmd: K8sCommand) -> anyhow::Result<()> {
     match cmd {

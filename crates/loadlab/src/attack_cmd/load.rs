@@ -7,7 +7,8 @@ use attack::{Model, RateSpec};
 use clap::builder::TypedValueParser;
 use clap::Args;
 
-use super::{duration, rate, rate_steps, ReplayArgs};
+use super::replay::ReplayArgs;
+use crate::args::values::{duration, rate, rate_steps};
 
 #[derive(Args, Debug)]
 pub struct LoadArgs {

@@ -140,3 +140,8 @@ pub(crate) fn start_time(s: &str) -> Result<std::time::SystemTime, String> {
     let ns = t.timestamp_nanos_opt().filter(|n| *n >= 0).ok_or_else(bad)?;
     Ok(std::time::UNIX_EPOCH + Duration::from_nanos(ns as u64))
 }
+
+/// A share: `5%` or `0.05`.
+pub(crate) fn share(s: &str) -> Result<f64, String> {
+    lab::parse_percent(s).ok_or_else(|| format!("{s:?} is not a percentage like 5%"))
+}

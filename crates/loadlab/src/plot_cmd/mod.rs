@@ -1,10 +1,12 @@
 //! `loadlab plot`: results files to an HTML page, SVG or PNG.
 
+pub mod args;
+
 use report::chart::{render_html, render_png, render_svg, ChartBuilder};
 
 use crate::bad;
-use crate::cli::PlotArgs;
 use crate::inputs::{feed_all, open_inputs};
+use args::PlotArgs;
 
 enum Format {
     Html,

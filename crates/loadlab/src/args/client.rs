@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 
-use super::positive_duration;
+use super::values::positive_duration;
 
 /// What is sent, beside the URL or targets: one group for every command that sends.
 #[derive(Args, Debug, Clone)]

@@ -1,8 +1,10 @@
 //! `loadlab demo`.
 
+pub mod args;
+
 use crate::bad;
-use crate::cli::DemoArgs;
 use crate::shutdown::{Second, Shutdown};
+use args::DemoArgs;
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     if a.rates.is_empty() {

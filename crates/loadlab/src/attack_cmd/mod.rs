@@ -1,5 +1,9 @@
 //! `loadlab attack`: turns flags into an `attack::AttackConfig` and runs it.
 
+pub mod args;
+mod load;
+mod replay;
+
 use std::io::{BufWriter, IsTerminal, Read, Write};
 use std::sync::Arc;
 
@@ -9,10 +13,11 @@ use bytes::Bytes;
 use results::LlrWriter;
 use serde_json::json;
 
-use crate::cli::{AttackArgs, EncodeFormat};
+use crate::args::values::EncodeFormat;
 use crate::progress::{Extent, Progress};
 use crate::shutdown::{Second, Shutdown};
 use crate::{bad, BadInput};
+use args::AttackArgs;
 
 fn targets(a: &AttackArgs) -> anyhow::Result<Vec<attack::Target>> {
     let mut defaults = TargetDefaults::default();
@@ -208,7 +213,14 @@ mod tests {
     use lab::LoadSpec;
     use lab::Point;
 
-    use crate::cli::{Cli, Command};
+    use super::args::AttackArgs;
+
+    /// `loadlab attack`'s line, as its own parser reads it.
+    #[derive(clap::Parser)]
+    struct AttackLine {
+        #[command(flatten)]
+        args: AttackArgs,
+    }
 
     /// What an attack does with its settings, and the record of them: all of its config but its
     /// name and the warm-up a lab adds to the record.
@@ -223,10 +235,8 @@ mod tests {
         let line = format!("loadlab attack {url} --timeout 5s -o /dev/null {flags}");
         let line =
             if flags.contains("--replay") { line } else { line.replace("-o /dev/null", "-o /dev/null --duration 2s") };
-        match Cli::try_parse_from(line.split_whitespace()).unwrap().command {
-            Command::Attack(a) => super::config(&a).unwrap(),
-            _ => unreachable!(),
-        }
+        let line = line.replacen("loadlab attack", "loadlab-attack", 1);
+        super::config(&AttackLine::try_parse_from(line.split_whitespace()).unwrap().args).unwrap()
     }
 
     fn from_lab(point: Point, pace_tick: Duration) -> AttackConfig {

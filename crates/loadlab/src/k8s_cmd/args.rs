@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use super::{duration, positive_duration};
+use crate::args::values::{duration, positive_duration};
 
 #[derive(Subcommand, Debug)]
 pub enum K8sCommand {

@@ -1,5 +1,7 @@
 //! `loadlab report`: reads results files (or stdin), merges them, renders a report.
 
+pub mod args;
+
 use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -8,9 +10,9 @@ use report::{write_report, ReportType};
 use results::{Metrics, ShardSet};
 
 use crate::bad;
-use crate::cli::ReportArgs;
 use crate::inputs::{feed_all, open_inputs, refuse_twice, shard_problems, Input};
 use crate::shutdown::{Second, Shutdown};
+use args::ReportArgs;
 
 fn output(path: &str) -> anyhow::Result<Box<dyn Write>> {
     Ok(if path == "-" {

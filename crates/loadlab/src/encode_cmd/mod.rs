@@ -1,13 +1,16 @@
 //! `loadlab encode`: results to vegeta's JSON lines or CSV, or vegeta's results to .llr.
 
+pub mod args;
+
 use std::io::Write;
 
 use results::interop::{import, CsvExporter, ForeignFormat, JsonExporter};
 use results::Consumer;
 
+use crate::args::values::EncodeFormat;
 use crate::bad;
-use crate::cli::{EncodeArgs, EncodeFormat};
 use crate::inputs::{feed_all, open_inputs};
+use args::EncodeArgs;
 
 pub fn run(a: EncodeArgs) -> anyhow::Result<()> {
     let mut out: Box<dyn Write> = if a.output == "-" {

@@ -7,10 +7,10 @@ use attack::TargetFormat;
 use clap::builder::TypedValueParser;
 use clap::Args;
 
-use super::{
-    duration, encode_formats, positive_duration, start_time, target_formats, ClientArgs, EncodeFormat, LoadArgs,
-    RequestArgs,
-};
+use super::load::LoadArgs;
+use crate::args::client::{ClientArgs, RequestArgs};
+use crate::args::live::LiveArgs;
+use crate::args::values::{duration, encode_formats, positive_duration, start_time, target_formats, EncodeFormat};
 
 #[derive(Args, Debug)]
 pub struct AttackArgs {
@@ -100,20 +100,4 @@ pub struct ShardArgs {
     /// /results/ (for `loadlab k8s collect`) until they are fetched or --live-linger ends.
     #[arg(long, requires = "barrier")]
     pub collect: bool,
-}
-
-/// The live view of a run.
-#[derive(Args, Debug, Clone)]
-pub struct LiveArgs {
-    /// Serve a live view on HOST:PORT while the run goes: `/` a dashboard, `/metrics`
-    /// Prometheus, `/api/snapshot` JSON, `/events` server-sent snapshots (port 0: any free port,
-    /// printed).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub live: Option<String>,
-    /// Let --live listen on an address other hosts can reach.
-    #[arg(long, requires = "live")]
-    pub live_public: bool,
-    /// Keep serving the live view this long after the run ends (for a last scrape).
-    #[arg(long, requires = "live", default_value = "0s", value_parser = duration)]
-    pub live_linger: Duration,
 }

@@ -1,5 +1,8 @@
 //! `loadlab lab`: runs a plan (or a capacity search built from flags) and writes its reports.
 
+pub mod ab;
+pub mod args;
+
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
@@ -7,9 +10,10 @@ use std::sync::Arc;
 use lab::Plan;
 use lab::{Event, Lab, RunOptions};
 
-use crate::cli::{LabCalibrateArgs, LabCapacityArgs, LabCommand, LabGuardArgs, LabRunArgs, LiveArgs};
+use crate::args::live::LiveArgs;
 use crate::shutdown::{Second, Shutdown};
 use crate::{bad, Inconclusive, Interrupted, VerdictFailed};
+use args::{LabCalibrateArgs, LabCapacityArgs, LabCommand, LabGuardArgs, LabRunArgs};
 
 pub fn run(c: LabCommand) -> anyhow::Result<()> {
     match c {
@@ -85,7 +89,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn compare(a: crate::cli::LabCompareArgs) -> anyhow::Result<()> {
+fn compare(a: args::LabCompareArgs) -> anyhow::Result<()> {
     let gates =
         lab::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or("")).map_err(|e| bad(format!("--fail-on: {e}")))?;
     let old = lab::compare::load_lab(&a.old).map_err(anyhow::Error::from)?;

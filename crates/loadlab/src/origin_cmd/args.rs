@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{byte_size, positive_duration};
+use crate::args::values::{byte_size, positive_duration};
 
 #[derive(Args, Debug)]
 pub struct OriginArgs {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::duration;
+use crate::args::values::duration;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct ReplayArgs {
@@ -20,7 +20,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "URL", requires = "replay")]
     pub base_url: Option<String>,
     /// Replay this many times faster (2 halves every gap).
-    #[arg(long, default_value_t = 1.0, requires = "replay", value_parser = crate::cli::finite)]
+    #[arg(long, default_value_t = 1.0, requires = "replay", value_parser = crate::args::values::finite)]
     pub speed: f64,
     /// Replay the log this many times, one pass after the other (with --duration, until then).
     #[arg(long = "loop", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "replay")]

@@ -1,7 +1,7 @@
 //! `loadlab lab ab`: does this branch make it slower?
 
+use super::args::LabAbArgs;
 use crate::bad;
-use crate::cli::LabAbArgs;
 use crate::shutdown::{Second, Shutdown};
 
 pub fn run(a: LabAbArgs) -> anyhow::Result<()> {

@@ -1,12 +1,14 @@
 //! `loadlab origin`: the origin simulator on a port until a signal.
 
+pub mod args;
+
 use std::sync::Arc;
 
 use origin::{AdminPolicy, Simulation};
 
 use crate::bad;
-use crate::cli::OriginArgs;
 use crate::shutdown::{Second, Shutdown};
+use args::OriginArgs;
 
 /// `--listen`, else `PORT`, else 127.0.0.1:8080.
 fn listen_addr(a: &OriginArgs) -> anyhow::Result<String> {

@@ -1,8 +1,10 @@
-//! The `history` subcommands' arguments, and the history flags of `lab run`.
+//! The `history` subcommands' arguments.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+
+use crate::args::commit::CommitArgs;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -80,10 +82,10 @@ pub struct ChangeArgs {
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(2..))]
     pub window: u64,
     /// The t-test's p-value a change must reach.
-    #[arg(long, default_value_t = 0.001, value_parser = crate::cli::finite)]
+    #[arg(long, default_value_t = 0.001, value_parser = crate::args::values::finite)]
     pub max_pvalue: f64,
     /// Changes smaller than this are ignored (e.g. 2%).
-    #[arg(long, default_value = "0%", value_parser = super::lab::share)]
+    #[arg(long, default_value = "0%", value_parser = crate::args::values::share)]
     pub min_change: f64,
     /// Labs needed on each side of a change to confirm it.
     #[arg(long, default_value_t = stats::change_points::MIN_POINTS as u64, value_parser = clap::value_parser!(u64).range(1..))]
@@ -122,31 +124,6 @@ pub struct HistoryShowArgs {
     /// history.md also lists every series' labs, not only the overview.
     #[arg(long, requires = "out")]
     pub all: bool,
-}
-
-/// What the code under test is: the commit, branch and tags a lab is recorded with.
-#[derive(Args, Debug, Default)]
-pub struct CommitArgs {
-    /// The commit under test (default: GITHUB_SHA, CI_COMMIT_SHA, or `git rev-parse HEAD` in
-    /// the plan's folder).
-    #[arg(long)]
-    pub commit: Option<String>,
-    /// The branch (default: GITHUB_REF_NAME, CI_COMMIT_REF_NAME, or git's).
-    #[arg(long)]
-    pub branch: Option<String>,
-    /// A free tag, KEY=VALUE (repeatable): --tag version=1.4
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
-    pub tags: Vec<String>,
-}
-
-impl CommitArgs {
-    pub fn given(&self) -> Result<lab::Given, String> {
-        let mut g = lab::Given { commit: self.commit.clone(), branch: self.branch.clone(), ..Default::default() };
-        for t in &self.tags {
-            g.add_tag(t).map_err(|e| format!("--tag: {e}"))?;
-        }
-        Ok(g)
-    }
 }
 
 #[derive(Args, Debug)]
@@ -230,7 +207,7 @@ pub struct HistoryBisectArgs {
     pub plan_from_working_tree: bool,
     /// How long a build may take: past it, the build's whole process group is stopped and the
     /// commit skipped as one that does not build.
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::cli::positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::args::values::positive_duration)]
     pub build_timeout: std::time::Duration,
     #[command(flatten)]
     pub at: HistoryAt,

@@ -1,7 +1,7 @@
 //! `loadlab history bisect`: which commit made it slower.
 
+use super::args::HistoryBisectArgs;
 use crate::bad;
-use crate::cli::HistoryBisectArgs;
 use crate::shutdown::{Second, Shutdown};
 
 pub fn run(a: HistoryBisectArgs) -> anyhow::Result<()> {

@@ -1,5 +1,8 @@
 //! `loadlab history`: list, add, show and check a history of labs.
 
+pub mod args;
+pub mod bisect;
+
 use std::io::Write;
 use std::path::Path;
 
@@ -7,7 +10,7 @@ use history::History;
 use stats::change_points::Settings;
 
 use crate::bad;
-use crate::cli::{ChangeArgs, HistoryAcceptArgs, HistoryArgs, HistoryAt, HistoryCommand, HistoryShowArgs, SeriesArgs};
+use args::{ChangeArgs, HistoryAcceptArgs, HistoryArgs, HistoryAt, HistoryCommand, HistoryShowArgs, SeriesArgs};
 
 pub fn run(a: HistoryArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

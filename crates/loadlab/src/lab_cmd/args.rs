@@ -5,7 +5,11 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use super::{positive_duration, LiveArgs};
+use crate::args::client::{ProtocolArgs, RequestArgs, TlsArgs};
+use crate::args::commit::CommitArgs;
+use crate::args::gate::CompareGateArgs;
+use crate::args::live::LiveArgs;
+use crate::args::values::{positive_duration, share};
 
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
@@ -48,7 +52,7 @@ pub struct LabAbArgs {
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
     /// How long a build may take: past it, its whole process group is stopped (exit 1).
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::cli::positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::args::values::positive_duration)]
     pub build_timeout: Duration,
     /// Lab both builds with the plan as it is in the working tree (copied into each worktree).
     #[arg(long)]
@@ -112,28 +116,6 @@ pub struct LabCompareArgs {
     pub out: Option<PathBuf>,
 }
 
-/// How a comparison decides.
-#[derive(Args, Debug)]
-pub struct CompareGateArgs {
-    /// Changes within this are `~` however significant (criterion's noise threshold).
-    #[arg(long, default_value = "2%", value_parser = percent, value_name = "PERCENT")]
-    pub threshold: f64,
-    /// Exit 3 when a significant change passes one of these, e.g. 'p99>+5%,throughput<-3%'
-    /// (metrics: throughput, p50, p99, success, target_cpu, generator_cpu).
-    #[arg(long, value_name = "GATES")]
-    pub fail_on: Option<String>,
-}
-
-/// `2%` or `2` as 2.0.
-fn percent(s: &str) -> Result<f64, String> {
-    s.trim()
-        .trim_end_matches('%')
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("{s:?} is not a percentage like 2%"))
-}
-
 #[derive(Args, Debug)]
 pub struct LabRunArgs {
     /// The plan file.
@@ -156,7 +138,7 @@ pub struct LabRunArgs {
     #[arg(long, value_name = "FILE|URL")]
     pub history: Option<String>,
     #[command(flatten)]
-    pub commit: super::CommitArgs,
+    pub commit: CommitArgs,
 }
 
 /// What keeps a lab from running away or writing over a previous one.
@@ -192,16 +174,16 @@ pub struct LabCapacityArgs {
     /// What the probes send (`-H 'Accept-Encoding: gzip'`, `--method POST --body order.json`),
     /// as for `attack`.
     #[command(flatten)]
-    pub request: super::RequestArgs,
+    pub request: RequestArgs,
     /// The protocol of the probes, as for `attack`.
     #[command(flatten)]
-    pub protocol: super::ProtocolArgs,
+    pub protocol: ProtocolArgs,
     /// Request timeout, connect to last body byte.
     #[arg(long, default_value = "30s", value_parser = positive_duration)]
     pub timeout: Duration,
     /// How the probes trust an https target, as for `attack`.
     #[command(flatten)]
-    pub tls: super::TlsArgs,
+    pub tls: TlsArgs,
     /// A target on another machine, measured by what it exports.
     #[command(flatten)]
     pub measure: Box<MeasureArgs>,
@@ -262,9 +244,4 @@ impl MeasureArgs {
 /// One rate: `N`, `N/s` or `N/m`.
 fn one_rate(s: &str) -> Result<f64, String> {
     s.parse::<attack::Rate>().map(|r| r.0).map_err(|e| e.to_string())
-}
-
-/// A share: `5%` or `0.05`.
-pub(crate) fn share(s: &str) -> Result<f64, String> {
-    lab::parse_percent(s).ok_or_else(|| format!("{s:?} is not a percentage like 5%"))
 }
