@@ -167,7 +167,7 @@ pub fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
     let mut rows = Vec::new();
     let mut tested: Vec<(usize, Paired, &Gate)> = Vec::new();
     for c in cells {
-        for metric in lab::compare::COMPARED {
+        for metric in lab::COMPARED {
             let pairs = c.of(metric);
             if pairs.is_empty() {
                 continue;

@@ -165,7 +165,7 @@ pub fn markdown(r: &Report) -> String {
     if !r.profiles.is_empty() || !r.profile_problems.is_empty() {
         let _ = writeln!(md, "\n## Where the CPU per request moved\n");
         for d in &r.profiles {
-            md.push_str(&lab::render::profiles::differential_md(d));
+            md.push_str(&lab::differential_md(d));
         }
         for p in &r.profile_problems {
             let _ = writeln!(md, "- {}", history::md_cell(p));

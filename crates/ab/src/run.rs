@@ -325,9 +325,9 @@ async fn prepare(
     });
     let plan_text = std::fs::read_to_string(&in_tree).unwrap_or_default();
     let mut plan =
-        lab::plan::load(&in_tree).map_err(|e| Failure::Input(format!("{} {}: {e}", which.name(), commit.short())))?;
+        lab::load_plan(&in_tree).map_err(|e| Failure::Input(format!("{} {}: {e}", which.name(), commit.short())))?;
     for t in &plan.targets {
-        if let lab::plan::TargetKind::Running { url, .. } = &t.kind {
+        if let lab::TargetKind::Running { url, .. } = &t.kind {
             return Err(Failure::Input(format!(
                 "{} {}: target {} is a system already running ({url}): lab ab compares two builds, so each \
                  target must be started by the plan from its build (start = [...])",
@@ -340,7 +340,7 @@ async fn prepare(
     // Pairs are the repeats: each lab runs every load point once.
     plan.load.repeats = 1;
     plan.capacity = None;
-    if lab::plan::matrix::expand(&plan).steps.is_empty() {
+    if lab::expand_matrix(&plan).steps.is_empty() {
         return Err(Failure::Input(format!(
             "{} {}: the plan has no fixed steps (rate, connections or speed) for lab ab to compare",
             which.name(),
@@ -399,13 +399,13 @@ impl Run<'_> {
         let done = lab::run(&ready.plan, &opts, &watch)
             .await
             .map_err(|e| failed(format!("{}'s lab did not run: {e}", which.name())))?;
-        lab::render::write(&done, &out).map_err(|e| failed(e.to_string()))?;
+        lab::write_reports(&done, &out).map_err(|e| failed(e.to_string()))?;
         self.labs.push((which, out.clone()));
         if let Some(h) = self.history.as_deref_mut() {
             let how = history::Recording::default();
             history::record(h, &done, &out, &how).await.map_err(|e| failed(format!("{}: {e}", which.name())))?;
         }
-        let side = lab::compare::side_of(&done, &out).map_err(|e| failed(e.to_string()))?;
+        let side = lab::side_of(&done, &out).map_err(|e| failed(e.to_string()))?;
         self.sides[which as usize].push(side);
         if let Some(death) = done.deaths.first() {
             return Ok(LabEnd::Died(death.text()));

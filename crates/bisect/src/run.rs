@@ -181,7 +181,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         // The plan's name finds the labs the history holds already (a plan that does not load
         // here, as checked out, is named by its first lab).
         plan_name: None,
-        plan: lab::plan::load(&plan).ok(),
+        plan: lab::load_plan(&plan).ok(),
         labs_run: 0,
         signals,
         say,
@@ -484,7 +484,7 @@ impl Bisect<'_> {
                 self.plan_in_repo.display()
             ));
         }
-        let plan = lab::plan::load(&in_tree).map_err(|e| e.to_string())?;
+        let plan = lab::load_plan(&in_tree).map_err(|e| e.to_string())?;
         self.plan_name.get_or_insert_with(|| plan.name.clone());
         let out = self.req.out.join(format!("{}-{}", t.commit.short(), t.labs.len() + 1));
         let mut opts = lab::RunOptions::new(out.clone());
@@ -505,7 +505,7 @@ impl Bisect<'_> {
         };
         (self.say)(&format!("bisect: lab {} of {} ({})", t.labs.len() + 1, t.commit.short(), t.commit.subject));
         let done = lab::run(&plan, &opts, &watch).await.map_err(|e| format!("its lab did not run: {e}"))?;
-        lab::render::write(&done, &out).map_err(|e| e.to_string())?;
+        lab::write_reports(&done, &out).map_err(|e| e.to_string())?;
         self.labs_run += 1;
         t.labs.push(out.clone());
         let how = history::Recording::default();

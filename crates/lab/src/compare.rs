@@ -17,10 +17,9 @@ use crate::measure::metric::Metric;
 use crate::measure::windows::Window;
 use stats::describe::centre;
 
-pub use crate::measure::metric::COMPARED;
-pub use crate::plan::gate::Gate;
-pub use crate::read_side::{load_file, load_lab, side_of, CompareError};
-pub use crate::side::{CellData, Side, StepData};
+use crate::measure::metric::COMPARED;
+use crate::plan::gate::Gate;
+use crate::side::{CellData, Side};
 
 /// What a compared metric did, old to new (a row's `verdict` in compare.json).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -323,6 +322,7 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
 mod tests {
     use super::*;
     use crate::measure::windows::tests::run;
+    use crate::side::StepData;
     use std::collections::BTreeMap;
 
     fn side(median_ms: f64, seed: u64) -> Side {

@@ -20,22 +20,23 @@
 //!   embedded origin).
 
 mod calibration;
-pub mod compare;
-pub mod demo;
+mod compare;
+mod demo;
 mod ending;
 mod experiment;
-pub mod lab_json;
+mod lab_json;
 mod measure;
 mod outcome;
-pub mod plan;
+mod plan;
 mod provenance;
 mod read_side;
-pub mod render;
-pub mod run;
+mod render;
+mod run;
 mod side;
 
-// The front door: the types the binary and a history use, under their own names; functions are
-// called through their modules (`lab::plan::load`, `lab::render::write`).
+// The front door: every item another crate may use, and nothing else (each module is private).
+// A function keeps its module in its name where the module said what it works on
+// (`plan::load` is `load_plan`); each line says where the item lives.
 pub use calibration::{calibrate, Calibration};
 pub use compare::Changes;
 pub use demo::DemoOptions;
@@ -52,3 +53,19 @@ pub use provenance::{Given, Machine, Provenance, MEASUREMENT};
 pub use render::markdown::capacity_sentence;
 pub use run::capacity::{CapacityResult, Searched};
 pub use side::Side;
+
+// Plans, labs and their reports.
+pub use demo::run as run_demo;
+pub use lab_json::{read as read_lab, ReadError};
+pub use plan::matrix::expand as expand_matrix;
+pub use plan::measure::remote as measure_remote;
+pub use plan::{load as load_plan, parse as parse_plan, PlanError, TargetKind};
+pub use render::profiles::{differential_md, differential_text};
+pub use render::write as write_reports;
+pub use run::step::config as step_config;
+
+// Comparisons: two sides, their changes, and the reports of them.
+pub use compare::{changes, Rule};
+pub use measure::metric::COMPARED;
+pub use read_side::{load_file as load_results_side, load_lab as load_lab_side, side_of, CompareError};
+pub use render::compare::{compared as write_comparison, text as changes_text};

@@ -20,7 +20,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 }
 
 async fn run(plan: &Path, out: &Path) -> lab::Lab {
-    let plan = lab::plan::load(plan).unwrap();
+    let plan = lab::load_plan(plan).unwrap();
     let opts = RunOptions::new(out.to_path_buf());
     lab::run(&plan, &opts, &|_: &Event<'_>| {}).await.unwrap()
 }
@@ -86,7 +86,7 @@ than = "fast"
         assert_eq!(m.requests, 170);
     }
     // The report: every section, parsed as Markdown.
-    let files = lab::render::write(&lab, &out).unwrap();
+    let files = lab::write_reports(&lab, &out).unwrap();
     let md = std::fs::read_to_string(&files[0]).unwrap();
     let headings: Vec<String> = {
         use pulldown_cmark::{Event as E, HeadingLevel, Parser, Tag, TagEnd};
@@ -207,7 +207,7 @@ success = ">= 99%"
     assert_eq!(lab.steps[1].numbers.requests, 80, "{:?}", lab.steps[1].numbers);
     assert!(lab.steps.iter().all(|s| s.numbers.success == 1.0));
     assert!(!lab.findings.slo_failed);
-    let files = lab::render::write(&lab, &out).unwrap();
+    let files = lab::write_reports(&lab, &out).unwrap();
     let md = std::fs::read_to_string(&files[0]).unwrap();
     assert!(md.contains("| replay 2x | svc |"), "{md}");
     // The step file says what it replayed.
@@ -306,7 +306,7 @@ success = ">= 99%"
     // HTTP/2 was negotiated by ALPN where the handshake succeeded.
     let h2 = server.captured().iter().filter(|c| c.version == http::Version::HTTP_2).count();
     assert_eq!(h2, 40);
-    let e = lab::plan::parse(
+    let e = lab::parse_plan(
         "[targets.a]\norigin = \"r.json\"\ninsecure = true\n[load]\nrate = 1\n",
         "plan.toml",
         std::path::Path::new("."),
@@ -357,7 +357,7 @@ success = ">= 99%"
         let protocol = h.run_plan.as_ref().unwrap().protocol.clone();
         assert!(s.id.contains(&protocol), "{} ran over {protocol}", s.id);
     }
-    let files = lab::render::write(&lab, &out).unwrap();
+    let files = lab::write_reports(&lab, &out).unwrap();
     let md = std::fs::read_to_string(&files[0]).unwrap();
     assert!(md.contains("h3") && md.contains("h2c"), "{md}");
 }

@@ -86,10 +86,10 @@ pub fn history_check(c: &history::Checked, strict: bool, warning_exit: Option<u8
 fn is_input(e: &anyhow::Error) -> bool {
     e.downcast_ref::<BadInput>().is_some()
         || e.downcast_ref::<fleet::BadInput>().is_some()
-        || e.downcast_ref::<lab::plan::PlanError>().is_some()
+        || e.downcast_ref::<lab::PlanError>().is_some()
         || e.downcast_ref::<lab::ConcludeError>().is_some_and(lab::ConcludeError::is_input)
-        || e.downcast_ref::<lab::compare::CompareError>().is_some()
-        || e.downcast_ref::<lab::lab_json::ReadError>().is_some()
+        || e.downcast_ref::<lab::CompareError>().is_some()
+        || e.downcast_ref::<lab::ReadError>().is_some()
         || e.downcast_ref::<attack::TargetError>().is_some()
         || e.downcast_ref::<live::LiveError>().is_some()
         || e.downcast_ref::<history::HistoryError>().is_some()

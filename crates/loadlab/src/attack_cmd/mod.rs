@@ -250,7 +250,7 @@ mod tests {
             pace_tick,
             ..LoadSpec::default()
         };
-        lab::run::step::config(
+        lab::step_config(
             "step",
             "http://127.0.0.1:1/x",
             &point,

@@ -22,7 +22,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let result = runtime.block_on(async {
         let mut out = std::io::stdout();
-        lab::demo::run(&opts, &mut out).await?;
+        lab::run_demo(&opts, &mut out).await?;
         Ok(())
     });
     shutdown.outcome(result)

@@ -202,7 +202,7 @@ fn read_lab(path: &Path) -> anyhow::Result<(lab::Lab, std::path::PathBuf)> {
     } else {
         (path.parent().map_or_else(|| ".".into(), Path::to_path_buf), path.to_path_buf())
     };
-    let lab = lab::lab_json::read(&json).map_err(anyhow::Error::from)?;
+    let lab = lab::read_lab(&json).map_err(anyhow::Error::from)?;
     Ok((lab, dir))
 }
 

@@ -57,7 +57,7 @@ pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
     results::files::put(&out.join("ab.json"), ab::json(&report).as_bytes())?;
     eprintln!("loadlab: wrote {}", md.display());
     for d in &report.profiles {
-        eprint!("{}", lab::render::profiles::differential_text(d));
+        eprint!("{}", lab::differential_text(d));
     }
     let line = ab::last_line(&report);
     println!("{line}");

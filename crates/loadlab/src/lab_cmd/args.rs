@@ -229,7 +229,7 @@ impl MeasureArgs {
                 false => Ok(None),
             };
         }
-        lab::plan::measure::remote(
+        lab::measure_remote(
             self.measure_metrics.clone(),
             self.measure_prometheus.clone(),
             self.measure_cpu.as_deref(),

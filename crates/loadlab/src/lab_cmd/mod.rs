@@ -33,7 +33,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
         _ => false,
     };
     let (folders, out) = if from_plan {
-        let mut plan = lab::plan::load(&a.inputs[0]).map_err(anyhow::Error::from)?;
+        let mut plan = lab::load_plan(&a.inputs[0]).map_err(anyhow::Error::from)?;
         // A calibration is A/A labs of one build: no baseline to judge, nothing to record.
         (plan.baseline, plan.history) = (None, None);
         let stem = a.inputs[0].file_stem().map_or("plan".into(), |s| s.to_string_lossy().into_owned());
@@ -80,7 +80,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
     };
     let sides = folders
         .iter()
-        .map(|f| lab::compare::load_lab(f).map_err(anyhow::Error::from))
+        .map(|f| lab::load_lab_side(f).map_err(anyhow::Error::from))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let calibration = lab::calibrate(&sides).map_err(|e| bad(e.to_string()))?;
     print!("{}", calibration.text());
@@ -92,8 +92,8 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
 fn compare(a: args::LabCompareArgs) -> anyhow::Result<()> {
     let gates =
         lab::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or("")).map_err(|e| bad(format!("--fail-on: {e}")))?;
-    let old = lab::compare::load_lab(&a.old).map_err(anyhow::Error::from)?;
-    let new = lab::compare::load_lab(&a.new).map_err(anyhow::Error::from)?;
+    let old = lab::load_lab_side(&a.old).map_err(anyhow::Error::from)?;
+    let new = lab::load_lab_side(&a.new).map_err(anyhow::Error::from)?;
     let out = a.out.unwrap_or_else(|| {
         if a.new.is_dir() {
             a.new.clone()
@@ -102,9 +102,9 @@ fn compare(a: args::LabCompareArgs) -> anyhow::Result<()> {
         }
     });
     let calibration = a.calibration.as_deref().map(calibration).transpose()?;
-    let rule = lab::compare::Rule { threshold_pct: a.gate.threshold, gates, calibration };
-    let (outcome, files) = lab::render::compare::compared(&old, &new, rule, &out)?;
-    print!("{}", lab::render::compare::text(&outcome));
+    let rule = lab::Rule { threshold_pct: a.gate.threshold, gates, calibration };
+    let (outcome, files) = lab::write_comparison(&old, &new, rule, &out)?;
+    print!("{}", lab::changes_text(&outcome));
     for f in files {
         eprintln!("loadlab: wrote {}", f.display());
     }
@@ -117,7 +117,7 @@ fn calibration(path: &Path) -> anyhow::Result<lab::Calibration> {
 }
 
 fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
-    let mut plan = lab::plan::load(&a.plan).map_err(anyhow::Error::from)?;
+    let mut plan = lab::load_plan(&a.plan).map_err(anyhow::Error::from)?;
     if let Some(r) = a.repeats {
         plan.load.repeats = r;
     }
@@ -236,7 +236,7 @@ fn execute(
         eprintln!("loadlab: wrote {}", f.display());
     }
     let baseline = concluded.baseline.map(|(outcome, files)| {
-        eprint!("{}", lab::render::compare::text(&outcome));
+        eprint!("{}", lab::changes_text(&outcome));
         for f in files {
             eprintln!("loadlab: wrote {}", f.display());
         }

@@ -97,9 +97,9 @@ fn compare(a: &ReportArgs) -> anyhow::Result<()> {
     };
     let gates =
         lab::Gate::parse_list(a.gate.fail_on.as_deref().unwrap_or("")).map_err(|e| bad(format!("--fail-on: {e}")))?;
-    let load = |f: &String| lab::compare::load_file(std::path::Path::new(f)).map_err(anyhow::Error::from);
-    let rule = lab::compare::Rule { threshold_pct: a.gate.threshold, gates, calibration: None };
-    let outcome = lab::compare::changes(&load(old)?, &load(new)?, rule);
-    output(&a.output)?.write_all(lab::render::compare::text(&outcome).as_bytes())?;
+    let load = |f: &String| lab::load_results_side(std::path::Path::new(f)).map_err(anyhow::Error::from);
+    let rule = lab::Rule { threshold_pct: a.gate.threshold, gates, calibration: None };
+    let outcome = lab::changes(&load(old)?, &load(new)?, rule);
+    output(&a.output)?.write_all(lab::changes_text(&outcome).as_bytes())?;
     crate::exit::comparison(&outcome)
 }
