@@ -18,7 +18,7 @@ pub const POWER: f64 = 0.8;
 pub const MIN_PAIRS: usize = 2;
 
 /// One side's values at a cell in one lab; none where its step did not count.
-pub type Values = Option<BTreeMap<Metric, f64>>;
+pub(crate) type Values = Option<BTreeMap<Metric, f64>>;
 
 /// One cell's measurements: per pair (in run order), each side's values, none where that side's
 /// step did not count.
@@ -163,7 +163,7 @@ fn pct(ratio: f64) -> f64 {
 
 /// Judges every cell on the metrics both sides measured; `alpha` is this look's share of
 /// [`ALPHA`].
-pub fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
+pub(crate) fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
     let mut rows = Vec::new();
     let mut tested: Vec<(usize, Paired, &Gate)> = Vec::new();
     for c in cells {

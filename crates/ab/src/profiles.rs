@@ -7,7 +7,7 @@ use profile::diff::Differential;
 
 /// The differentials of every cell profiled on both sides (flame graphs into `out/profiles`),
 /// and one line per cell that could not be compared.
-pub fn differentials(sides: &[Vec<lab::Side>; 2], out: &Path) -> (Vec<Differential>, Vec<String>) {
+pub(crate) fn differentials(sides: &[Vec<lab::Side>; 2], out: &Path) -> (Vec<Differential>, Vec<String>) {
     let first = |labs: &[lab::Side], key: &str| labs.iter().find_map(|side| side.cells.get(key)?.first_profile());
     let [base, head] = sides;
     let mut keys: Vec<&String> = head.iter().flat_map(|s| s.cells.keys()).collect();

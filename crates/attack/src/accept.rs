@@ -8,10 +8,10 @@
 use std::time::Duration;
 
 /// A connection this slow to open waited for a SYN retransmission (1 s, then 3 s ...).
-pub const SLOW_CONNECT: Duration = Duration::from_millis(900);
+pub(crate) const SLOW_CONNECT: Duration = Duration::from_millis(900);
 
 /// ListenOverflows plus ListenDrops so far, where the kernel says.
-pub fn listen_overflows() -> Option<u64> {
+pub(crate) fn listen_overflows() -> Option<u64> {
     parse(&std::fs::read_to_string("/proc/net/netstat").ok()?)
 }
 

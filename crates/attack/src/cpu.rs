@@ -59,12 +59,12 @@ pub(crate) struct ThreadClock {
 }
 
 impl ThreadClock {
-    pub fn start() -> ThreadClock {
+    pub(crate) fn start() -> ThreadClock {
         ThreadClock { at: std::time::Instant::now(), times: this_thread() }
     }
 
     /// What the calling thread (the one that called `start`) used since.
-    pub fn used(&self) -> GeneratorCpu {
+    pub(crate) fn used(&self) -> GeneratorCpu {
         let wall_us = self.at.elapsed().as_micros() as u64;
         match (self.times, this_thread()) {
             (Some(a), Some(b)) => GeneratorCpu {

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 const POLL: Duration = Duration::from_millis(20);
 
 /// One request's outcome as a worker reports it: the record and, on failure, the error text.
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub record: results::Record,
     pub error: Option<String>,
     /// A replayed request's `METHOD /path` (the header's table names the targets otherwise).
@@ -35,7 +35,7 @@ pub(crate) struct SinkQueue {
 }
 
 impl SinkQueue {
-    pub fn push(&self, o: Outcome) {
+    pub(crate) fn push(&self, o: Outcome) {
         self.records.lock().unwrap_or_else(|e| e.into_inner()).push(o);
     }
 
@@ -56,7 +56,7 @@ pub(crate) struct Sink<C> {
 impl<C: Consumer + Send + 'static> Sink<C> {
     /// Starts the run in `consumer` (the results file writes its header at once), then the thread.
     /// A consumer that fails (a full disk) stops the attack.
-    pub fn start(
+    pub(crate) fn start(
         mut consumer: C,
         header: RunHeader,
         flush_every: Duration,
@@ -77,7 +77,7 @@ impl<C: Consumer + Send + 'static> Sink<C> {
 
     /// Tells the thread no more records come and how the run ended, waits for it, and returns
     /// the run's metrics and the consumer (its run ended).
-    pub fn finish(self, end: RunEnd) -> Finished<C> {
+    pub(crate) fn finish(self, end: RunEnd) -> Finished<C> {
         *self.queue.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
         self.queue.closed.store(true, Ordering::Release);
         self.thread.thread().unpark();

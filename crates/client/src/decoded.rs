@@ -5,7 +5,7 @@ use std::io::Write;
 
 /// Counts what the decoder writes.
 #[derive(Debug, Default)]
-pub struct Count(u64);
+pub(crate) struct Count(u64);
 
 impl Write for Count {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -17,7 +17,7 @@ impl Write for Count {
     }
 }
 
-pub enum Decoder {
+pub(crate) enum Decoder {
     Gzip(flate2::write::GzDecoder<Count>),
     Deflate(flate2::write::ZlibDecoder<Count>),
     /// The body was not valid in its encoding: counted up to the damage.
@@ -32,7 +32,7 @@ impl std::fmt::Debug for Decoder {
 
 impl Decoder {
     /// A decoder for a `Content-Encoding` value, if it is one we decode.
-    pub fn for_encoding(value: &[u8]) -> Option<Decoder> {
+    pub(crate) fn for_encoding(value: &[u8]) -> Option<Decoder> {
         let v = value.trim_ascii();
         if v.eq_ignore_ascii_case(b"gzip") || v.eq_ignore_ascii_case(b"x-gzip") {
             Some(Decoder::Gzip(flate2::write::GzDecoder::new(Count::default())))
@@ -43,7 +43,7 @@ impl Decoder {
         }
     }
 
-    pub fn feed(&mut self, data: &[u8]) {
+    pub(crate) fn feed(&mut self, data: &[u8]) {
         let result = match self {
             Decoder::Gzip(d) => d.write_all(data),
             Decoder::Deflate(d) => d.write_all(data),
@@ -63,7 +63,7 @@ impl Decoder {
     }
 
     /// Bytes decoded in all.
-    pub fn finish(mut self) -> u64 {
+    pub(crate) fn finish(mut self) -> u64 {
         let _ = match &mut self {
             Decoder::Gzip(d) => d.try_finish(),
             Decoder::Deflate(d) => d.try_finish(),

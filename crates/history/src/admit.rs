@@ -27,7 +27,7 @@ pub struct Refused(pub String);
 /// The longest latency a lab can measure: a week, in ms.
 pub(crate) const MAX_LATENCY_MS: f64 = 7.0 * 86_400_000.0;
 /// The most requests a second a lab can send or see.
-pub const MAX_RATE: f64 = 1e9;
+pub(crate) const MAX_RATE: f64 = 1e9;
 /// The most CPU a process can use: 65,536 cores, in % of one.
 pub(crate) const MAX_CPU_PCT: f64 = 6_553_600.0;
 /// The most CPU a request can take, in µs (a thousand seconds).
@@ -46,7 +46,7 @@ pub(crate) const MAX_TAGS: usize = 10_000;
 /// What of `lab`'s steps a history would read is within what a lab can measure: requests at
 /// least the successes, shares within 0-100%, latencies, rates and CPU not negative, not
 /// infinite and not past what can be measured (a figure a lab did not get is null, and allowed).
-pub fn lab(lab: &Lab) -> Result<(), Refused> {
+pub(crate) fn lab(lab: &Lab) -> Result<(), Refused> {
     for (i, s) in lab.steps.iter().enumerate() {
         let at = |field: &str| format!("steps[{i}] ({}).{field}", s.id);
         let n = &s.numbers;

@@ -10,7 +10,7 @@ use stats::change_points::ChangePoint;
 
 /// Where a change stands.
 #[derive(Clone, Debug, PartialEq)]
-pub enum State {
+pub(crate) enum State {
     /// Confirmed and not accepted: a gate fails on it until someone accepts it.
     Confirmed,
     /// Found, with this many labs still to come before it is confirmed.
@@ -21,7 +21,7 @@ pub enum State {
 
 impl State {
     /// Where change point `k` of `s` stands.
-    pub fn of(s: &Series, k: usize) -> State {
+    pub(crate) fn of(s: &Series, k: usize) -> State {
         match (s.acceptance(k), s.changes[k].pending) {
             (Some(a), _) => State::Accepted(a.text()),
             (None, 0) => State::Confirmed,
@@ -29,7 +29,7 @@ impl State {
         }
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             State::Confirmed => "confirmed".into(),
             State::Pending(n) => format!("pending ({n} more lab{})", if *n == 1 { "" } else { "s" }),
@@ -38,7 +38,7 @@ impl State {
     }
 
     /// A short word for a table cell or a CSS class.
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             State::Confirmed => "confirmed",
             State::Pending(_) => "pending",
@@ -48,7 +48,7 @@ impl State {
 }
 
 /// One change point, as the overview lists it.
-pub struct Change<'a> {
+pub(crate) struct Change<'a> {
     /// The series' index in the list given.
     pub series: usize,
     pub of: &'a Series,
@@ -58,23 +58,23 @@ pub struct Change<'a> {
 
 impl Change<'_> {
     /// The first lab at the new level.
-    pub fn after(&self) -> &Point {
+    pub(crate) fn after(&self) -> &Point {
         &self.of.points[self.change.index]
     }
 
     /// The last lab before it.
-    pub fn before(&self) -> Option<&Point> {
+    pub(crate) fn before(&self) -> Option<&Point> {
         self.of.points.get(self.change.index.wrapping_sub(1))
     }
 
     /// `2.10ms -> 2.31ms`.
-    pub fn levels(&self) -> String {
+    pub(crate) fn levels(&self) -> String {
         let m = &self.of.key.metric;
         format!("{} -> {}", show(m, self.change.mean_before), show(m, self.change.mean_after))
     }
 
     /// `+9.9% [+7.5, +12.4]`.
-    pub fn size(&self) -> String {
+    pub(crate) fn size(&self) -> String {
         let (lo, hi) = self.change.change_interval_pct();
         format!("{:+.1}% [{lo:+.1}, {hi:+.1}]", self.change.change() * 100.0)
     }
@@ -90,7 +90,7 @@ pub(crate) struct Overview<'a> {
 }
 
 impl<'a> Overview<'a> {
-    pub fn of(series: &'a [Series], checks: &'a [Checked]) -> Overview<'a> {
+    pub(crate) fn of(series: &'a [Series], checks: &'a [Checked]) -> Overview<'a> {
         let mut changes = Vec::new();
         for (i, s) in series.iter().enumerate() {
             for (k, c) in s.changes.iter().enumerate() {
@@ -111,7 +111,7 @@ impl<'a> Overview<'a> {
 }
 
 /// A gated series' verdict in a word or two.
-pub fn verdict(j: &Judged) -> String {
+pub(crate) fn verdict(j: &Judged) -> String {
     match (&j.outcome, &j.regression) {
         (Outcome::Worse, Some(_)) => "WORSE (a regression not accepted)".into(),
         (Outcome::Worse, None) => "WORSE".into(),
@@ -150,7 +150,7 @@ pub(crate) fn changes_text(o: &Overview<'_>) -> String {
 }
 
 /// The overview as Markdown (history.md; a CI summary).
-pub fn markdown(o: &Overview<'_>) -> String {
+pub(crate) fn markdown(o: &Overview<'_>) -> String {
     let mut out = String::new();
     if o.changes.is_empty() {
         out.push_str("No change point in any series.\n\n");

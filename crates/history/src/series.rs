@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::accept::Acceptance;
-pub use crate::admit::plain;
+pub(crate) use crate::admit::plain;
 use crate::store::Stored;
 use stats::change_points::{change_points, ChangePoint, Settings};
 

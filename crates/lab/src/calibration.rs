@@ -20,9 +20,9 @@ use stats::describe::centre;
 use stats::spread::{Spread, MIN_LABS};
 
 /// The layout of calibration.json: a reader refuses another.
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 /// Its name in a folder.
-pub const FILE: &str = "calibration.json";
+pub(crate) const FILE: &str = "calibration.json";
 
 /// A calibration that cannot be read.
 #[derive(Debug, thiserror::Error)]

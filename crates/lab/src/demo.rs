@@ -48,7 +48,7 @@ impl Default for DemoOptions {
 }
 
 /// The built-in plan: a 100 ms origin (its recipe in `opts.out`) under a rate ladder.
-pub fn plan(opts: &DemoOptions) -> Plan {
+pub(crate) fn plan(opts: &DemoOptions) -> Plan {
     let slo = [("success", ">= 99.9%"), ("p99", "< 500ms")];
     let load = LoadSpec {
         rate: opts.rates.clone(),

@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use report::chart::RunSeries;
 
-pub use crate::lab_json::{Lab, TargetDeath};
+pub(crate) use crate::lab_json::{Lab, TargetDeath};
 use crate::outcome::{self, StepResult};
 use crate::plan::matrix::{self, Matrix};
 use crate::plan::{Plan, TargetKind};
@@ -18,7 +18,7 @@ pub use crate::run::events::{Event, LabError, Watcher};
 pub use crate::run::options::RunOptions;
 use crate::run::sample::{self, Sampler, Source};
 use crate::run::step;
-pub use crate::run::systems::TargetRun;
+pub(crate) use crate::run::systems::TargetRun;
 use crate::run::systems::{self, Embedded, StartError, Started};
 use crate::run::{cpu, edges};
 use profile::session::Session;

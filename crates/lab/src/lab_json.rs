@@ -17,7 +17,7 @@ use crate::run::systems::TargetRun;
 
 /// The layout of lab.json this build writes and reads. Raise it when a field is renamed or
 /// removed or changes meaning; adding a field does not need it.
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 /// A started target that exited while the lab ran.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ pub fn read(path: &Path) -> Result<Lab, ReadError> {
 }
 
 /// A lab.json's bytes; `name` names it in errors.
-pub fn parse(bytes: &[u8], name: &str) -> Result<Lab, ReadError> {
+pub(crate) fn parse(bytes: &[u8], name: &str) -> Result<Lab, ReadError> {
     #[derive(Deserialize)]
     struct Head {
         format: Option<serde_json::Value>,

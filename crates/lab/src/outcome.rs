@@ -183,7 +183,7 @@ pub struct Findings {
 
 /// Judges the steps: whether each counts, decided here once by the lab's rule and recorded in
 /// the step (`uncounted`) for everything after to read; then cells, ceilings and hypotheses.
-pub fn find(plan: &Plan, matrix: &Matrix, steps: &mut [StepResult]) -> Findings {
+pub(crate) fn find(plan: &Plan, matrix: &Matrix, steps: &mut [StepResult]) -> Findings {
     for s in steps.iter_mut() {
         // A step on a host busy with a neighbour measured the neighbour too, as one whose
         // generator could not send measured the generator.

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 /// Upper bounds (seconds) of the Prometheus histograms' buckets: three or four a decade from
 /// 0.5 ms to 60 s, fine enough to interpolate a p99.
-pub const BUCKETS: [f64; 28] = [
+pub(crate) const BUCKETS: [f64; 28] = [
     0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75,
     1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0, 60.0,
 ];
@@ -73,14 +73,14 @@ pub(crate) struct RunState {
 }
 
 impl RunState {
-    pub fn in_flight(&self) -> u64 {
+    pub(crate) fn in_flight(&self) -> u64 {
         match (&self.gauges, &self.end) {
             (Some(g), None) => g.in_flight.load(Ordering::Relaxed),
             _ => 0,
         }
     }
 
-    pub fn not_sent(&self) -> u64 {
+    pub(crate) fn not_sent(&self) -> u64 {
         match (&self.end, &self.gauges) {
             (Some(e), _) => e.not_sent,
             (None, Some(g)) => g.not_sent.load(Ordering::Relaxed),

@@ -3,6 +3,9 @@
 //! failed verdict, 4 a verdict that could not be reached, 130/143 a signal).
 //! No logic of its own.
 
+// A binary has no surface: its modules' `pub` means "for the other commands".
+#![allow(unreachable_pub)]
+
 mod args;
 mod attack_cmd;
 mod cli;

@@ -27,7 +27,7 @@ pub struct AdminPolicy {
     pub loopback_only: bool,
 }
 
-pub async fn handle(req: Request<Incoming>, sim: &Simulation, policy: &AdminPolicy) -> Response<Body> {
+pub(crate) async fn handle(req: Request<Incoming>, sim: &Simulation, policy: &AdminPolicy) -> Response<Body> {
     if let Some(token) = &policy.token {
         let ok = req
             .headers()

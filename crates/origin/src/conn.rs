@@ -46,7 +46,7 @@ pub(crate) struct ConnCtl {
 }
 
 impl ConnCtl {
-    pub fn new() -> Arc<ConnCtl> {
+    pub(crate) fn new() -> Arc<ConnCtl> {
         Arc::new(ConnCtl {
             abort: AtomicU8::new(0),
             notify: Notify::new(),
@@ -59,17 +59,17 @@ impl ConnCtl {
     }
 
     /// Drops the connection: closed, or reset (RST).
-    pub fn abort(&self, reset: bool) {
+    pub(crate) fn abort(&self, reset: bool) {
         self.abort.store(if reset { 2 } else { 1 }, Ordering::Release);
         self.notify.notify_one();
     }
 
-    pub async fn aborted(&self) {
+    pub(crate) async fn aborted(&self) {
         self.notify.notified().await
     }
 
     /// Waits for a fault to drop the connection: whether it is a reset (else a close).
-    pub async fn aborted_kind(&self) -> bool {
+    pub(crate) async fn aborted_kind(&self) -> bool {
         self.notify.notified().await;
         self.abort.load(Ordering::Acquire) == 2
     }
@@ -84,7 +84,7 @@ impl ConnCtl {
     }
 
     /// A request is being answered until the guard drops.
-    pub fn request(self: &Arc<Self>) -> Active {
+    pub(crate) fn request(self: &Arc<Self>) -> Active {
         self.active.fetch_add(1, Ordering::AcqRel);
         self.used();
         Active(Arc::clone(self))
@@ -97,7 +97,7 @@ impl ConnCtl {
     }
 
     /// Resolves when the connection has gone unused past its limits.
-    pub async fn expired(&self, limits: ConnLimits) {
+    pub(crate) async fn expired(&self, limits: ConnLimits) {
         let ms = |d: Duration| d.as_millis().min(u64::MAX as u128 / 2) as u64;
         loop {
             let now = self.now_ms();

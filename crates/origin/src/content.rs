@@ -50,7 +50,7 @@ pub(crate) fn random_chars(n: usize) -> Vec<u8> {
     buf
 }
 
-pub fn gzip(data: &[u8]) -> Bytes {
+pub(crate) fn gzip(data: &[u8]) -> Bytes {
     let mut enc =
         flate2::write::GzEncoder::new(Vec::with_capacity(data.len() / 2 + 64), flate2::Compression::default());
     enc.write_all(data).expect("writing to memory");
@@ -77,7 +77,7 @@ pub(crate) fn size_text(n: u64) -> String {
 
 /// A built payload, whether its uncompressed form starts with `{` (for the content type), and
 /// the bytes it holds.
-pub struct Built {
+pub(crate) struct Built {
     pub payload: Payload,
     pub json: bool,
     pub bytes: u64,
@@ -115,7 +115,7 @@ impl Payload {
 /// Makes the payload of `recipe`, reading at most `budget` bytes from an origin; `path` names the
 /// recipe in errors. Making and gzipping run off the event loop: a 100 MB payload stalls no
 /// request.
-pub async fn build(recipe: &Recipe, path: &str, budget: u64) -> Result<Built, RecipeError> {
+pub(crate) async fn build(recipe: &Recipe, path: &str, budget: u64) -> Result<Built, RecipeError> {
     // Compressed per request: the payload is kept plain and gzipped as each response leaves.
     let gz = recipe.gzip() && !recipe.compress_per_request;
     let plain = match &recipe.source {
@@ -217,7 +217,7 @@ async fn fetch_origin(recipe: &Recipe, url: &str, path: &str, budget: u64) -> Re
 }
 
 /// fib(n), exactly, in decimal.
-pub fn fibonacci(n: u32) -> String {
+pub(crate) fn fibonacci(n: u32) -> String {
     let (mut a, mut b) = (num_bigint::BigUint::from(0u8), num_bigint::BigUint::from(1u8));
     for _ in 0..n {
         let next = &a + &b;

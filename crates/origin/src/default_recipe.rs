@@ -19,7 +19,7 @@ recipe to replace it, for example:</p>
 </html>
 "#;
 
-pub fn recipe() -> Recipe {
+pub(crate) fn recipe() -> Recipe {
     let json = serde_json::json!({
         "route": "/*",
         "body": PAGE,

@@ -31,7 +31,7 @@ const HANG_LIMIT: Duration = Duration::from_secs(300);
 const MAX_REQUEST_BODY: usize = 16 << 20;
 
 /// What every connection shares.
-pub struct Shared {
+pub(crate) struct Shared {
     pub sim: Arc<Simulation>,
     pub admin: AdminPolicy,
     pub limits: ConnLimits,
@@ -50,7 +50,7 @@ impl<B> RequestBody for B where
 }
 
 /// Accepts connections until `shutdown` resolves.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     shared: Arc<Shared>,
     tls: Option<tokio_rustls::TlsAcceptor>,

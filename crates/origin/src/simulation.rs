@@ -191,7 +191,7 @@ impl Route {
 }
 
 /// Origin Simulator's bodies by status.
-pub fn error_text(status: u16, path: &str) -> String {
+pub(crate) fn error_text(status: u16, path: &str) -> String {
     match status {
         304 => String::new(),
         404 => "Not found".to_owned(),

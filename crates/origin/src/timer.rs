@@ -73,7 +73,7 @@ pub(crate) struct SleepUntil {
 }
 
 /// Completes after `d`, within tens of microseconds.
-pub fn sleep(d: Duration) -> SleepUntil {
+pub(crate) fn sleep(d: Duration) -> SleepUntil {
     SleepUntil { at: Instant::now() + d, key: None }
 }
 

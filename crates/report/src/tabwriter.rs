@@ -2,7 +2,7 @@
 //! every tab-terminated cell is padded to its column's widest cell plus two. Lines without tabs
 //! are left as they are. Widths count characters, not bytes (`µs`).
 
-pub fn align(text: &str) -> String {
+pub(crate) fn align(text: &str) -> String {
     let lines: Vec<Vec<&str>> = text.split('\n').map(|l| l.split('\t').collect()).collect();
     let mut widths: Vec<usize> = Vec::new();
     for cells in &lines {

@@ -16,7 +16,7 @@ pub const LATE_SHARE_LIMIT: f64 = 0.01;
 /// Fewer late sends than this are a hiccup of the machine, whatever their share: in a short
 /// step (40 sends at 20/s) one send 23 ms late is 2.5% of them and its p99, and says nothing of a
 /// generator that cannot keep up, which falls behind on many.
-pub const MIN_LATE_SENDS: u64 = 3;
+pub(crate) const MIN_LATE_SENDS: u64 = 3;
 
 /// Over [`LATE_SHARE_LIMIT`] of `of` and at least [`MIN_LATE_SENDS`].
 pub(crate) fn too_many_late(late: u64, of: u64) -> bool {

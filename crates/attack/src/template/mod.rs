@@ -134,7 +134,7 @@ impl Files {
 impl Template {
     /// Compiles `text`: `None` when it holds no `{{`, so that a target without templates costs
     /// nothing per request.
-    pub fn parse(text: &str, place: Place, files: &mut Files) -> Result<Option<Template>, String> {
+    pub(crate) fn parse(text: &str, place: Place, files: &mut Files) -> Result<Option<Template>, String> {
         if !text.contains("{{") {
             return Ok(None);
         }
@@ -159,12 +159,12 @@ impl Template {
     }
 
     /// The template as written.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     /// Appends this request's rendering to `out`.
-    pub fn render(&self, d: &Draw, place: Place, out: &mut String) {
+    pub(crate) fn render(&self, d: &Draw, place: Place, out: &mut String) {
         for p in &self.pieces {
             match p {
                 Piece::Text(t) => out.push_str(t),

@@ -11,7 +11,7 @@ use results::{Item, LlrWriter, Metrics, Reader, Record};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Default)]
-pub struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
+pub(crate) struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
 
 impl Write for SharedBuf {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -23,7 +23,7 @@ impl Write for SharedBuf {
     }
 }
 
-pub struct Run {
+pub(crate) struct Run {
     pub metrics: Metrics,
     pub records: Vec<(Record, Option<String>)>,
     /// The results file as written.
@@ -31,25 +31,25 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn errors(&self) -> Vec<&str> {
+    pub(crate) fn errors(&self) -> Vec<&str> {
         self.records.iter().filter_map(|(_, e)| e.as_deref()).collect()
     }
 }
 
-pub fn target(url: &str) -> Target {
+pub(crate) fn target(url: &str) -> Target {
     Target::new(Method::GET, url.parse().unwrap())
 }
 
-pub fn open(targets: Vec<Target>, rate: f64, secs: f64) -> AttackConfig {
+pub(crate) fn open(targets: Vec<Target>, rate: f64, secs: f64) -> AttackConfig {
     AttackConfig::new(targets, Model::Open { schedule: Schedule::constant(rate, Duration::from_secs_f64(secs)) })
 }
 
-pub fn closed(targets: Vec<Target>, connections: usize, streams: usize, requests: u64) -> AttackConfig {
+pub(crate) fn closed(targets: Vec<Target>, connections: usize, streams: usize, requests: u64) -> AttackConfig {
     AttackConfig::new(targets, Model::Closed { streams, requests: Some(requests), duration: None })
         .with_connections(connections)
 }
 
-pub async fn attack(config: AttackConfig) -> Run {
+pub(crate) async fn attack(config: AttackConfig) -> Run {
     let buf = SharedBuf::default();
     let summary = attack::run(config, LlrWriter::new(buf.clone()), CancellationToken::new()).await.unwrap();
     let bytes = buf.0.lock().unwrap().clone();
@@ -69,11 +69,11 @@ pub async fn attack(config: AttackConfig) -> Run {
     Run { metrics: summary.metrics, records, bytes }
 }
 
-pub fn ms(us: u64) -> f64 {
+pub(crate) fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-pub fn tempdir() -> std::path::PathBuf {
+pub(crate) fn tempdir() -> std::path::PathBuf {
     let d =
         std::env::temp_dir().join(format!("loadlab-attack-{}-{:?}", std::process::id(), std::thread::current().id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -81,7 +81,7 @@ pub fn tempdir() -> std::path::PathBuf {
 }
 
 /// Per-second counts of sends (actual send time = scheduled + lag), from the run's records.
-pub fn sends_per_second(run: &Run) -> std::collections::BTreeMap<u64, u64> {
+pub(crate) fn sends_per_second(run: &Run) -> std::collections::BTreeMap<u64, u64> {
     let mut per = std::collections::BTreeMap::new();
     for (r, _) in &run.records {
         *per.entry((r.scheduled_us + r.lag_us) / 1_000_000).or_insert(0u64) += 1;

@@ -186,7 +186,7 @@ impl History {
 }
 
 /// How long connecting to a PostgreSQL history may take.
-pub const CONNECT: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const CONNECT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How long any one call on a history may take (opening it included): a server that accepts
 /// and never answers is an error, not a CI job that hangs until it is killed.

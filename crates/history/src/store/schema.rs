@@ -10,7 +10,7 @@
 pub const SCHEMA: i64 = 3;
 
 /// The statements that create an empty history; `id` is the key column's type.
-pub fn tables(id: &str) -> Vec<String> {
+pub(crate) fn tables(id: &str) -> Vec<String> {
     let mut all = vec![
         "CREATE TABLE IF NOT EXISTS loadlab_schema (version BIGINT NOT NULL)".to_owned(),
         labs("labs", id),
@@ -64,7 +64,7 @@ const OLD_UID: &str = "'key:' || plan || '|' || started_unix_s || '|' || machine
 
 /// The statements that bring a history of version `from` up to [`SCHEMA`]. `sqlite` because
 /// SQLite cannot drop a constraint: its labs table is copied into one without it.
-pub fn upgrade(from: i64, sqlite: bool, id: &str) -> Vec<String> {
+pub(crate) fn upgrade(from: i64, sqlite: bool, id: &str) -> Vec<String> {
     let mut all = Vec::new();
     if from < 2 {
         all.push(accepted(id));

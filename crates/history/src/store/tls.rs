@@ -44,7 +44,7 @@ pub(crate) struct Wanted {
 }
 
 /// `spec` without the parameters handled here, and what they ask for.
-pub fn split(spec: &str) -> Result<(String, Wanted), HistoryError> {
+pub(crate) fn split(spec: &str) -> Result<(String, Wanted), HistoryError> {
     let mut wanted = Wanted { mode: Mode::Prefer, root_cert: None };
     let Some((base, query)) = spec.split_once('?') else { return Ok((spec.to_owned(), wanted)) };
     let mut kept = Vec::new();
@@ -96,7 +96,7 @@ fn decoded(value: &str) -> String {
 
 impl Wanted {
     /// The mode tokio-postgres negotiates with.
-    pub fn ssl_mode(&self) -> SslMode {
+    pub(crate) fn ssl_mode(&self) -> SslMode {
         match self.mode {
             Mode::Disable => SslMode::Disable,
             Mode::Prefer => SslMode::Prefer,
@@ -105,7 +105,7 @@ impl Wanted {
     }
 
     /// The connector, none when TLS is not to be used.
-    pub fn connector(&self) -> Result<Option<Rustls>, HistoryError> {
+    pub(crate) fn connector(&self) -> Result<Option<Rustls>, HistoryError> {
         if self.mode == Mode::Disable {
             return Ok(None);
         }
@@ -142,6 +142,8 @@ impl MakeTlsConnect<Socket> for Rustls {
 }
 
 /// One connection's handshake.
+// Public: the associated types of tokio-postgres's TLS traits must be.
+#[allow(unreachable_pub)]
 pub struct Connect(Arc<rustls::ClientConfig>, rustls::pki_types::ServerName<'static>);
 
 impl TlsConnect<Socket> for Connect {
@@ -156,6 +158,8 @@ impl TlsConnect<Socket> for Connect {
 }
 
 /// A connection over TLS.
+// Public: the associated types of tokio-postgres's TLS traits must be.
+#[allow(unreachable_pub)]
 pub struct Tls(tokio_rustls::client::TlsStream<Socket>);
 
 impl TlsStream for Tls {

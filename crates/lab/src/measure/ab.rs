@@ -33,7 +33,7 @@ use stats::CONFIDENCE;
 /// One side of a comparison: a value per repeat, the runs' windows, and the fewest requests a
 /// repeat counted.
 #[derive(Clone, Copy, Debug)]
-pub struct Sample<'a> {
+pub(crate) struct Sample<'a> {
     pub values: &'a [f64],
     pub windows: &'a [Window],
     pub requests: u64,
@@ -75,7 +75,7 @@ impl<'a> Found<'a> {
 
 /// Whether `a` differs from `b` in `metric` (the ratio is a / b), held to the service's measured
 /// `spread` where there is one.
-pub fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<Found<'_>>) -> Comparison {
+pub(crate) fn judge(metric: Metric, a: Sample<'_>, b: Sample<'_>, spread: Option<Found<'_>>) -> Comparison {
     let ratio = centre(a.values) / centre(b.values);
     let repeats = a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS;
     let c = if repeats || metric.is_sampled() {

@@ -22,7 +22,7 @@ use ::stats::describe::{mean, median};
 use ::stats::welch::{interval, welch};
 
 use crate::measure::metric::Metric;
-pub use crate::measure::windows::Basis;
+pub(crate) use crate::measure::windows::Basis;
 use crate::measure::windows::{self, Window};
 
 /// The repeats needed to measure run-to-run variation.
@@ -144,7 +144,7 @@ pub struct Comparison {
 }
 
 /// Welch's t-test of `a` against `b` (see the module's docs).
-pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
+pub(crate) fn compare(a: &[f64], b: &[f64]) -> Comparison {
     let w = welch(a, b);
     let note = w.ci.is_none().then(|| "one repeat a side: nothing measured of the spread".to_owned());
     Comparison { ratio: w.ratio, ci: w.ci, p: w.p, significant: w.significant(), basis: Basis::Repeats, note }

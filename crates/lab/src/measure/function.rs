@@ -50,7 +50,7 @@ fn cost(p: &StepProfile, pattern: &str) -> Option<(f64, f64)> {
 }
 
 /// The function `pattern` in `subject` against `other`, claimed lower (or higher).
-pub fn point(
+pub(crate) fn point(
     label: String,
     pattern: &str,
     subject: &StepProfile,

@@ -3,10 +3,10 @@
 //! (medians, intervals, Welch's test) and `verdict` (SLO clauses, whether a step counts,
 //! hypothesis findings).
 
-pub mod ab;
-pub mod estimate;
-pub mod function;
-pub mod metric;
-pub mod numbers;
-pub mod verdict;
-pub mod windows;
+pub(crate) mod ab;
+pub(crate) mod estimate;
+pub(crate) mod function;
+pub(crate) mod metric;
+pub(crate) mod numbers;
+pub(crate) mod verdict;
+pub(crate) mod windows;

@@ -33,7 +33,7 @@ pub(crate) struct StepConsumer {
 const SLICE_US: u64 = 100_000;
 
 impl StepConsumer {
-    pub fn new(warmup: std::time::Duration) -> StepConsumer {
+    pub(crate) fn new(warmup: std::time::Duration) -> StepConsumer {
         StepConsumer {
             warmup_us: warmup.as_micros() as u64,
             counted: Metrics::new(),
@@ -47,7 +47,7 @@ impl StepConsumer {
 
     /// The step's numbers, its asked rate as the run recorded it (an open model's, a replay's;
     /// none for a closed model).
-    pub fn numbers(&self) -> Numbers {
+    pub(crate) fn numbers(&self) -> Numbers {
         let mut n = Numbers::of(&self.counted, &self.ok_latency);
         n.connections += self.warmup_connections;
         n.service_before_stall = self.service_before_stall();

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measure::estimate::Comparison;
-pub use crate::measure::metric::Metric;
+pub(crate) use crate::measure::metric::Metric;
 use crate::measure::numbers::Numbers;
 use results::duration::show_ms;
 
@@ -41,7 +41,7 @@ pub(crate) fn step_line(slo: &[Clause], n: &Numbers) -> String {
 /// `Numbers::service_latency`) already breaks a latency clause. The requests not sent could only
 /// have been later, so that clause failed whatever was not sent (1 s answers against `p99 <
 /// 100ms`).
-pub fn uncounted(slo: &[Clause], n: &Numbers) -> Option<String> {
+pub(crate) fn uncounted(slo: &[Clause], n: &Numbers) -> Option<String> {
     if let Some(t) = n.generator_text() {
         if !n.starved() && !Clause::broken_at_target(slo, n).is_empty() {
             return None;

@@ -45,7 +45,7 @@ pub(crate) fn value_us(bucket: u32) -> f64 {
 
 impl Windows {
     /// A request scheduled at `scheduled_us` into the run.
-    pub fn add(&mut self, scheduled_us: u64, latency_us: u64, success: bool) {
+    pub(crate) fn add(&mut self, scheduled_us: u64, latency_us: u64, success: bool) {
         let s = scheduled_us / SLICE_US;
         *self.seconds.entry(s).or_default().entry(bucket(latency_us)).or_default() += 1;
         let c = self.counts.entry(s).or_default();
@@ -55,7 +55,7 @@ impl Windows {
 
     /// The windows, in order: slices joined into seconds, or into a tenth of the run when it is
     /// shorter than 10 s (so a 2 s run still has 10 windows to resample).
-    pub fn windows(&self) -> Vec<Window> {
+    pub(crate) fn windows(&self) -> Vec<Window> {
         let (Some(first), Some(last)) = (self.seconds.keys().next(), self.seconds.keys().next_back()) else {
             return Vec::new();
         };

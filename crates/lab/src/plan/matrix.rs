@@ -114,7 +114,7 @@ impl Point {
     }
 }
 
-pub use crate::plan::slug;
+pub(crate) use crate::plan::slug;
 
 /// A step: one attack.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -210,14 +210,14 @@ pub fn expand(plan: &Plan) -> Matrix {
 }
 
 /// How many steps a plan expands to, without expanding it.
-pub fn count(plan: &Plan) -> u128 {
+pub(crate) fn count(plan: &Plan) -> u128 {
     plan.step_count()
 }
 
 /// About how long a plan runs: its steps (warm-up, duration, the pause between), and a capacity
 /// search's usual number of probes per target (growth from start to max, bisection to the
 /// precision, a confirmation).
-pub fn estimate(plan: &Plan) -> std::time::Duration {
+pub(crate) fn estimate(plan: &Plan) -> std::time::Duration {
     let l = &plan.load;
     let steps = count(plan) as f64;
     let mut secs = steps * (l.warmup + l.duration).as_secs_f64() + (steps - 1.0).max(0.0) * l.pause.as_secs_f64();

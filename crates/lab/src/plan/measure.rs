@@ -127,7 +127,7 @@ impl Doc<'_> {
 
 /// The CPU and memory selectors asked for: the process's own series when neither is named; a
 /// chosen CPU series says nothing of which memory series goes with it. An error names the field.
-pub fn selectors(
+pub(crate) fn selectors(
     cpu: Option<&str>,
     memory: Option<&str>,
 ) -> Result<(scrape::Selector, Option<scrape::Selector>), (&'static str, String)> {

@@ -51,7 +51,7 @@ impl Plan {
 }
 
 /// Lowercase letters, digits and dashes.
-pub fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     let mut out: String =
         s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     while out.contains("--") {
@@ -205,16 +205,16 @@ impl std::fmt::Display for PlanError {
 mod baseline;
 mod build;
 mod capacity;
-pub mod gate;
+pub(crate) mod gate;
 mod history;
 mod hypotheses;
 mod load;
-pub mod matrix;
-pub mod measure;
+pub(crate) mod matrix;
+pub(crate) mod measure;
 mod ports;
 mod profile;
 mod quick;
-pub use ports::fill_port;
+pub(crate) use ports::fill_port;
 #[cfg(test)]
 use quick::QUICK_STEP;
 mod raw;

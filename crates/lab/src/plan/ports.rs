@@ -7,7 +7,7 @@ pub(crate) const PORT_PLACEHOLDER: &str = "{port}";
 use PORT_PLACEHOLDER as P;
 
 /// `text` with `{port}` replaced by `port` (unchanged without one).
-pub fn fill_port(text: &str, port: Option<u16>) -> String {
+pub(crate) fn fill_port(text: &str, port: Option<u16>) -> String {
     match port {
         Some(p) => text.replace(P, &p.to_string()),
         None => text.to_owned(),

@@ -12,7 +12,7 @@ use crate::measure::metric::Metric;
 use crate::plan::matrix::{protocol_text, Axes, Point};
 
 /// A chart as SVG, with a file-name stem and a title.
-pub struct Figure {
+pub(crate) struct Figure {
     pub stem: String,
     pub title: String,
     pub svg: String,
@@ -21,7 +21,7 @@ pub struct Figure {
 /// Runs drawn at most on one time chart (beyond, the chart would be unreadable).
 const MAX_TIME_RUNS: usize = 12;
 
-pub fn figures(lab: &Lab) -> Vec<Figure> {
+pub(crate) fn figures(lab: &Lab) -> Vec<Figure> {
     let mut out = Vec::new();
     let axes = &lab.matrix.axes;
     if axes.rate {

@@ -101,7 +101,7 @@ fn basis_text(o: &Changes) -> String {
 }
 
 /// `compare.md`; `charts` are (title, relative path) of the images written beside it.
-pub fn markdown(o: &Changes, charts: &[(String, String)]) -> String {
+pub(crate) fn markdown(o: &Changes, charts: &[(String, String)]) -> String {
     let mut md = format!("# What changed\n\nOld: `{}`. New: `{}`.\n\n{}\n\n", o.old, o.new, basis_text(o));
     if !o.failed.is_empty() {
         let _ = writeln!(
@@ -220,7 +220,7 @@ pub fn compared(old: &Side, new: &Side, rule: Rule, dir: &Path) -> std::io::Resu
     Ok((outcome, files))
 }
 
-pub fn write(o: &Changes, old: &Side, new: &Side, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn write(o: &Changes, old: &Side, new: &Side, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     fn named(p: &Path) -> impl Fn(std::io::Error) -> std::io::Error + '_ {
         move |e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display()))
     }

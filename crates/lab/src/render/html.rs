@@ -46,7 +46,7 @@ pub(crate) fn flames(dir: &std::path::Path, md: &str) -> Vec<(String, Vec<u8>)> 
 /// `md` rendered, each chart image (`charts/STEM.png`) replaced by its SVG, each flame graph
 /// linked (`flames`: link and SVG) shown below its link in a frame of its own, where its
 /// search and zoom work; `interactive` is a whole page of the runs' charts (or none).
-pub fn render(
+pub(crate) fn render(
     title: &str,
     md: &str,
     figures: &[Figure],

@@ -12,7 +12,7 @@ use crate::plan::matrix::protocol_text;
 use results::duration::{show_ms, show_us};
 
 /// Renders the report; `charts` are the chart images written beside it (title, relative path).
-pub fn render(lab: &Lab, charts: &[(String, String)]) -> String {
+pub(crate) fn render(lab: &Lab, charts: &[(String, String)]) -> String {
     let mut md = String::new();
     let title = if lab.name.is_empty() { "Lab report" } else { &lab.name };
     let _ = writeln!(md, "# {title}\n");

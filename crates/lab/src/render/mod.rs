@@ -2,11 +2,11 @@
 //! `report.html` (the same, self-contained, with interactive charts), and `lab.json` (every
 //! number, for scripts).
 
-pub mod charts;
-pub mod compare;
-pub mod html;
-pub mod markdown;
-pub mod profiles;
+pub(crate) mod charts;
+pub(crate) mod compare;
+pub(crate) mod html;
+pub(crate) mod markdown;
+pub(crate) mod profiles;
 
 use std::path::{Path, PathBuf};
 

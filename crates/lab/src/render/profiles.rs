@@ -11,7 +11,7 @@ use results::duration::{show_change_us, show_us};
 
 /// The lab's pairs of profiles, compared: each hypothesis's subject against the other at each
 /// point, and without hypotheses each variant against the first.
-pub fn differentials(lab: &Lab, dir: &Path) -> (Vec<Differential>, Vec<String>) {
+pub(crate) fn differentials(lab: &Lab, dir: &Path) -> (Vec<Differential>, Vec<String>) {
     let (mut out, mut problems) = (Vec::new(), Vec::new());
     let first = |t: usize, p: usize| {
         lab.steps
@@ -75,7 +75,7 @@ pub fn differentials(lab: &Lab, dir: &Path) -> (Vec<Differential>, Vec<String>) 
 }
 
 /// `## Profiles`: nothing when no target was profiled.
-pub fn markdown(lab: &Lab, diffs: &[Differential], problems: &[String]) -> String {
+pub(crate) fn markdown(lab: &Lab, diffs: &[Differential], problems: &[String]) -> String {
     let mut md = String::new();
     let asked = lab.steps.iter().any(|s| s.profile.is_some() || s.profile_missing.is_some());
     if !asked {

@@ -93,7 +93,7 @@ pub struct CapacityResult {
 
 /// The search over any probe (a real attack, or a model in tests).
 /// Searches with `probe`; `done` is told each probe as it finishes.
-pub async fn search<F, Fut>(
+pub(crate) async fn search<F, Fut>(
     spec: &CapacitySpec,
     target: &str,
     mut probe: F,

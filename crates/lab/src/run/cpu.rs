@@ -28,7 +28,7 @@ fn ticks_ns(ticks: u64) -> u64 {
 
 /// CPU used by `pid` (with `tree`, by its whole process tree) in ns, and its resident memory in
 /// bytes (the tree's, with `tree`).
-pub fn usage(pid: u32, tree: bool) -> Option<(u64, u64)> {
+pub(crate) fn usage(pid: u32, tree: bool) -> Option<(u64, u64)> {
     let page = procfs::page_size();
     let root = procfs::process::Process::new(pid as i32).ok()?.stat().ok()?;
     let own = |st: &procfs::process::Stat| process_ns(st.pid).unwrap_or_else(|| ticks_ns(st.utime + st.stime));
@@ -77,7 +77,7 @@ pub(crate) fn usage_named(name: &str) -> Option<(u64, u64)> {
 
 /// Whose CPU is read.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Watched {
+pub(crate) enum Watched {
     /// A process, with its descendants when `true`.
     Pid(u32, bool),
     /// Every process of a name.
@@ -86,7 +86,7 @@ pub enum Watched {
 
 impl Watched {
     /// CPU ns and resident bytes now.
-    pub fn usage(&self) -> Option<(u64, u64)> {
+    pub(crate) fn usage(&self) -> Option<(u64, u64)> {
         match self {
             Watched::Pid(pid, tree) => usage(*pid, *tree),
             Watched::Named(name) => usage_named(name),
@@ -96,7 +96,7 @@ impl Watched {
 
 /// What a set of processes had used at one moment.
 #[derive(Clone, Debug)]
-pub struct Reading {
+pub(crate) struct Reading {
     pub at: std::time::Instant,
     /// Per process asked for, its CPU ns (none when it could not be read).
     pub ns: Vec<Option<u64>>,
@@ -104,13 +104,13 @@ pub struct Reading {
 
 impl Reading {
     /// Reads each now.
-    pub fn now(watched: &[Watched]) -> Reading {
+    pub(crate) fn now(watched: &[Watched]) -> Reading {
         let ns = watched.iter().map(|w| w.usage().map(|u| u.0)).collect();
         Reading { at: std::time::Instant::now(), ns }
     }
 
     /// Per process: CPU seconds used from `self` to `later`, and that as % of one core.
-    pub fn until(&self, later: &Reading) -> Vec<Option<(f64, f64)>> {
+    pub(crate) fn until(&self, later: &Reading) -> Vec<Option<(f64, f64)>> {
         let secs = later.at.duration_since(self.at).as_secs_f64();
         self.ns
             .iter()

@@ -14,7 +14,7 @@ pub(crate) struct Edge {
 /// target's memory at the end, where its exporter gave it; and why the target's CPU is not a
 /// measurement, when it is not (a restart, a source that did not answer, too few ticks).
 #[derive(Default)]
-pub struct Used {
+pub(crate) struct Used {
     pub target: Option<(f64, f64)>,
     pub generator: Option<(f64, f64)>,
     pub target_rss_mb: Option<f64>,
@@ -27,7 +27,7 @@ pub struct Used {
 impl Edge {
     /// Reads `watched` (the target's processes, if here, then the generator) and `remote`
     /// (`fresh`: the edge a step's counted time starts at, [`scrape::Remote::read`]).
-    pub async fn read(watched: &[cpu::Watched], remote: Option<&scrape::Remote>, fresh: bool) -> Edge {
+    pub(crate) async fn read(watched: &[cpu::Watched], remote: Option<&scrape::Remote>, fresh: bool) -> Edge {
         let local = cpu::Reading::now(watched);
         let remote = match remote {
             Some(r) => Some(r.read(fresh).await),
@@ -37,7 +37,7 @@ impl Edge {
     }
 
     /// What was used from `self` to `later`; `busy_share` marks a busy host.
-    pub fn until(&self, later: &Edge, busy_share: f64) -> Used {
+    pub(crate) fn until(&self, later: &Edge, busy_share: f64) -> Used {
         let local = self.local.until(&later.local);
         let (target, generator) = match local.as_slice() {
             [t, g] => (*t, *g),

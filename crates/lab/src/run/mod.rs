@@ -3,11 +3,11 @@
 //! of them (/proc, Prometheus; `cpu`, a process tree's CPU in ns), each `step` (one attack and
 //! its numbers) and the `capacity` search; the experiment module strings these together.
 
-pub mod capacity;
-pub mod cpu;
-pub mod edges;
-pub mod events;
-pub mod options;
-pub mod sample;
-pub mod step;
-pub mod systems;
+pub(crate) mod capacity;
+pub(crate) mod cpu;
+pub(crate) mod edges;
+pub(crate) mod events;
+pub(crate) mod options;
+pub(crate) mod sample;
+pub(crate) mod step;
+pub(crate) mod systems;

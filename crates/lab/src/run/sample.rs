@@ -24,7 +24,7 @@ pub(crate) const EVERY: Duration = Duration::from_secs(1);
 
 /// What to sample.
 #[derive(Clone, Debug)]
-pub struct Source {
+pub(crate) struct Source {
     /// Names the CSV file and the charts.
     pub name: String,
     pub pid: Option<u32>,
@@ -41,7 +41,7 @@ pub struct Source {
 
 impl Source {
     /// How its CPU is read, if it has processes here.
-    pub fn watched(&self) -> Option<cpu::Watched> {
+    pub(crate) fn watched(&self) -> Option<cpu::Watched> {
         match (self.pid, &self.process) {
             (Some(pid), _) => Some(cpu::Watched::Pid(pid, self.tree)),
             (None, Some(name)) => Some(cpu::Watched::Named(name.clone())),
@@ -63,7 +63,7 @@ pub struct Row {
 }
 
 /// Every source's rows, by source name.
-pub type Samples = BTreeMap<String, Vec<Row>>;
+pub(crate) type Samples = BTreeMap<String, Vec<Row>>;
 
 /// The running sampler thread.
 pub(crate) struct Sampler {
@@ -75,7 +75,7 @@ pub(crate) struct Sampler {
 impl Sampler {
     /// Starts sampling `sources` (and the generator, as `generator`) every second; times count
     /// from `origin`.
-    pub fn start(sources: Vec<Source>, origin: Instant) -> Sampler {
+    pub(crate) fn start(sources: Vec<Source>, origin: Instant) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let rows = Arc::new(Mutex::new(Samples::new()));
         let (s, r) = (Arc::clone(&stop), Arc::clone(&rows));
@@ -95,12 +95,12 @@ impl Sampler {
     }
 
     /// The rows so far.
-    pub fn snapshot(&self) -> Samples {
+    pub(crate) fn snapshot(&self) -> Samples {
         self.rows.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Stops the thread and returns every row.
-    pub fn finish(mut self) -> Samples {
+    pub(crate) fn finish(mut self) -> Samples {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             t.thread().unpark();
@@ -181,12 +181,12 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
 }
 
 /// Each wanted selector's sum, by its text (those that select nothing are left out).
-pub fn chosen(e: &scrape::exposition::Exposition, wanted: &[scrape::Selector]) -> BTreeMap<String, f64> {
+pub(crate) fn chosen(e: &scrape::exposition::Exposition, wanted: &[scrape::Selector]) -> BTreeMap<String, f64> {
     wanted.iter().filter_map(|w| Some((w.to_string(), e.sum(w)?))).collect()
 }
 
 /// Writes each source's rows as `dir/NAME.csv` (t, cpu_pct, rss_mb, then the series).
-pub fn write_csv(samples: &Samples, dir: &Path) -> std::io::Result<()> {
+pub(crate) fn write_csv(samples: &Samples, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for (name, rows) in samples {
         let series: Vec<&String> =
@@ -213,7 +213,7 @@ pub fn write_csv(samples: &Samples, dir: &Path) -> std::io::Result<()> {
 }
 
 /// Mean CPU % and peak RSS of `rows` between `from` and `to` seconds.
-pub fn window(rows: &[Row], from: f64, to: f64) -> (Option<f64>, Option<f64>) {
+pub(crate) fn window(rows: &[Row], from: f64, to: f64) -> (Option<f64>, Option<f64>) {
     let inside: Vec<&Row> = rows.iter().filter(|r| r.t >= from && r.t <= to + 0.5).collect();
     let cpu: Vec<f64> = inside.iter().filter_map(|r| r.cpu_pct).collect();
     let mean = (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64);

@@ -14,7 +14,7 @@ use crate::plan::matrix::Point;
 use crate::plan::{LoadSpec, Variant};
 
 /// What a step left.
-pub struct StepRun {
+pub(crate) struct StepRun {
     pub numbers: Numbers,
     pub warmup_requests: u64,
     /// The run's chart series (latency over time, per second, HDR curve).
@@ -98,7 +98,7 @@ pub fn config(
 pub(crate) const REPLAY_LOOPS: u32 = 1_000_000;
 
 /// Runs the step: the attack, the first `warmup` of it sent but not counted.
-pub async fn run(
+pub(crate) async fn run(
     id: &str,
     config: AttackConfig,
     warmup: std::time::Duration,

@@ -48,7 +48,7 @@ pub(crate) struct Embedded {
 impl Embedded {
     /// Serves a simulator on `listen` (`127.0.0.1:0` when none) with `recipe` loaded: plain
     /// HTTP/1.1 and h2c over TCP, and with `h3` HTTP/3 on the same port number over UDP.
-    pub async fn start(listen: Option<&str>, recipe: Option<&Path>, h3: bool) -> Result<Embedded, StartError> {
+    pub(crate) async fn start(listen: Option<&str>, recipe: Option<&Path>, h3: bool) -> Result<Embedded, StartError> {
         let sim = origin::Simulation::new().await;
         if let Some(path) = recipe {
             load_recipe(&sim, path).await?;
@@ -73,7 +73,7 @@ impl Embedded {
         Ok(Embedded { sim, addr, h3_cert_pem, stop, task })
     }
 
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.stop.cancel();
         let _ = self.task.await;
     }
@@ -87,7 +87,7 @@ pub(crate) async fn load_recipe(sim: &origin::Simulation, path: &Path) -> Result
 }
 
 /// A command under test, in its own process group.
-pub struct Started {
+pub(crate) struct Started {
     pub name: String,
     child: Child,
     log: PathBuf,
@@ -96,14 +96,14 @@ pub struct Started {
 /// How a started command is known to be ready: its `ready` URL answers 2xx (over TLS as the
 /// target's settings say), or without one, its url's port accepts connections.
 #[derive(Clone, Copy)]
-pub struct Readiness<'a> {
+pub(crate) struct Readiness<'a> {
     pub probe: Option<&'a str>,
     pub tls: &'a attack::TlsOptions,
 }
 
 impl Started {
     /// Starts `argv` in `dir`, its output appended to `log`, and waits until it is ready.
-    pub async fn start(
+    pub(crate) async fn start(
         name: &str,
         argv: &[String],
         dir: &Path,
@@ -157,12 +157,12 @@ impl Started {
         }
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// How the command ended, if it has: `exit status: 1`, `signal: 9 (SIGKILL)`.
-    pub fn exited(&mut self) -> Option<String> {
+    pub(crate) fn exited(&mut self) -> Option<String> {
         match self.child.try_wait() {
             Ok(Some(status)) => Some(status.to_string()),
             _ => None,
@@ -170,7 +170,7 @@ impl Started {
     }
 
     /// The last lines of the command's output.
-    pub fn log_tail(&self, lines: usize) -> String {
+    pub(crate) fn log_tail(&self, lines: usize) -> String {
         let text = std::fs::read(&self.log).unwrap_or_default();
         let text = String::from_utf8_lossy(&text[text.len().saturating_sub(8192)..]).into_owned();
         let all: Vec<&str> = text.lines().collect();
@@ -178,7 +178,7 @@ impl Started {
     }
 
     /// SIGTERM to the process group, SIGKILL after a grace period; waits for the child.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         profile::process::stop(&mut self.child, nix::sys::signal::Signal::SIGTERM, true, STOP_GRACE);
     }
 }

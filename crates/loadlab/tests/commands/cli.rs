@@ -12,14 +12,14 @@ fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run loadlab")
 }
 
-pub fn report_json(files: &[&Path]) -> serde_json::Value {
+pub(crate) fn report_json(files: &[&Path]) -> serde_json::Value {
     let o = run(loadlab().arg("report").arg("--type").arg("json").args(files));
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
 /// Runs the blocking subprocess work while the test server keeps serving.
-pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     tokio::task::spawn_blocking(f).await.unwrap()
 }
 

@@ -6,14 +6,14 @@ use std::process::Command;
 
 use crate::support::*;
 
-pub fn git(repo: &Path, args: &[&str]) -> String {
+pub(crate) fn git(repo: &Path, args: &[&str]) -> String {
     let o = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
     assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).trim().to_owned()
 }
 
 /// The example's service (examples/007-which-commit), which this test builds commit by commit.
-pub fn source(name: &str) -> String {
+pub(crate) fn source(name: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/007-which-commit/svc");
     std::fs::read_to_string(dir.join(name)).unwrap()
 }

@@ -29,7 +29,7 @@ pub(crate) fn burn(stripped: bool) -> PathBuf {
 }
 
 /// Checks that perf can profile here at all, and says loudly why not.
-pub fn perf_works() {
+pub(crate) fn perf_works() {
     let o = std::process::Command::new("perf").args(["record", "-q", "-o", "/dev/null", "--", "true"]).output();
     let o = o.expect("perf is needed for this test (scripts/test-all installs linux-perf)");
     assert!(

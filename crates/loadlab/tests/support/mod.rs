@@ -7,13 +7,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The `loadlab` binary built for these tests.
-pub fn loadlab() -> Command {
+pub(crate) fn loadlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
 }
 
 /// A new empty folder, unique within this process (tests of one binary run side by side),
 /// removed when the test that made it passes and kept, for a look, when it fails.
-pub fn tempdir(name: &str) -> TempDir {
+pub(crate) fn tempdir(name: &str) -> TempDir {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let d = std::env::temp_dir().join(format!("loadlab-test-{}-{n}-{name}", std::process::id()));
@@ -23,11 +23,11 @@ pub fn tempdir(name: &str) -> TempDir {
 }
 
 /// A test's folder (see [`tempdir`]); it reads as the `Path` it holds.
-pub struct TempDir(PathBuf);
+pub(crate) struct TempDir(PathBuf);
 
 impl TempDir {
     /// The folder, kept after the test (one shared by every test of the process).
-    pub fn keep(self) -> PathBuf {
+    pub(crate) fn keep(self) -> PathBuf {
         let d = self.0.clone();
         std::mem::forget(self);
         d
@@ -61,22 +61,22 @@ impl Drop for TempDir {
     }
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A port free a moment ago, for a process that must be told its port before it binds (worker
 /// 0 of a barrier, an origin in a plan). Prefer port 0 and reading the address back.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// Runs headless Chromium with `args` and its own profile directory (pages 1200 x 1800).
-pub fn chromium(args: &[&str], profile: &Path) -> Output {
+pub(crate) fn chromium(args: &[&str], profile: &Path) -> Output {
     let bin = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|b| {
@@ -98,7 +98,7 @@ pub fn chromium(args: &[&str], profile: &Path) -> Output {
 }
 
 /// A screenshot's pixels.
-pub struct Shot {
+pub(crate) struct Shot {
     pub buf: Vec<u8>,
     /// Bytes per row, and per pixel.
     pub line_size: usize,
@@ -108,7 +108,7 @@ pub struct Shot {
 }
 
 /// Screenshots `url` (after 5 s of virtual time) into `dir/name.png` and decodes it.
-pub fn screenshot(url: &str, dir: &Path, name: &str) -> Shot {
+pub(crate) fn screenshot(url: &str, dir: &Path, name: &str) -> Shot {
     let file = dir.join(format!("{name}.png"));
     let o = chromium(
         &["--virtual-time-budget=5000", &format!("--screenshot={}", file.display()), url],
@@ -129,7 +129,7 @@ pub fn screenshot(url: &str, dir: &Path, name: &str) -> Shot {
 }
 
 /// A command running in the background, its stdout and stderr gathered as they come.
-pub struct Watched {
+pub(crate) struct Watched {
     pub child: std::process::Child,
     out: std::sync::Arc<std::sync::Mutex<String>>,
     err: std::sync::Arc<std::sync::Mutex<String>>,
@@ -139,7 +139,7 @@ pub struct Watched {
 
 impl Watched {
     /// Starts `cmd` with its stdout and stderr piped to us.
-    pub fn spawn(mut cmd: Command) -> Watched {
+    pub(crate) fn spawn(mut cmd: Command) -> Watched {
         let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let gather = |mut from: Box<dyn std::io::Read + Send>| {
             let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
@@ -159,16 +159,16 @@ impl Watched {
         Watched { child, out, err, err_done }
     }
 
-    pub fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         self.out.lock().unwrap().clone()
     }
 
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         self.err.lock().unwrap().clone()
     }
 
     /// Waits (at most a minute) until `ready` holds, failing with what the command said.
-    pub fn wait_until(&mut self, what: &str, mut ready: impl FnMut(&Watched) -> bool) {
+    pub(crate) fn wait_until(&mut self, what: &str, mut ready: impl FnMut(&Watched) -> bool) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !ready(self) {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -179,12 +179,12 @@ impl Watched {
         }
     }
 
-    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+    pub(crate) fn signal(&self, sig: nix::sys::signal::Signal) {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
     }
 
     /// Waits for the exit (at most a minute; killed past that) and gives its code.
-    pub fn exit_code(&mut self) -> Option<i32> {
+    pub(crate) fn exit_code(&mut self) -> Option<i32> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -202,7 +202,7 @@ impl Watched {
 impl Watched {
     /// Waits for the exit, then for the last of stderr (at most 10 s more: a child of its own
     /// may hold the pipe), and gives the exit code and all it said.
-    pub fn finish(&mut self) -> (Option<i32>, String) {
+    pub(crate) fn finish(&mut self) -> (Option<i32>, String) {
         let code = self.exit_code();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while !self.err_done.load(std::sync::atomic::Ordering::Acquire) && std::time::Instant::now() < deadline {
@@ -222,7 +222,7 @@ impl Drop for Watched {
 /// `loadlab origin` on a port of its choosing; its URL once it serves.
 /// Waits (at most a minute) until `server` has received `n` requests from `child`, failing if the
 /// child ends first: a readiness wait for a load already flowing, not a guess at start-up time.
-pub fn until_received(server: &attack::testing::TestServer, n: usize, child: &mut std::process::Child) {
+pub(crate) fn until_received(server: &attack::testing::TestServer, n: usize, child: &mut std::process::Child) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while server.received() < n {
         if let Ok(Some(status)) = child.try_wait() {
@@ -233,7 +233,7 @@ pub fn until_received(server: &attack::testing::TestServer, n: usize, child: &mu
     }
 }
 
-pub fn origin(recipe: Option<&Path>) -> (Watched, String) {
+pub(crate) fn origin(recipe: Option<&Path>) -> (Watched, String) {
     let mut cmd = loadlab();
     cmd.args(["origin", "--listen", "127.0.0.1:0"]);
     if let Some(r) = recipe {
@@ -247,12 +247,12 @@ pub fn origin(recipe: Option<&Path>) -> (Watched, String) {
 }
 
 /// Requests an origin has answered so far (from its admin metrics).
-pub fn origin_served(url: &str) -> u64 {
+pub(crate) fn origin_served(url: &str) -> u64 {
     origin_metric(url, "loadlab_origin_response_seconds_count")
 }
 
 /// One of an origin's admin metrics without labels; 0 while it cannot be read.
-pub fn origin_metric(url: &str, name: &str) -> u64 {
+pub(crate) fn origin_metric(url: &str, name: &str) -> u64 {
     use std::io::{Read, Write};
     let addr = url.trim_start_matches("http://").trim_end_matches('/');
     let Ok(mut s) = std::net::TcpStream::connect(addr) else { return 0 };
@@ -264,7 +264,7 @@ pub fn origin_metric(url: &str, name: &str) -> u64 {
 }
 
 /// The pid of the process whose command line holds every one of `words`, other than this one.
-pub fn pid_of(words: &[&str]) -> Option<i32> {
+pub(crate) fn pid_of(words: &[&str]) -> Option<i32> {
     std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
         let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
         let c = std::fs::read(e.path().join("cmdline")).ok()?;
@@ -274,12 +274,12 @@ pub fn pid_of(words: &[&str]) -> Option<i32> {
 }
 
 /// `lab run PLAN --out OUT` in the background, its stderr kept.
-pub fn spawn_lab(plan: &Path, out: &Path) -> std::process::Child {
+pub(crate) fn spawn_lab(plan: &Path, out: &Path) -> std::process::Child {
     loadlab().args(["lab", "run"]).arg(plan).arg("--out").arg(out).stderr(std::process::Stdio::piped()).spawn().unwrap()
 }
 
 /// Waits (at most a minute) until `path` exists.
-pub fn wait_for(path: &Path) {
+pub(crate) fn wait_for(path: &Path) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !path.exists() {
         assert!(std::time::Instant::now() < deadline, "{} never appeared", path.display());
@@ -287,6 +287,6 @@ pub fn wait_for(path: &Path) {
     }
 }
 
-pub fn signal(pid: i32, sig: nix::sys::signal::Signal) {
+pub(crate) fn signal(pid: i32, sig: nix::sys::signal::Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).unwrap();
 }

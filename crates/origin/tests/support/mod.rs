@@ -10,23 +10,23 @@ use hyper_util::rt::TokioIo;
 use origin::{AdminPolicy, ConnLimits, Simulation};
 use serde_json::Value;
 
-pub struct Origin {
+pub(crate) struct Origin {
     pub addr: SocketAddr,
     _stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Origin {
     /// A handle on an origin started elsewhere (it keeps running).
-    pub fn at(addr: SocketAddr) -> Origin {
+    pub(crate) fn at(addr: SocketAddr) -> Origin {
         Origin { addr, _stop: None }
     }
 }
 
-pub async fn start_with(admin: AdminPolicy) -> Origin {
+pub(crate) async fn start_with(admin: AdminPolicy) -> Origin {
     start_on(origin::bind(([127, 0, 0, 1], 0).into()).unwrap(), Simulation::new().await, admin, origin::DEFAULT_LIMITS)
 }
 
-pub fn start_on(
+pub(crate) fn start_on(
     listener: tokio::net::TcpListener,
     sim: Arc<Simulation>,
     admin: AdminPolicy,
@@ -40,28 +40,28 @@ pub fn start_on(
     Origin { addr, _stop: Some(stop) }
 }
 
-pub async fn start() -> Origin {
+pub(crate) async fn start() -> Origin {
     start_with(AdminPolicy { token: None, enabled: true, loopback_only: true }).await
 }
 
 #[derive(Debug)]
-pub struct Resp {
+pub(crate) struct Resp {
     pub status: u16,
     pub headers: http::HeaderMap,
     pub body: Bytes,
 }
 
 impl Resp {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
 /// One request on a new HTTP/1.1 connection.
-pub async fn send(
+pub(crate) async fn send(
     o: &Origin,
     method: &str,
     path: &str,
@@ -81,25 +81,25 @@ pub async fn send(
     Ok(Resp { status: parts.status.as_u16(), headers: parts.headers, body })
 }
 
-pub async fn get(o: &Origin, path: &str) -> Resp {
+pub(crate) async fn get(o: &Origin, path: &str) -> Resp {
     send(o, "GET", path, &[], "").await.unwrap()
 }
 
-pub async fn post_recipe(o: &Origin, recipe: &Value) -> Resp {
+pub(crate) async fn post_recipe(o: &Origin, recipe: &Value) -> Resp {
     // curl -d sends form-urlencoded; the recipe must be read whatever the content type.
     send(o, "POST", "/_admin/add_recipe", &[("content-type", "application/x-www-form-urlencoded")], &recipe.to_string())
         .await
         .unwrap()
 }
 
-pub fn gunzip(b: &[u8]) -> String {
+pub(crate) fn gunzip(b: &[u8]) -> String {
     let mut out = String::new();
     std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(b), &mut out).unwrap();
     out
 }
 
 /// A self-signed certificate for 127.0.0.1 and its key, as PEM files in a directory of their own.
-pub fn certificate(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+pub(crate) fn certificate(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("loadlab-origin-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
