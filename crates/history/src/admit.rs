@@ -111,6 +111,9 @@ pub(crate) fn lab(lab: &Lab) -> Result<(), Refused> {
 
 /// The largest value a figure of `metric` can have, and its unit.
 pub(crate) fn range(metric: &str) -> (f64, &'static str) {
+    if metric == crate::entry::MACHINE_OTHER {
+        return (100.0, "% of the machine");
+    }
     match lab::Metric::parse(metric) {
         Ok(m) if m.is_latency() => (MAX_LATENCY_MS, "ms"),
         Ok(lab::Metric::Success | lab::Metric::Errors) => (1.0, "a share, 0 to 1"),

@@ -21,6 +21,10 @@ pub const RECORDED: [Metric; 7] = lab::HISTORY_GATED;
 /// The prefix of a profiled function's series.
 pub const FUNCTION: &str = "fn:";
 
+/// The share of loadlab's machine other processes used during a step, in % (where the lab knew
+/// where its target's CPU went): the control of a latency that failed on a busy machine.
+pub(crate) const MACHINE_OTHER: &str = "machine_other";
+
 /// One lab in a history.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Entry {
@@ -179,6 +183,9 @@ pub(crate) fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Result<En
                     if let Some(v) = v.filter(|v| v.is_finite()) {
                         values.push((m.name().into(), v));
                     }
+                }
+                if let Some(o) = s.machine.as_ref().and_then(|m| m.other_pct).filter(|o| o.is_finite()) {
+                    values.push((MACHINE_OTHER.into(), o));
                 }
                 for f in s.profile.iter().flat_map(|p| &p.top) {
                     if f.self_us.is_finite() {

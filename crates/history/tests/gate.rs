@@ -320,6 +320,56 @@ fn a_slower_machine_is_named_and_a_slower_build_still_fails() {
     }
 }
 
+#[test]
+fn a_busy_machine_is_named_and_the_same_slowdown_on_a_quiet_one_still_fails() {
+    let steady = Service { name: "steady (2%)", p50_sd: 0.02, p99_sd: 0.05, cpu_sd: 0.02, ..CPU_BOUND };
+    // Latencies +30% in the last three labs, the target's CPU and loadlab's unchanged (a busy
+    // neighbour does not slow each cycle); `others`: other processes' % of loadlab's machine.
+    let lab_with = |latency: f64, others: f64, rng: &mut StdRng| {
+        let mut v = lab(&steady, 1.0, false, rng).to_vec();
+        for (m, value) in v.iter_mut() {
+            if m != "target_cpu" {
+                *value *= latency;
+            }
+        }
+        v.push(("generator_cpu".to_owned(), 150.0 * (0.02 * normal(rng)).exp()));
+        v.push(("machine_other".to_owned(), others));
+        v
+    };
+    // (others in the three slower labs, whether the latencies fail)
+    for (others, worse) in [([88.0, 91.0, 85.0], false), ([3.0, 4.0, 2.0], true), ([3.0, 4.0, 90.0], true)] {
+        let mut rng = StdRng::seed_from_u64(9);
+        let labs: Vec<Stored> = (0..11)
+            .map(|i| {
+                if i < 8 {
+                    lab_with(1.0, 2.0 + (i % 3) as f64, &mut rng)
+                } else {
+                    lab_with(1.3, others[i - 8], &mut rng)
+                }
+            })
+            .enumerate()
+            .map(|(i, v)| entry(i, &v))
+            .collect();
+        let c = check(&labs, 10);
+        let text = history::check_text(&c);
+        let failed: Vec<&str> = c.worse().map(|j| j.key.metric.as_str()).collect();
+        if worse {
+            // Quiet in the labs judged (or busy in only one of them): the build's.
+            assert!(failed.contains(&"p50") && failed.contains(&"p99"), "{others:?}: {text}");
+            assert!(c.judged.iter().all(|j| j.machine.is_none()), "{others:?}: {text}");
+        } else {
+            assert_eq!(failed, Vec::<&str>::new(), "{text}");
+            for metric in ["p50", "p99"] {
+                let j = c.judged.iter().find(|j| j.key.metric == metric).unwrap();
+                let why = j.machine.as_deref().unwrap_or_default();
+                assert!(why.contains("other processes used 85-91% of loadlab's machine"), "{why}: {text}");
+                assert!(why.contains("3% in its level's"), "{why}");
+            }
+            assert!(c.warnings().iter().any(|w| w.contains("a busy machine can explain it")), "{text}");
+        }
+    }
+}
+
 /// The figures docs/DECISIONS.md quotes (run by hand: about a minute in release).
 #[test]
 #[ignore]

@@ -176,6 +176,7 @@ async fn run_steps(
                 target_cpu_unmeasured: None,
                 host: None,
                 host_unmeasured: None,
+                machine: None,
                 generator_cpu_s: None,
                 down: Some(down),
                 uncounted: None,
@@ -227,7 +228,8 @@ async fn run_steps(
             true => match warmup_end.await {
                 Ok(from) => {
                     let busy = remote.as_ref().map_or(scrape::host::DEFAULT_BUSY_SHARE, |r| r.busy_share);
-                    Some(from.until(&edges::Edge::read(&watched, remote.as_ref(), false).await, busy))
+                    let later = edges::Edge::read(&watched, remote.as_ref(), false).await;
+                    Some(from.until(&later, busy, up.target_cpu_known(s.target)))
                 }
                 Err(_) => None,
             },
@@ -236,7 +238,7 @@ async fn run_steps(
                 None
             }
         };
-        let edges::Used { target: target_cpu, generator: generator_cpu, target_rss_mb, unmeasured, host } =
+        let edges::Used { target: target_cpu, generator: generator_cpu, target_rss_mb, unmeasured, host, machine } =
             used.unwrap_or_default();
         let (host, host_unmeasured) = match host {
             Some(Ok(h)) => (Some(h), None),
@@ -297,6 +299,7 @@ async fn run_steps(
             target_cpu_unmeasured: unmeasured,
             host,
             host_unmeasured,
+            machine,
             down: None,
             uncounted: None,
             profile,
@@ -477,6 +480,18 @@ impl Up {
         let name = self.targets.get(t).map(|t| t.name.as_str());
         let target = self.sources.iter().find(|s| Some(s.name.as_str()) == name).and_then(Source::watched);
         target.into_iter().chain([cpu::Watched::Pid(std::process::id(), false)]).collect()
+    }
+
+    /// Whether the CPU target `t` uses on this machine is known: its processes here are read, it
+    /// runs inside loadlab, or it runs elsewhere (measured by its exporter, or not on loopback).
+    /// A target on loopback whose processes are not named would pass for other processes.
+    fn target_cpu_known(&self, t: usize) -> bool {
+        let Some(run) = self.targets.get(t) else { return false };
+        let here = run.url.parse::<http::Uri>().ok().and_then(|u| u.host().map(str::to_owned)).is_some_and(|h| {
+            let h = h.trim_start_matches('[').trim_end_matches(']');
+            h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        });
+        run.kind == "simulator" || run.sampled || run.measured_by.is_some() || !here
     }
 
     /// Why target `t` cannot be measured any more, if it died.

@@ -50,6 +50,12 @@ pub struct StepResult {
     /// Why the host was not measured in this step, when it was asked for and not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_unmeasured: Option<String>,
+    /// loadlab's own machine during the step (`/proc/stat` at its edges): what other processes
+    /// used of it beside loadlab and the target, where the target's CPU here is known. Said,
+    /// recorded in a history (a busy machine can explain a slower lab there), not a reason to
+    /// leave the step out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<scrape::host::HostUse>,
     /// The target was down during this step (it had exited: when and how): not a measurement.
     pub down: Option<String>,
     /// Why the step says nothing of its target though it ran (the generator could not send, a
@@ -179,6 +185,31 @@ pub struct Findings {
     /// What kept a verdict from being reached (generator-limited cells, a target that died),
     /// one line each: the lab is inconclusive when this is not empty.
     pub inconclusive: Vec<String>,
+}
+
+/// The steps during which other processes kept loadlab's machine busy (over
+/// [`scrape::host::DEFAULT_BUSY_SHARE`] of it), in one sentence: their latencies include
+/// waiting for those processes. None when no step's machine was busy.
+pub(crate) fn busy_machine(steps: &[StepResult]) -> Option<String> {
+    let busy: Vec<(&str, f64)> = steps
+        .iter()
+        .filter_map(|s| Some((s.id.as_str(), s.machine.as_ref()?.other_pct?)))
+        .filter(|(_, other)| *other > scrape::host::DEFAULT_BUSY_SHARE * 100.0)
+        .collect();
+    let most = busy.iter().map(|b| b.1).fold(f64::NAN, f64::max);
+    let cpus = steps.iter().find_map(|s| s.machine.as_ref()).map_or(0, |m| m.cpus);
+    let ids: Vec<&str> = busy.iter().map(|b| b.0).take(5).collect();
+    let more = if busy.len() > ids.len() { format!(" and {} more", busy.len() - ids.len()) } else { String::new() };
+    (!busy.is_empty()).then(|| {
+        format!(
+            "loadlab's machine was busy in {} of {} steps: other processes used up to {most:.0}% of its {cpus} CPUs' \
+             time ({}{more}), so their latencies include waiting for them; a history check takes such labs' \
+             slower latencies as the machine's.",
+            busy.len(),
+            steps.len(),
+            ids.join(", ")
+        )
+    })
 }
 
 /// Judges the steps: whether each counts, decided here once by the lab's rule and recorded in
@@ -459,6 +490,7 @@ mod tests {
                     target_cpu_unmeasured: None,
                     host: None,
                     host_unmeasured: None,
+                    machine: None,
                     generator_cpu_s: None,
                     down: None,
                     uncounted: None,

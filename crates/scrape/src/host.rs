@@ -1,7 +1,9 @@
-//! The target's host, from its node_exporter: CPU seconds by mode (`node_cpu_seconds_total`,
-//! summed over its CPUs) at a step's edges, and what the step found there: how much of the host
-//! worked for something other than the target, and how much its hypervisor took (`steal`). A
-//! step on a host busy with a neighbour measured the neighbour as much as the service.
+//! A host's CPU seconds by mode at a step's edges, and what the step found there: how much of
+//! the host worked for something other than the processes the lab knows of, and how much its
+//! hypervisor took (`steal`). Read for the target's host from its node_exporter
+//! (`node_cpu_seconds_total`, summed over its CPUs), and for loadlab's own machine from
+//! `/proc/stat`, the file node_exporter reads. A step on a host busy with a neighbour measured
+//! the neighbour as much as the service.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +39,30 @@ impl HostCpu {
         }
         Ok(HostCpu { by_mode, cpus: cpus.len() })
     }
+
+    /// From `/proc/stat`'s text: its `cpu` line (clock ticks summed over the CPUs, `ticks_per_s`
+    /// of them a second) and its `cpuN` lines' count.
+    pub fn of_proc_stat(text: &str, ticks_per_s: f64) -> Option<HostCpu> {
+        const MODES: [&str; 8] = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"];
+        let line = text.lines().next()?.strip_prefix("cpu ")?;
+        // guest and guest_nice, after steal, are already counted in user and nice.
+        let by_mode: BTreeMap<String, f64> = MODES
+            .iter()
+            .zip(line.split_whitespace())
+            .map(|(m, v)| Some(((*m).to_owned(), v.parse::<f64>().ok()? / ticks_per_s)))
+            .collect::<Option<_>>()?;
+        let cpus = text.lines().filter(|l| l.starts_with("cpu") && !l.starts_with("cpu ")).count();
+        (by_mode.len() >= 4 && ticks_per_s > 0.0).then_some(HostCpu { by_mode, cpus })
+    }
+}
+
+/// Whose host a reading is: the words of its neighbour's line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whose {
+    /// The target's host, beside the target's own CPU.
+    Target,
+    /// loadlab's own machine, beside loadlab's CPU and the target's where it runs here.
+    Loadlab,
 }
 
 /// What a step found on its target's host.
@@ -44,7 +70,8 @@ impl HostCpu {
 pub struct HostUse {
     pub cpus: usize,
     /// Shares of the host's CPU time over the step, in %: every mode but idle and iowait, the
-    /// target's own (when its CPU was measured), the rest, and the hypervisor's steal.
+    /// target's own (when its CPU was measured; on loadlab's machine, loadlab's and the target's
+    /// where it runs there), the rest, and the hypervisor's steal.
     pub busy_pct: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_pct: Option<f64>,
@@ -58,39 +85,56 @@ pub struct HostUse {
     pub neighbour: Option<String>,
 }
 
-/// The host over a step, from its readings at the edges; `target_cpu_s` is the target's own
-/// CPU over the same time, and `busy_share` the share of the host used elsewhere past which the
-/// step is marked.
+/// The target's host over a step, from its readings at the edges; `target_cpu_s` is the target's
+/// own CPU over the same time, and `busy_share` the share of the host used elsewhere past which
+/// the step is marked.
 pub fn between(a: &HostCpu, b: &HostCpu, target_cpu_s: Option<f64>, busy_share: f64) -> Result<HostUse, String> {
+    between_for(Whose::Target, a, b, target_cpu_s, busy_share)
+}
+
+/// A host over a step, as [`between`], for `whose`: `known_cpu_s` is the CPU the lab knows of on
+/// it over the same time (the target's; on loadlab's machine, loadlab's own and the target's
+/// where it runs here).
+pub fn between_for(
+    whose: Whose,
+    a: &HostCpu,
+    b: &HostCpu,
+    known_cpu_s: Option<f64>,
+    busy_share: f64,
+) -> Result<HostUse, String> {
+    let (host, outside) = match whose {
+        Whose::Target => ("the target's host", "the target"),
+        Whose::Loadlab => ("loadlab's machine", "loadlab and the target"),
+    };
     let mut by_mode = BTreeMap::new();
     for (mode, end) in &b.by_mode {
         let start = a.by_mode.get(mode).copied().unwrap_or(0.0);
         if *end < start {
-            return Err(format!("the host's {mode} CPU counter went back: it restarted during the step"));
+            return Err(format!("{host}'s {mode} CPU counter went back: it restarted during the step"));
         }
         by_mode.insert(mode.clone(), end - start);
     }
     let total: f64 = by_mode.values().sum();
     if total <= 0.0 {
-        return Err("the host's CPU counters did not move during the step".into());
+        return Err(format!("{host}'s CPU counters did not move during the step"));
     }
     let of = |mode: &str| by_mode.get(mode).copied().unwrap_or(0.0);
     let busy = total - of("idle") - of("iowait") - of("steal");
     let pct = |s: f64| 100.0 * s / total;
-    let target_pct = target_cpu_s.map(pct);
+    let target_pct = known_cpu_s.map(pct);
     let other_pct = target_pct.map(|t| (pct(busy) - t).max(0.0));
     let steal_pct = pct(of("steal"));
     let mut why = Vec::new();
     if let Some(o) = other_pct.filter(|o| *o > busy_share * 100.0) {
         why.push(format!(
-            "the target's host was busy: {o:.0}% of its {} CPUs' time used outside the target (over {:.0}%)",
+            "{host} was busy: {o:.0}% of its {} CPUs' time used outside {outside} (over {:.0}%)",
             b.cpus,
             busy_share * 100.0
         ));
     }
     if steal_pct > STEAL_SHARE * 100.0 {
         why.push(format!(
-            "the target's host had {steal_pct:.1}% of its CPU stolen by its hypervisor (over {:.0}%)",
+            "{host} had {steal_pct:.1}% of its CPU stolen by its hypervisor (over {:.0}%)",
             STEAL_SHARE * 100.0
         ));
     }
@@ -125,5 +169,26 @@ mod tests {
         assert!(robbed.neighbour.unwrap().contains("5.0% of its CPU stolen"));
         let e = between(&host(100.0, 10.0, 0.0), &host(1.0, 1.0, 0.0), None, 0.10).unwrap_err();
         assert!(e.contains("restarted"), "{e}");
+    }
+
+    #[test]
+    fn loadlab_s_machine_is_read_from_proc_stat_as_node_exporter_reads_it() {
+        let at = |user: u64, idle: u64| {
+            let text = format!("cpu  {user} 0 100 {idle} 10 0 5 0 0 0\ncpu0 1 0 0 0\ncpu1 1 0 0 0\nintr 1\n");
+            HostCpu::of_proc_stat(&text, 100.0).unwrap()
+        };
+        let a = at(1_000, 50_000);
+        assert_eq!(a.cpus, 2);
+        assert_eq!(a.by_mode["user"], 10.0);
+        assert_eq!(a.by_mode["idle"], 500.0);
+        assert_eq!(a.by_mode.len(), 8);
+        // 4 s on 2 CPUs: 8 s, of which 6 s busy; loadlab and its target used 1 s of them.
+        let b = at(1_600, 50_200);
+        let here = between_for(Whose::Loadlab, &a, &b, Some(1.0), 0.10).unwrap();
+        assert!((here.busy_pct - 75.0).abs() < 1e-9 && (here.other_pct.unwrap() - 62.5).abs() < 1e-9, "{here:?}");
+        let why = here.neighbour.unwrap();
+        assert!(why.starts_with("loadlab's machine was busy: 62% of its 2 CPUs' time used outside loadlab"), "{why}");
+        assert_eq!(HostCpu::of_proc_stat("intr 1\n", 100.0), None);
+        assert_eq!(HostCpu::of_proc_stat("cpu  a b c d\n", 100.0), None);
     }
 }

@@ -12,8 +12,13 @@
 //! - a latency series that fails while loadlab's own CPU per request is beyond its level the
 //!   same way (the machine slower, by the same rules) is a warning instead: the machine, not the
 //!   build, can explain it, and a rerun tells.
+//! - a latency series that fails while other processes used far more of loadlab's machine in
+//!   each lab of the failing run than in the level's labs ([`BUSIER_POINTS`], from
+//!   `machine_other`) is a warning too. A busy neighbour does not slow each cycle, so loadlab's
+//!   CPU per request does not see it: two spinners beside origin labs left it unchanged while
+//!   p99 rose 20-24% (docs/DECISIONS.md).
 //!
-//! Either is said on the row (`Judged::machine`) and among the check's warnings.
+//! Each is said on the row (`Judged::machine`) and among the check's warnings.
 
 use std::collections::HashMap;
 
@@ -25,6 +30,11 @@ use crate::series::{Key, Point, Series};
 /// The metric that measures the machine.
 pub(super) const GENERATOR: &str = "generator_cpu";
 
+/// Points of loadlab's machine (of 100) that other processes must have used more, in every lab
+/// of a failing run, than in the median lab of its level for the machine to explain a latency.
+/// Quiet labs leave 0-5 points to others; two spinners took 80-95 (docs/DECISIONS.md).
+pub(super) const BUSIER_POINTS: f64 = 25.0;
+
 /// Whether loadlab's own CPU series is wanted with its change points, as the control of
 /// `gates`: where the target's CPU or a latency is gated.
 pub(super) fn wanted(gates: &[Gate]) -> bool {
@@ -35,6 +45,37 @@ pub(super) fn wanted(gates: &[Gate]) -> bool {
 fn generator_of<'a>(s: &Series, all: &'a [Series]) -> Option<&'a Series> {
     let key = Key { metric: GENERATOR.to_owned(), ..s.key.clone() };
     all.iter().find(|g| g.key == key)
+}
+
+/// Other processes' share of loadlab's machine, at the place of `s`.
+fn others_of<'a>(s: &Series, all: &'a [Series]) -> Option<&'a Series> {
+    let key = Key { metric: crate::entry::MACHINE_OTHER.to_owned(), ..s.key.clone() };
+    all.iter().find(|o| o.key == key)
+}
+
+/// Why the machine was busier in the run of `s` that ends with its last lab (`in_a_row` labs)
+/// than in its level, by `others` (other processes' share of loadlab's machine): none when it
+/// was not, or when a lab of the run or the whole level lacks the figure.
+fn busier(s: &Series, others: &Series, in_a_row: usize) -> Option<String> {
+    let share: HashMap<i64, f64> = others.points.iter().map(|p| (p.lab, p.value)).collect();
+    let at = s.points.len().checked_sub(1)?;
+    let run_from = (at + 1).saturating_sub(in_a_row.max(1));
+    let since = s.level_starts().into_iter().filter(|&i| i < run_from).max().unwrap_or(0);
+    let run: Vec<f64> = s.points[run_from..=at].iter().map(|p| share.get(&p.lab).copied()).collect::<Option<_>>()?;
+    let level: Vec<f64> = s.points[since..run_from].iter().filter_map(|p| share.get(&p.lab).copied()).collect();
+    if level.is_empty() {
+        return None;
+    }
+    let usual = stats::describe::median(&level);
+    let least = run.iter().copied().fold(f64::INFINITY, f64::min);
+    let most = run.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (least - usual >= BUSIER_POINTS).then(|| {
+        let used = if run.len() == 1 { format!("{least:.0}%") } else { format!("{least:.0}-{most:.0}%") };
+        format!(
+            "other processes used {used} of loadlab's machine in the labs judged, {usual:.0}% in its level's: a busy \
+             machine can explain it"
+        )
+    })
 }
 
 /// `s` divided, lab by lab, by loadlab's own CPU per request `g`, with change points and
@@ -90,22 +131,27 @@ pub(super) fn control(judged: &mut [Judged], all: &[Series], lab_id: i64, gates:
             ));
         }
     }
-    // Latencies: is the machine slower in the labs that failed?
+    // Latencies: is the machine slower, or busier, in the labs that failed?
     for j in judged.iter_mut().filter(|j| j.outcome == Outcome::Worse) {
         let Some(gate) = gate_of(j).filter(|g| g.metric.is_latency() && g.above) else { continue };
         let Some(s) = all.iter().find(|s| s.key == j.key) else { continue };
-        let Some(g) = generator_of(s, all) else { continue };
-        let machine_gate = Gate { metric: Metric::GeneratorCpu, above: true, limit_pct: gate.limit_pct };
-        let mut m = [judge(g, lab_id, &machine_gate, all, rules)];
-        holm(&mut m, std::slice::from_ref(&machine_gate), false);
-        if m[0].outcome == Outcome::Worse {
+        let slower = generator_of(s, all).and_then(|g| {
+            let machine_gate = Gate { metric: Metric::GeneratorCpu, above: true, limit_pct: gate.limit_pct };
+            let mut m = [judge(g, lab_id, &machine_gate, all, rules)];
+            holm(&mut m, std::slice::from_ref(&machine_gate), false);
+            (m[0].outcome == Outcome::Worse).then(|| {
+                format!(
+                    "loadlab's own CPU per request is {} over the same labs: the machine is slower, and can explain it",
+                    m[0].change_text()
+                )
+            })
+        });
+        let why = slower.or_else(|| others_of(s, all).and_then(|o| busier(s, o, rules.in_a_row)));
+        if let Some(why) = why {
             j.outcome = Outcome::Held;
             j.past_level = false;
             j.regression = None;
-            j.machine = Some(format!(
-                "loadlab's own CPU per request is {} over the same labs: the machine is slower, and can explain it",
-                m[0].change_text()
-            ));
+            j.machine = Some(why);
         }
     }
 }

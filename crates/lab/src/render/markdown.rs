@@ -164,6 +164,9 @@ fn summary(md: &mut String, lab: &Lab) {
         };
         let _ = writeln!(md, "**{}.** Steps on it after that did not run. {log}\n", d.text());
     }
+    if let Some(busy) = crate::outcome::busy_machine(&lab.steps) {
+        let _ = writeln!(md, "**{busy}**\n");
+    }
     let mut lines = Vec::new();
     if !lab.plan.slo.is_empty() && !f.cells.is_empty() {
         let held = f.cells.iter().filter(|c| c.slo == SloVerdict::Pass).count();

@@ -22,6 +22,12 @@ pub(crate) fn process_ns(pid: i32) -> Option<u64> {
     Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
 }
 
+/// This machine's CPU time by mode now (`/proc/stat`, as node_exporter reads it).
+pub(crate) fn machine_now() -> Option<scrape::host::HostCpu> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    scrape::host::HostCpu::of_proc_stat(&text, procfs::ticks_per_second() as f64)
+}
+
 fn ticks_ns(ticks: u64) -> u64 {
     ticks.saturating_mul(1_000_000_000) / procfs::ticks_per_second().max(1)
 }

@@ -1,12 +1,13 @@
 //! A step's edges: the CPU clocks of the processes here (the target's, when it runs here, and
-//! loadlab's own) and a remote target's exporter, read as the warm-up ends and as the step ends,
-//! and what the step used between them.
+//! loadlab's own), this machine's CPU by mode, and a remote target's exporter, read as the
+//! warm-up ends and as the step ends, and what the step used between them.
 
 use crate::run::cpu;
 
 /// One edge's readings.
 pub(crate) struct Edge {
     local: cpu::Reading,
+    machine: Option<scrape::host::HostCpu>,
     remote: Option<scrape::Reading>,
 }
 
@@ -22,6 +23,9 @@ pub(crate) struct Used {
     /// The target's host over the step, when its node_exporter was read (why not, when it
     /// could not be).
     pub host: Option<Result<scrape::host::HostUse, String>>,
+    /// loadlab's machine over the step: what other processes used of it, where the lab knows
+    /// where the target's CPU went (see [`Edge::until`]).
+    pub machine: Option<scrape::host::HostUse>,
 }
 
 impl Edge {
@@ -29,20 +33,36 @@ impl Edge {
     /// (`fresh`: the edge a step's counted time starts at, [`scrape::Remote::read`]).
     pub(crate) async fn read(watched: &[cpu::Watched], remote: Option<&scrape::Remote>, fresh: bool) -> Edge {
         let local = cpu::Reading::now(watched);
+        let machine = cpu::machine_now();
         let remote = match remote {
             Some(r) => Some(r.read(fresh).await),
             None => None,
         };
-        Edge { local, remote }
+        Edge { local, machine, remote }
     }
 
-    /// What was used from `self` to `later`; `busy_share` marks a busy host.
-    pub(crate) fn until(&self, later: &Edge, busy_share: f64) -> Used {
+    /// What was used from `self` to `later`; `busy_share` marks a busy host. `target_known`: the
+    /// target's CPU on this machine is known (its processes here are read, it runs inside
+    /// loadlab, or it runs on another host), so the rest of the machine's busy time was other
+    /// processes'.
+    pub(crate) fn until(&self, later: &Edge, busy_share: f64, target_known: bool) -> Used {
         let local = self.local.until(&later.local);
         let (target, generator) = match local.as_slice() {
             [t, g] => (*t, *g),
             [g] => (None, *g),
             _ => (None, None),
+        };
+        let here_cpu_s = match (local.len(), target, generator) {
+            (2, Some(t), Some(g)) => Some(t.0 + g.0),
+            (1, _, Some(g)) => Some(g.0),
+            _ => None,
+        };
+        let machine = match (&self.machine, &later.machine, here_cpu_s.filter(|_| target_known)) {
+            (Some(a), Some(b), Some(known)) => {
+                let whose = scrape::host::Whose::Loadlab;
+                scrape::host::between_for(whose, a, b, Some(known), scrape::host::DEFAULT_BUSY_SHARE).ok()
+            }
+            _ => None,
         };
         match (&self.remote, &later.remote) {
             (Some(a), Some(b)) => {
@@ -58,9 +78,9 @@ impl Edge {
                     (Some(Err(e)), _) | (_, Some(Err(e))) => Some(Err(format!("host not read: {e}"))),
                     _ => None,
                 };
-                Used { target, generator, target_rss_mb: rss, unmeasured, host }
+                Used { target, generator, target_rss_mb: rss, unmeasured, host, machine }
             }
-            _ => Used { target, generator, target_rss_mb: None, unmeasured: None, host: None },
+            _ => Used { target, generator, target_rss_mb: None, unmeasured: None, host: None, machine },
         }
     }
 }

@@ -46,6 +46,11 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     assert_eq!((p["commit"].as_str(), p["branch"].as_str()), (Some("c0"), Some("main")), "{p}");
     assert_eq!(p["tags"]["version"], "1.4");
     assert!(p["machine"]["cores"].as_u64().unwrap() >= 1, "{p}");
+    // loadlab's machine during each step (the target runs inside loadlab, so the rest of the
+    // machine's time was other processes'), which the history keeps as `machine_other`.
+    let machine = &json["steps"][0]["machine"];
+    let other = machine["other_pct"].as_f64().unwrap_or(f64::NAN);
+    assert!((0.0..=100.0).contains(&other) && machine["cpus"].as_u64() >= Some(1), "{machine}");
     for i in 1..5 {
         let (_, code, err) = recorded_lab(&d.join(format!("lab{i}")), &db, "10ms", &format!("c{i}"), None);
         assert_eq!(code, 0, "{err}");
@@ -92,6 +97,9 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     let o = loadlab().args(["history", "show", "--csv", "--metric", "p50", "--history"]).arg(&db).output().unwrap();
     let csv = stdout(&o);
     assert!(csv.starts_with("time,commit,p50\n") && csv.lines().count() == 6, "{csv}");
+    let o = loadlab().args(["history", "show", "--metric", "machine_other", "--history"]).arg(&db).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("machine_other") && stdout(&o).contains("c4"), "{}", stdout(&o));
     // A sixth lab at the same level holds its gate. A 30% slower one is a warning (a busy
     // machine makes outliers and short spells), and so is its first rerun; the second agrees:
     // three in a row fail the gate (exit 3).

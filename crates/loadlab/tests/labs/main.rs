@@ -6,6 +6,7 @@ mod support;
 
 mod ab;
 mod bisect;
+mod busy_machine;
 mod calibration;
 mod capacity;
 mod examples;
