@@ -6,7 +6,11 @@
 # server's hashing, the origin's latency), and the tally is how soon a check fails after it.
 #
 #   SERVER=cpu|nginx|origin LABS=25 TRIALS=1 [CHANGE=10 FROM=13] [GATE='p50>+5%'] [PIN=1]
-#     [RATES='[100, 200]'] [OUT=dir] [LOADLAB=bin] bash bench/gate.sh
+#     [BUSY_FROM=20] [RATES='[100, 200]'] [OUT=dir] [LOADLAB=bin] bash bench/gate.sh
+#
+# BUSY_FROM: the labs from that one on run beside a busy neighbour (a nice-5 busy loop per core,
+# started before the lab and stopped after it), unchanged otherwise: a check that fails there
+# failed on the machine. checks.csv's `busy` column says which.
 #
 # Each lab: 2 load points (RATES; default the server's lowest and a middle one), 3 s steps after
 # 1 s of warm-up, one repeat. OUT keeps the labs, each trial's history.db and checks.csv (trial,
@@ -34,7 +38,11 @@ pin_lab=() pin_server=""
 if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
 gate=(); [ -z "$GATE" ] || gate=(--fail-on "$GATE")
 
-echo "trial,lab,changed,exit" > "$OUT/checks.csv"
+BUSY_FROM=${BUSY_FROM:-0}
+spinners=()
+stop_spinners() { [ ${#spinners[@]} = 0 ] || kill "${spinners[@]}" 2>/dev/null || true; spinners=(); }
+trap stop_spinners EXIT
+echo "trial,lab,changed,busy,exit" > "$OUT/checks.csv"
 for t in $(seq 1 "$TRIALS"); do
   db=$OUT/trial$t/history.db
   mkdir -p "$OUT/trial$t"
@@ -42,16 +50,21 @@ for t in $(seq 1 "$TRIALS"); do
   for i in $(seq 1 "$LABS"); do
     change=0; [ "$i" -ge "$FROM" ] && change=$CHANGE
     dir=$OUT/trial$t/lab$i
+    busy=0; [ "$BUSY_FROM" -gt 0 ] && [ "$i" -ge "$BUSY_FROM" ] && busy=1
     if [ "${RESCORE:-0}" != 1 ]; then
       aa_plan "$dir" "$change"
+      if [ "$busy" = 1 ]; then
+        for _ in $(seq "$(nproc)"); do timeout 600 nice -n 5 sh -c 'while :; do :; done' & spinners+=($!); done
+      fi
       "${pin_lab[@]}" "$LOADLAB" lab run "$dir/plan.toml" --out "$dir/lab" --history "$db" \
         --commit "$(printf 'c%02d' "$i")" --branch main >/dev/null 2>"$dir/lab.err" || true
+      stop_spinners
     fi
     [ "$i" -ge 6 ] || continue
     code=0
     # The lab by its folder: judged against the labs before it only (so RESCORE=1 replays them).
     "$LOADLAB" history check "$dir/lab" --history "$db" "${gate[@]}" > /dev/null 2>"$dir/check.txt" || code=$?
-    echo "$t,$i,$([ "$change" = 0 ] && echo 0 || echo 1),$code" >> "$OUT/checks.csv"
+    echo "$t,$i,$([ "$change" = 0 ] && echo 0 || echo 1),$busy,$code" >> "$OUT/checks.csv"
     echo "trial $t lab $i of $LABS (change $change%): history check exit $code" >&2
   done
 done
