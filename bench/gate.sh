@@ -8,9 +8,10 @@
 #   SERVER=cpu|nginx|origin LABS=25 TRIALS=1 [CHANGE=10 FROM=13] [GATE='p50>+5%'] [PIN=1]
 #     [BUSY_FROM=20] [RATES='[100, 200]'] [OUT=dir] [LOADLAB=bin] bash bench/gate.sh
 #
-# BUSY_FROM: the labs from that one on run beside a busy neighbour (a nice-5 busy loop per core,
-# started before the lab and stopped after it), unchanged otherwise: a check that fails there
-# failed on the machine. checks.csv's `busy` column says which.
+# BUSY_FROM: the labs from that one on run beside a busy neighbour (a busy loop per core at
+# BUSY_NICE, default 0 as another CI job's, started before the lab and stopped after it),
+# unchanged otherwise: a check that fails there failed on the machine. checks.csv's `busy`
+# column says which.
 #
 # Each lab: 2 load points (RATES; default the server's lowest and a middle one), 3 s steps after
 # 1 s of warm-up, one repeat. OUT keeps the labs, each trial's history.db and checks.csv (trial,
@@ -38,7 +39,7 @@ pin_lab=() pin_server=""
 if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
 gate=(); [ -z "$GATE" ] || gate=(--fail-on "$GATE")
 
-BUSY_FROM=${BUSY_FROM:-0}
+BUSY_FROM=${BUSY_FROM:-0} BUSY_NICE=${BUSY_NICE:-0}
 spinners=()
 stop_spinners() { [ ${#spinners[@]} = 0 ] || kill "${spinners[@]}" 2>/dev/null || true; spinners=(); }
 trap stop_spinners EXIT
@@ -54,7 +55,7 @@ for t in $(seq 1 "$TRIALS"); do
     if [ "${RESCORE:-0}" != 1 ]; then
       aa_plan "$dir" "$change"
       if [ "$busy" = 1 ]; then
-        for _ in $(seq "$(nproc)"); do timeout 600 nice -n 5 sh -c 'while :; do :; done' & spinners+=($!); done
+        for _ in $(seq "$(nproc)"); do timeout 600 nice -n "$BUSY_NICE" sh -c 'while :; do :; done' & spinners+=($!); done
       fi
       "${pin_lab[@]}" "$LOADLAB" lab run "$dir/plan.toml" --out "$dir/lab" --history "$db" \
         --commit "$(printf 'c%02d' "$i")" --branch main >/dev/null 2>"$dir/lab.err" || true

@@ -105,27 +105,36 @@ impl Entry {
     /// Whether `stored` (as a history read it back) is this same lab: the same plan, start,
     /// commit, steps and figures. A lab.json with a known id and other figures is another lab.
     pub fn same_lab(&self, stored: &Entry) -> bool {
-        // To 12 significant digits: a figure read back from lab.json may differ from the one the
-        // lab held in its last bit (serde_json's float parser is not always correctly rounded).
+        // Within 1e-12 of each other: a figure read back from lab.json may differ from the one
+        // the lab held in its last bits (serde_json's float parser is not always correctly
+        // rounded). Not by rounding both to 12 digits: two values a bit apart can round apart
+        // (92.77761066334998 and 92.77761066335 did).
         let figures = |s: &Step| {
-            let mut v: Vec<(String, String)> =
-                s.values.iter().map(|(m, v)| (m.to_string(), format!("{v:.11e}"))).collect();
-            v.sort();
+            let mut v: Vec<(String, f64)> = s.values.iter().map(|(m, v)| (m.to_string(), *v)).collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
             v
         };
-        let steps = |e: &Entry| {
-            let mut v: Vec<_> = e
-                .steps
-                .iter()
-                .map(|s| (s.id.clone(), s.target.clone(), s.label.clone(), s.repeat, s.not_counted.clone(), figures(s)))
-                .collect();
-            v.sort();
-            v
+        let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
+        let same_figures = |a: &Step, b: &Step| {
+            let (fa, fb) = (figures(a), figures(b));
+            fa.len() == fb.len() && fa.iter().zip(&fb).all(|(x, y)| x.0 == y.0 && close(x.1, y.1))
         };
+        fn steps(e: &Entry) -> Vec<&Step> {
+            let mut v: Vec<&Step> = e.steps.iter().collect();
+            v.sort_by(|a, b| a.id.cmp(&b.id));
+            v
+        }
+        let (mine, theirs) = (steps(self), steps(stored));
+        let same_steps = mine.len() == theirs.len()
+            && mine.iter().zip(&theirs).all(|(a, b)| {
+                (&a.id, &a.target, &a.label, a.repeat, &a.not_counted)
+                    == (&b.id, &b.target, &b.label, b.repeat, &b.not_counted)
+                    && same_figures(a, b)
+            });
         self.plan == stored.plan
             && self.started_unix_s == stored.started_unix_s
             && self.commit == stored.commit
-            && steps(self) == steps(stored)
+            && same_steps
     }
 }
 
@@ -282,6 +291,18 @@ mod tests {
                 values: values.into_iter().map(|(m, v)| (m.into(), v)).collect(),
             }],
         }
+    }
+
+    #[test]
+    fn a_figure_read_back_a_bit_apart_is_the_same_lab_and_another_figure_is_not() {
+        // Both sides of a 12-digit rounding boundary: the same figure, read back.
+        let held = entry_with(vec![("machine_other", 92.77761066334998), ("p50", 2.0)]);
+        let read = entry_with(vec![("p50", 2.0), ("machine_other", 92.77761066335)]);
+        assert!(held.same_lab(&read) && read.same_lab(&held));
+        let other = entry_with(vec![("machine_other", 92.7776), ("p50", 2.0)]);
+        assert!(!held.same_lab(&other));
+        let fewer = entry_with(vec![("p50", 2.0)]);
+        assert!(!held.same_lab(&fewer));
     }
 
     #[test]
