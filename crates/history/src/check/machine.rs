@@ -13,8 +13,8 @@
 //!   same way (the machine slower, by the same rules) is a warning instead: the machine, not the
 //!   build, can explain it, and a rerun tells.
 //! - a latency series that fails while other processes used far more of loadlab's machine in
-//!   each lab of the failing run than in the level's labs ([`BUSIER_POINTS`], from
-//!   `machine_other`) is a warning too. A busy neighbour does not slow each cycle, so loadlab's
+//!   the labs it rests on than in the level's labs ([`BUSIER_POINTS`], from `machine_other`; a
+//!   carried regression: since the change than before it) is a warning too. A busy neighbour does not slow each cycle, so loadlab's
 //!   CPU per request does not see it: two spinners beside origin labs left it unchanged while
 //!   p99 rose 20-24% (docs/DECISIONS.md).
 //!
@@ -30,9 +30,9 @@ use crate::series::{Key, Point, Series};
 /// The metric that measures the machine.
 pub(super) const GENERATOR: &str = "generator_cpu";
 
-/// Points of loadlab's machine (of 100) that other processes must have used more, in every lab
-/// of a failing run, than in the median lab of its level for the machine to explain a latency.
-/// Quiet labs leave 0-5 points to others; two spinners took 80-95 (docs/DECISIONS.md).
+/// Points of loadlab's machine (of 100) that other processes must have used more than in the
+/// median lab of the level for the machine to explain a latency. Quiet labs left 0-5 points to
+/// others; a busy loop per core took 48-97 (docs/DECISIONS.md).
 pub(super) const BUSIER_POINTS: f64 = 25.0;
 
 /// Whether loadlab's own CPU series is wanted with its change points, as the control of
@@ -53,29 +53,51 @@ fn others_of<'a>(s: &Series, all: &'a [Series]) -> Option<&'a Series> {
     all.iter().find(|o| o.key == key)
 }
 
-/// Why the machine was busier in the run of `s` that ends with its last lab (`in_a_row` labs)
-/// than in its level, by `others` (other processes' share of loadlab's machine): none when it
-/// was not, or when a lab of the run or the whole level lacks the figure.
-fn busier(s: &Series, others: &Series, in_a_row: usize) -> Option<String> {
+/// Why a busier machine can explain the latency failure `j` of `s`, by `others` (other
+/// processes' share of loadlab's machine): none unless it explains each rule that failed it.
+/// The lab against its level: the lab judged, or (when it failed as a run) any lab of its run,
+/// ran with [`BUSIER_POINTS`] more of the machine taken than the level's median lab. A carried
+/// regression: the median lab since the change did, against the median lab before it.
+fn busier(s: &Series, others: &Series, j: &Judged, in_a_row: usize) -> Option<String> {
     let share: HashMap<i64, f64> = others.points.iter().map(|p| (p.lab, p.value)).collect();
+    let of = |points: &[Point]| -> Vec<f64> { points.iter().filter_map(|p| share.get(&p.lab).copied()).collect() };
     let at = s.points.len().checked_sub(1)?;
-    let run_from = (at + 1).saturating_sub(in_a_row.max(1));
-    let since = s.level_starts().into_iter().filter(|&i| i < run_from).max().unwrap_or(0);
-    let run: Vec<f64> = s.points[run_from..=at].iter().map(|p| share.get(&p.lab).copied()).collect::<Option<_>>()?;
-    let level: Vec<f64> = s.points[since..run_from].iter().filter_map(|p| share.get(&p.lab).copied()).collect();
-    if level.is_empty() {
-        return None;
+    let mut why = Vec::new();
+    if j.past_level {
+        let run_from = if j.alone_far { at } else { (at + 1).saturating_sub(in_a_row.max(1)) };
+        let since = s.level_starts().into_iter().filter(|&i| i < run_from).max().unwrap_or(0);
+        let level = of(&s.points[since..run_from]);
+        if level.is_empty() {
+            return None;
+        }
+        let usual = stats::describe::median(&level);
+        let busy = |p: &Point| share.get(&p.lab).is_some_and(|o| o - usual >= BUSIER_POINTS);
+        let run = &s.points[run_from..=at];
+        let busy_labs: Vec<f64> = run.iter().filter(|p| busy(p)).filter_map(|p| share.get(&p.lab).copied()).collect();
+        if !busy(&s.points[at]) && busy_labs.is_empty() {
+            return None;
+        }
+        let used: Vec<String> = busy_labs.iter().map(|o| format!("{o:.0}%")).collect();
+        why.push(format!(
+            "other processes used {} of loadlab's machine in {} of the {} labs judged, {usual:.0}% in its level's",
+            used.join(", "),
+            busy_labs.len(),
+            run.len()
+        ));
     }
-    let usual = stats::describe::median(&level);
-    let least = run.iter().copied().fold(f64::INFINITY, f64::min);
-    let most = run.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (least - usual >= BUSIER_POINTS).then(|| {
-        let used = if run.len() == 1 { format!("{least:.0}%") } else { format!("{least:.0}-{most:.0}%") };
-        format!(
-            "other processes used {used} of loadlab's machine in the labs judged, {usual:.0}% in its level's: a busy \
-             machine can explain it"
-        )
-    })
+    if let Some(r) = &j.regression {
+        let from = s.points.iter().position(|p| p.lab == r.from_lab)?;
+        let (before, now) = (of(&s.points[from.saturating_sub(r.labs_before)..from]), of(&s.points[from..]));
+        if before.is_empty() || now.is_empty() {
+            return None;
+        }
+        let (before, now) = (stats::describe::median(&before), stats::describe::median(&now));
+        if now - before < BUSIER_POINTS {
+            return None;
+        }
+        why.push(format!("{now:.0}% in the median lab since the change, {before:.0}% before it"));
+    }
+    (!why.is_empty()).then(|| format!("{}: a busy machine can explain it", why.join("; ")))
 }
 
 /// `s` divided, lab by lab, by loadlab's own CPU per request `g`, with change points and
@@ -146,7 +168,7 @@ pub(super) fn control(judged: &mut [Judged], all: &[Series], lab_id: i64, gates:
                 )
             })
         });
-        let why = slower.or_else(|| others_of(s, all).and_then(|o| busier(s, o, rules.in_a_row)));
+        let why = slower.or_else(|| others_of(s, all).and_then(|o| busier(s, o, j, rules.in_a_row)));
         if let Some(why) = why {
             j.outcome = Outcome::Held;
             j.past_level = false;
