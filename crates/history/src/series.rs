@@ -96,10 +96,14 @@ pub fn md_cell(s: &str) -> String {
 }
 
 /// A value of a series in its metric's unit, as every table and line shows it (a function's CPU
-/// series, named by the function, in µs per request); "-" when there is none.
+/// series, named by the function, in µs per request; other processes' share of the machine, in %);
+/// "-" when there is none.
 pub fn show(metric: &str, v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
+    }
+    if metric == crate::entry::MACHINE_OTHER {
+        return format!("{v:.1}%");
     }
     lab::Metric::parse(metric).map_or_else(|_| format!("{v:.1}µs/req"), |m| m.show(v))
 }

@@ -100,6 +100,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     let o = loadlab().args(["history", "show", "--metric", "machine_other", "--history"]).arg(&db).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("machine_other") && stdout(&o).contains("c4"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("%\n") && !stdout(&o).contains("µs/req"), "{}", stdout(&o));
     // A sixth lab at the same level holds its gate. A 30% slower one is a warning (a busy
     // machine makes outliers and short spells), and so is its first rerun; the second agrees:
     // three in a row fail the gate (exit 3).
