@@ -73,8 +73,12 @@ impl Change<'_> {
         format!("{} -> {}", show(m, self.change.mean_before), show(m, self.change.mean_after))
     }
 
-    /// `+9.9% [+7.5, +12.4]`.
+    /// `+9.9% [+7.5, +12.4]`; a share of the machine in points (`+94.3 points`): from near
+    /// nothing, a ratio says nothing.
     pub(crate) fn size(&self) -> String {
+        if self.of.key.metric == crate::entry::MACHINE_OTHER {
+            return format!("{:+.1} points", self.change.mean_after - self.change.mean_before);
+        }
         let (lo, hi) = self.change.change_interval_pct();
         format!("{:+.1}% [{lo:+.1}, {hi:+.1}]", self.change.change() * 100.0)
     }
@@ -97,11 +101,13 @@ impl<'a> Overview<'a> {
                 changes.push(Change { series: i, of: s, change: c, state: State::of(s, k) });
             }
         }
-        // loadlab's own CPU is the generator's health, not the service's: its changes come after
-        // every change of the target, newest first among themselves, and never lead.
+        // loadlab's own CPU and the share other processes took of its machine are the machine's
+        // health, not the service's: their changes come after every change of the target, newest
+        // first among themselves, and never lead.
         changes.sort_by_key(|c| {
+            let m = &c.of.key.metric;
             (
-                c.of.key.metric == lab::Metric::GeneratorCpu.name(),
+                m == lab::Metric::GeneratorCpu.name() || m == crate::entry::MACHINE_OTHER,
                 std::cmp::Reverse((c.after().started_unix_s, c.after().lab)),
             )
         });
@@ -116,6 +122,9 @@ pub(crate) fn verdict(j: &Judged) -> String {
         (Outcome::Worse, Some(_)) => "WORSE (a regression not accepted)".into(),
         (Outcome::Worse, None) => "WORSE".into(),
         (Outcome::Held, _) if j.alone_beyond => "ok (this lab alone is beyond its level: a warning)".into(),
+        (Outcome::Held, _) if j.machine.is_some() => {
+            format!("ok (a warning: {})", j.machine.as_deref().unwrap_or_default())
+        }
         (Outcome::Held, _) => "ok".into(),
         (Outcome::TooShort(why), _) => format!("cannot tell: {why}"),
         (Outcome::NotYet(why), _) => format!("not judged yet: {why}"),

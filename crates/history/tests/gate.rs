@@ -380,6 +380,19 @@ fn a_busy_machine_is_named_and_the_same_slowdown_on_a_quiet_one_still_fails() {
                 );
             }
             assert!(c.warnings().iter().any(|w| w.contains("a busy machine can explain it")), "{text}");
+            // The team's page says why the row is not red, and the machine's own change in
+            // points of it (a ratio from near nothing says nothing), after the service's.
+            let all = history::series(&labs, &history::Query::default(), &Settings::default());
+            let md = history::markdown(&all, &Settings::default(), std::slice::from_ref(&c), false);
+            assert!(md.contains("| ok (a warning: other processes used"), "{md}");
+            if at == 15 {
+                assert!(md.contains("machine_other | `c08` (after `c07`) | 3.0% -> 8"), "{md}");
+                assert!(
+                    md.contains(" points |")
+                        && !md.contains("machine_other | `c08` (after `c07`) | 3.0% -> 88.5% | +2"),
+                    "{md}"
+                );
+            }
         }
     }
 }
