@@ -95,7 +95,10 @@ fn busier(s: &Series, others: &Series, j: &Judged, in_a_row: usize) -> Option<St
         if now - before < BUSIER_POINTS {
             return None;
         }
-        why.push(format!("{now:.0}% in the median lab since the change, {before:.0}% before it"));
+        why.push(format!(
+            "other processes used {now:.0}% of loadlab's machine in the median lab since the change, {before:.0}% \
+             before it"
+        ));
     }
     (!why.is_empty()).then(|| format!("{}: a busy machine can explain it", why.join("; ")))
 }
