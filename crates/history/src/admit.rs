@@ -111,7 +111,7 @@ pub(crate) fn lab(lab: &Lab) -> Result<(), Refused> {
 
 /// The largest value a figure of `metric` can have, and its unit.
 pub(crate) fn range(metric: &str) -> (f64, &'static str) {
-    if metric == crate::entry::MACHINE_OTHER {
+    if metric == crate::figures::MACHINE_OTHER {
         return (100.0, "% of the machine");
     }
     match lab::Metric::parse(metric) {

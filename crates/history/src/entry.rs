@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::admit::{
     name, plain, range, within, Refused, CLOCK_AHEAD_S, EARLIEST_START, MAX_COMMIT, MAX_NAME, MAX_PATH, MAX_TAGS,
 };
+use crate::figures::MACHINE_OTHER;
 
 /// The step figures a history keeps (as `lab compare` compares them, with p90), by the names
 /// `history show --metric` takes. A profiled step adds `fn:NAME` for each of its top functions:
@@ -20,10 +21,6 @@ pub const RECORDED: [Metric; 7] = lab::HISTORY_GATED;
 
 /// The prefix of a profiled function's series.
 pub const FUNCTION: &str = "fn:";
-
-/// The share of loadlab's machine other processes used during a step, in % (where the lab knew
-/// where its target's CPU went): the control of a latency that failed on a busy machine.
-pub(crate) const MACHINE_OTHER: &str = "machine_other";
 
 /// One lab in a history.
 #[derive(Clone, Debug, PartialEq, Serialize)]

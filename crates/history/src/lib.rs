@@ -21,6 +21,7 @@ mod accept;
 mod admit;
 mod check;
 mod entry;
+mod figures;
 mod overview;
 mod page;
 mod recording;

@@ -76,7 +76,7 @@ impl Change<'_> {
     /// `+9.9% [+7.5, +12.4]`; a share of the machine in points (`+94.3 points`): from near
     /// nothing, a ratio says nothing.
     pub(crate) fn size(&self) -> String {
-        if self.of.key.metric == crate::entry::MACHINE_OTHER {
+        if self.of.key.metric == crate::figures::MACHINE_OTHER {
             return format!("{:+.1} points", self.change.mean_after - self.change.mean_before);
         }
         let (lo, hi) = self.change.change_interval_pct();
@@ -107,7 +107,7 @@ impl<'a> Overview<'a> {
         changes.sort_by_key(|c| {
             let m = &c.of.key.metric;
             (
-                m == lab::Metric::GeneratorCpu.name() || m == crate::entry::MACHINE_OTHER,
+                m == lab::Metric::GeneratorCpu.name() || m == crate::figures::MACHINE_OTHER,
                 std::cmp::Reverse((c.after().started_unix_s, c.after().lab)),
             )
         });

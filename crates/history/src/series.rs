@@ -102,7 +102,7 @@ pub fn show(metric: &str, v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }
-    if metric == crate::entry::MACHINE_OTHER {
+    if metric == crate::figures::MACHINE_OTHER {
         return format!("{v:.1}%");
     }
     lab::Metric::parse(metric).map_or_else(|_| format!("{v:.1}µs/req"), |m| m.show(v))

@@ -49,7 +49,7 @@ fn generator_of<'a>(s: &Series, all: &'a [Series]) -> Option<&'a Series> {
 
 /// Other processes' share of loadlab's machine, at the place of `s`.
 fn others_of<'a>(s: &Series, all: &'a [Series]) -> Option<&'a Series> {
-    let key = Key { metric: crate::entry::MACHINE_OTHER.to_owned(), ..s.key.clone() };
+    let key = Key { metric: crate::figures::MACHINE_OTHER.to_owned(), ..s.key.clone() };
     all.iter().find(|o| o.key == key)
 }
 

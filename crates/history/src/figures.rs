@@ -1,0 +1,6 @@
+//! The names of the figures a history keeps beside lab's metrics, for every module that reads
+//! or writes them (the entry, the admission rules, the series, the check, the page).
+
+/// The share of loadlab's machine other processes used during a step, in % (where the lab knew
+/// where its target's CPU went): the control of a latency that failed on a busy machine.
+pub(crate) const MACHINE_OTHER: &str = "machine_other";
