@@ -487,10 +487,8 @@ impl Up {
     /// A target on loopback whose processes are not named would pass for other processes.
     fn target_cpu_known(&self, t: usize) -> bool {
         let Some(run) = self.targets.get(t) else { return false };
-        let here = run.url.parse::<http::Uri>().ok().and_then(|u| u.host().map(str::to_owned)).is_some_and(|h| {
-            let h = h.trim_start_matches('[').trim_end_matches(']');
-            h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-        });
+        let here =
+            attack::target_from_url("GET", &run.url, &run.name, &Default::default()).is_ok_and(|t| t.is_loopback());
         run.kind == "simulator" || run.sampled || run.measured_by.is_some() || !here
     }
 

@@ -44,3 +44,22 @@ fn a_lab_beside_two_spinners_says_its_machine_was_busy() {
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("loadlab's machine was busy in 1 of 1 steps: other processes used up to"), "{report}");
 }
+
+#[test]
+fn a_target_on_this_machine_whose_processes_are_not_named_gets_no_figure() {
+    // A running origin given by URL only: its CPU would pass for another process's.
+    let (_origin, url) = crate::support::origin(None);
+    let d = tempdir("busy-machine-unnamed");
+    std::fs::write(
+        d.join("plan.toml"),
+        format!("name = \"unnamed\"\n[targets.svc]\nurl = \"{url}/\"\n[load]\nrate = 20\nduration = \"1s\"\nwarmup = \"200ms\"\n"),
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    let step = &json["steps"][0];
+    assert!(step["numbers"]["requests"].as_u64() > Some(0), "{step}");
+    assert!(step.get("machine").is_none(), "{step}");
+}
