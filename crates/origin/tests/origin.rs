@@ -260,8 +260,9 @@ async fn two_hundred_slow_requests_are_served_concurrently() {
     for t in tasks {
         assert_eq!(t.await.unwrap(), 200);
     }
-    // A server answering one at a time would need 40 s.
-    assert!(t.elapsed() < Duration::from_millis(900), "{:?}", t.elapsed());
+    // A server answering one at a time would need 40 s, two at a time 20 s; the rest is slack
+    // for a busy machine.
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
