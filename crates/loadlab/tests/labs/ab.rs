@@ -177,11 +177,16 @@ fn ab_with_profiles_says_where_the_cpu_per_request_grew() {
     let o = ab(&repo, &h[0], &h[2], &out, &["--repeats", "3"]).output().unwrap();
     let (said, err) = (stdout(&o), stderr(&o));
     assert!(matches!(o.status.code(), Some(0 | 3)), "{said}\n{err}");
-    // The differential of head's first profile against base's: the hashing grew.
+    // The differential of head's first profile against base's: the hashing grew. Among the
+    // first three, not first: a step holds a few dozen samples, and on a busy machine the
+    // kernel's switch back to the target (`finish_task_switch`) can take the first row.
     let md = std::fs::read_to_string(out.join("ab.md")).unwrap();
     let diff = md.split("### What changed: svc at ").nth(1).unwrap_or_else(|| panic!("{md}"));
-    let first = diff.lines().find(|l| l.starts_with("| `")).unwrap();
-    assert!(first.contains("sha256"), "{diff}");
+    let rows: Vec<&str> = diff.lines().filter(|l| l.starts_with("| `")).take(3).collect();
+    assert!(
+        rows.iter().any(|r| r.contains("sha256") && r.split('|').nth(4).is_some_and(|c| c.contains('+'))),
+        "{diff}"
+    );
     let svg = diff.split("[differential flame graph](").nth(1).unwrap().split(')').next().unwrap();
     assert!(out.join(svg).is_file(), "{svg}");
     assert!(err.contains("CPU per request by function"), "{err}");
