@@ -7,7 +7,8 @@
 # default 2000), HIGH (a second open-model rate, default 30000), REPS (rounds, default 3: the tools take turns each round and the ratios use each
 # tool's median, since one run on a 2-core machine varies by 10-30%), LONG=1 adds the 10-minute
 # memory run at 5000/s (REPS=0 LONG=1 runs only that). BEFORE=path/to/another/loadlab adds its
-# rows beside loadlab's (a build of an older commit) and the ratios of the two: what a change cost.
+# rows beside loadlab's (a build of an older commit; each pair runs in turn first, as order
+# alone moved a pair by 2-8%) and the ratios of the two: what a change cost. REPS even, then.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-5}
@@ -56,23 +57,34 @@ llr_count='$LOADLAB report --type json "$work/out" | python3 -c "import json,sys
 veg_count='vegeta report -type=json "$work/out" | python3 -c "import json,sys; print(json.load(sys.stdin)[\"requests\"])"'
 oha_count='python3 -c "import json,sys; d=json.load(open(\"$work/out\")); print(sum(d[\"statusCodeDistribution\"].values()))"'
 
+# both NAME ARGS...: loadlab's row NAME and, with BEFORE, the other build's, the two in turn
+# first: whichever of a pair ran first cost 2-8% more per request on this machine, so a fixed
+# order read as a change (HEAD against the build before it: 1.07 first, 1.02 second).
+both() {
+  local name=$1; shift
+  if [[ -n ${BEFORE:-} && $((round % 2)) -eq 0 ]]; then
+    measure "before $name" "$llr_count" -- "$BEFORE" "$@"
+    measure "loadlab $name" "$llr_count" -- "$LOADLAB" "$@"
+  else
+    measure "loadlab $name" "$llr_count" -- "$LOADLAB" "$@"
+    if [[ -n ${BEFORE:-} ]]; then measure "before $name" "$llr_count" -- "$BEFORE" "$@"; fi
+  fi
+}
+
 for round in $(seq "$REPS"); do
 echo "#### round $round of $REPS"
 echo "== HTTP/1.1 keep-alive, closed model, $CONNS connections, ${SECS}s, nginx /empty"
 measure "wrk" "grep -oE '^ +[0-9]+ requests' $work/out | tr -dc 0-9" -- wrk -t1 -c"$CONNS" -d"${SECS}s" "$H1"
-measure "loadlab http1" "$llr_count" -- "$LOADLAB" attack "$H1" --connections "$CONNS" --duration "${SECS}s"
-[ -n "${BEFORE:-}" ] && measure "before http1" "$llr_count" -- "$BEFORE" attack "$H1" --connections "$CONNS" --duration "${SECS}s"
+both "http1" attack "$H1" --connections "$CONNS" --duration "${SECS}s"
 measure "oha http1" "$oha_count" -- oha --no-tui --output-format json -c "$CONNS" -z "${SECS}s" "$H1"
 measure "vegeta http1 (max rate)" "$veg_count" -- vegeta attack -rate=0 -max-workers="$CONNS" -duration="${SECS}s" -targets=<(echo "GET $H1")
 echo
 echo "== h2c, closed model, $CONNS connections x 10 streams, ${SECS}s"
 measure "h2load h2c" "grep -oE 'requests: [0-9]+ total' $work/out | tr -dc 0-9" -- h2load -c"$CONNS" -m10 -D"$SECS" "$H2"
-measure "loadlab h2c" "$llr_count" -- "$LOADLAB" attack "$H2" --h2c --connections "$CONNS" --streams 10 --duration "${SECS}s"
-[ -n "${BEFORE:-}" ] && measure "before h2c" "$llr_count" -- "$BEFORE" attack "$H2" --h2c --connections "$CONNS" --streams 10 --duration "${SECS}s"
+both "h2c" attack "$H2" --h2c --connections "$CONNS" --streams 10 --duration "${SECS}s"
 echo
 echo "== open model, $RATE req/s for ${SECS}s, HTTP/1.1"
-measure "loadlab open" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$RATE" --duration "${SECS}s"
-[ -n "${BEFORE:-}" ] && measure "before open" "$llr_count" -- "$BEFORE" attack "$H1" --rate "$RATE" --duration "${SECS}s"
+both "open" attack "$H1" --rate "$RATE" --duration "${SECS}s"
 measure "vegeta open" "$veg_count" -- vegeta attack -rate="$RATE" -duration="${SECS}s" -targets=<(echo "GET $H1")
 measure "oha open" "$oha_count" -- oha --no-tui --output-format json -q "$RATE" -z "${SECS}s" "$H1"
 measure "h2load --rps (h2c)" "grep -oE 'requests: [0-9]+ total' $work/out | tr -dc 0-9" -- h2load -c10 -m1 --rps $((RATE / 10)) -D"$SECS" "$H2"
@@ -85,8 +97,7 @@ measure "loadlab open h2c tick 10ms" "$llr_count" -- "$LOADLAB" attack "$H2" --h
 measure "loadlab open tick 1ms" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$RATE" --duration "${SECS}s" --pace-tick 1ms
 echo
 echo "== open model, $HIGH req/s for ${SECS}s, HTTP/1.1 (sends close enough to share wake-ups)"
-measure "loadlab open high" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s"
-[ -n "${BEFORE:-}" ] && measure "before open high" "$llr_count" -- "$BEFORE" attack "$H1" --rate "$HIGH" --duration "${SECS}s"
+both "open high" attack "$H1" --rate "$HIGH" --duration "${SECS}s"
 measure "loadlab open high tick 1ms" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s" --pace-tick 1ms
 measure "loadlab open high window 250us" "$llr_count" -- "$LOADLAB" attack "$H1" --rate "$HIGH" --duration "${SECS}s" --pace-window 250us
 measure "oha open high" "$oha_count" -- oha --no-tui --output-format json -q "$HIGH" -z "${SECS}s" "$H1"
