@@ -25,6 +25,9 @@ pub fn run(c: LabCommand) -> anyhow::Result<()> {
     }
 }
 
+/// Labs `lab calibrate` may run beyond --runs, in place of labs with a step that did not count.
+const EXTRA_LABS: u32 = 2;
+
 /// `lab calibrate`: N labs of one build (run here from a plan, or given), their spread written
 /// to calibration.json.
 fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
@@ -53,9 +56,18 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
         // One watcher for every lab: a signal stops the lab running and no other starts.
         let shutdown = watch()?;
         let mut folders = Vec::new();
-        for i in 1..=a.runs {
+        // A lab with a step that did not count (the generator fell behind on a busy machine,
+        // the target went down) adds nothing to that cell's spread: up to EXTRA_LABS more run
+        // in its place, within --max-time, so that the spread is of --runs labs.
+        let (mut i, mut whole) = (0, 0);
+        while whole < a.runs && i < a.runs + EXTRA_LABS && (i < a.runs || p.estimate * (i + 1) <= a.guard.max_time) {
+            i += 1;
             let dir = out.join(format!("lab-{i}"));
-            eprintln!("loadlab: calibration lab {i} of {}", a.runs);
+            if i <= a.runs {
+                eprintln!("loadlab: calibration lab {i} of {}", a.runs);
+            } else {
+                eprintln!("loadlab: calibration lab {i}, in place of one whose steps did not all count");
+            }
             let provenance = lab::Provenance::gather(&Default::default(), &out);
             match execute(&plan, &dir, false, &a.guard, &live, Some(provenance), None, &shutdown) {
                 Ok(()) => {}
@@ -71,6 +83,11 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
                     }
                     return Err(e);
                 }
+            }
+            let side = lab::load_lab_side(&dir).map_err(anyhow::Error::from)?;
+            match side.cells.values().flat_map(|c| &c.excluded).next() {
+                None => whole += 1,
+                Some(why) => eprintln!("loadlab: calibration lab {i} does not count in full: {why}"),
             }
             folders.push(dir);
         }
