@@ -107,10 +107,20 @@ async fn a_frozen_server_below_the_cap_leaves_the_sends_on_time() {
     // leave the next one waiting too: were the queue left a hit or two deep, each send in the
     // freeze would leave a window late, and the run would read as generator-limited.
     let b = Behaviour { freeze: Some((Duration::from_millis(500), Duration::from_secs(1))), ..Default::default() };
-    let server = TestServer::start(b).await;
-    let mut config = open(vec![target(&server.url("/"))], 200.0, 2.0);
-    config.client.timeout = Duration::from_secs(3);
-    let run = attack(config).await;
+    // A busy machine can hold the generator back for a moment whatever the queue does (1 of 2
+    // runs of this file beside three busy loops, its tests two at a time): up to three runs, the
+    // last one judged. The fault this guards against makes every run late.
+    let mut tries = 0;
+    let run = loop {
+        tries += 1;
+        let server = TestServer::start(b.clone()).await;
+        let mut config = open(vec![target(&server.url("/"))], 200.0, 2.0);
+        config.client.timeout = Duration::from_secs(3);
+        let run = attack(config).await;
+        if (run.metrics.generator_limited().is_none() && run.metrics.late_sends < 40) || tries == 3 {
+            break run;
+        }
+    };
     assert_eq!(run.records.len(), 400);
     assert!(run.errors().is_empty(), "{:?}", run.errors());
     // The freeze is the target's: in the latencies, not in the sends.
