@@ -35,7 +35,7 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
         [one] => one.is_file() && one.extension().is_none_or(|x| x != "json"),
         _ => false,
     };
-    let (folders, out) = if from_plan {
+    let (sides, out) = if from_plan {
         let mut plan = lab::load_plan(&a.inputs[0]).map_err(anyhow::Error::from)?;
         // A calibration is A/A labs of one build: no baseline to judge, nothing to record.
         (plan.baseline, plan.history) = (None, None);
@@ -55,12 +55,13 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
         let live = LiveArgs { live: None, live_public: false, live_linger: std::time::Duration::ZERO };
         // One watcher for every lab: a signal stops the lab running and no other starts.
         let shutdown = watch()?;
-        let mut folders = Vec::new();
+        let mut sides = Vec::new();
         // A lab with a step that did not count (the generator fell behind on a busy machine,
         // the target went down) adds nothing to that cell's spread: up to EXTRA_LABS more run
         // in its place, within --max-time, so that the spread is of --runs labs.
+        let another = |i: u32| i < a.runs || (i < a.runs + EXTRA_LABS && p.estimate * (i + 1) <= a.guard.max_time);
         let (mut i, mut whole) = (0, 0);
-        while whole < a.runs && i < a.runs + EXTRA_LABS && (i < a.runs || p.estimate * (i + 1) <= a.guard.max_time) {
+        while whole < a.runs && another(i) {
             i += 1;
             let dir = out.join(format!("lab-{i}"));
             if i <= a.runs {
@@ -89,16 +90,17 @@ fn calibrate(a: LabCalibrateArgs) -> anyhow::Result<()> {
                 None => whole += 1,
                 Some(why) => eprintln!("loadlab: calibration lab {i} does not count in full: {why}"),
             }
-            folders.push(dir);
+            sides.push(side);
         }
-        (folders, out)
+        (sides, out)
     } else {
-        (a.inputs.clone(), a.out.clone().unwrap_or_else(|| ".".into()))
+        let sides = a
+            .inputs
+            .iter()
+            .map(|f| lab::load_lab_side(f).map_err(anyhow::Error::from))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        (sides, a.out.clone().unwrap_or_else(|| ".".into()))
     };
-    let sides = folders
-        .iter()
-        .map(|f| lab::load_lab_side(f).map_err(anyhow::Error::from))
-        .collect::<anyhow::Result<Vec<_>>>()?;
     let calibration = lab::calibrate(&sides).map_err(|e| bad(e.to_string()))?;
     print!("{}", calibration.text());
     std::fs::create_dir_all(&out)?;
