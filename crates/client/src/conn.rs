@@ -450,6 +450,10 @@ async fn fetch_following(url: &str, headers: &[(String, String)], opts: ClientOp
             let location = headers.get(LOCATION).and_then(|l| l.to_str().ok());
             if status.is_redirection() {
                 if let Some(to) = location.and_then(|l| resolve_location(&prepared.abs_uri, l)) {
+                    // A document fetched over TLS is not then read in the clear.
+                    if prepared.origin.tls && to.scheme_str() != Some("https") {
+                        return Err("refused a redirect from https to plain http".to_owned());
+                    }
                     prepared = redirected(&prepared, status, to);
                     continue;
                 }

@@ -214,12 +214,23 @@ pub fn resolve_location(base: &Uri, location: &str) -> Option<Uri> {
     Uri::from_parts(parts).ok()
 }
 
+/// Headers that carry credentials: sent only to the origin they were given for.
+const CREDENTIALS: [&str; 4] = ["authorization", "proxy-authorization", "cookie", "cookie2"];
+
 /// The target of the next hop of a redirect, as vegeta's (Go's) client does it: 303, and 301/302
-/// after a POST, become a GET without body; 307 and 308 repeat the request.
+/// after a POST, become a GET without body; 307 and 308 repeat the request. Credentials stay
+/// with the origin they were given for (scheme, host and port), as curl and Go's net/http keep
+/// them: a hop to another origin goes without them.
 pub fn redirected(prev: &Prepared, status: StatusCode, to: Uri) -> Prepared {
     let keep = matches!(status.as_u16(), 307 | 308) || !(status.as_u16() == 303 || prev.method == Method::POST);
     let method = if keep { prev.method.clone() } else { Method::GET };
-    let headers: Vec<_> = prev.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let same_origin = Origin::of(&to) == prev.origin;
+    let headers: Vec<_> = prev
+        .headers
+        .iter()
+        .filter(|(k, _)| same_origin || !CREDENTIALS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let body = if keep { prev.body.clone() } else { Bytes::new() };
     Prepared::new(Parts { method: &method, url: &to, headers: &headers, body: &body })
 }

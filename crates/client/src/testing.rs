@@ -333,6 +333,12 @@ async fn respond(
             *resp.status_mut() = StatusCode::FOUND;
             resp.headers_mut().insert(http::header::LOCATION, "/final".parse().unwrap());
         }
+        // A redirect to the absolute URL after `?to=` (another server, another scheme).
+        "/away" => {
+            let to = parts.uri.query().and_then(|q| q.strip_prefix("to=")).unwrap_or("/final");
+            *resp.status_mut() = StatusCode::FOUND;
+            resp.headers_mut().insert(http::header::LOCATION, to.parse().unwrap());
+        }
         "/loop" => {
             *resp.status_mut() = StatusCode::FOUND;
             resp.headers_mut().insert(http::header::LOCATION, "/loop".parse().unwrap());

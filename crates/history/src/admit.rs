@@ -5,19 +5,9 @@
 
 use lab::Lab;
 
-/// `s` with each control character (an ANSI escape, a newline, a bell) and each character that
-/// reorders text (the bidirectional overrides of "Trojan Source") as `?`: every name in a
-/// history is whatever a CI job was given, and no terminal, table or page may act on it. Every
-/// text read from a history passes through this.
-pub fn plain(s: &str) -> String {
-    s.chars().map(|c| if reorders_or_controls(c) { '?' } else { c }).collect()
-}
-
-/// A control character, or one that changes the direction text is shown in.
-pub fn reorders_or_controls(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
+/// Every name in a history is whatever a CI job was given: every text read from a history
+/// passes through [`plain`].
+pub use results::text::{plain, reorders_or_controls};
 
 /// Why a lab cannot enter a history, naming the field.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

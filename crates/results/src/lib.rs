@@ -23,6 +23,7 @@ mod record;
 mod run_plan;
 mod shard_set;
 mod stall;
+pub mod text;
 pub mod varint;
 
 pub use codec::{Item, Reader, Writer, BLOCK_RECORDS, MAGIC};

@@ -10,6 +10,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use results::text::plain_line;
+
+use crate::counters::{checked, series_key, Counters, SHOWN};
 use crate::Selector;
 
 /// One series' value at the scrape.
@@ -30,6 +33,7 @@ impl Exposition {
     /// Parses `text`; the error names the first line that is not of the format, in one line.
     pub fn parse(text: &str) -> Result<Exposition, String> {
         let mut series = Vec::new();
+        let mut seen = HashMap::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -37,9 +41,34 @@ impl Exposition {
             }
             let s = sample(line)
                 .ok_or_else(|| format!("not the Prometheus text format: line {}: {:?}", n + 1, one_line(line)))?;
+            // The same series twice is refused, as Prometheus refuses it: summed, it would count
+            // a counter's growth twice.
+            if let Some(first) = seen.insert(series_key(&s.name, &s.labels), n + 1) {
+                return Err(format!(
+                    "not a valid exposition: line {}: the series of line {first} again: {}",
+                    n + 1,
+                    plain_line(&series_key(&s.name, &s.labels), SHOWN)
+                ));
+            }
             series.push(s);
         }
         Ok(Exposition { series })
+    }
+
+    /// The series `selector` selects, as a counter's, each value checked.
+    pub fn counters(&self, selector: &Selector) -> Result<Counters, String> {
+        let selected = self.series.iter().filter(|s| selector.matches(&s.name, &s.labels));
+        Counters::of(selected.map(|s| (series_key(&s.name, &s.labels), s.value)), &selector.to_string())
+    }
+
+    /// The sum of a gauge's selected series, each value checked against `max`; none when it
+    /// selects none.
+    pub fn gauge(&self, selector: &Selector, max: f64) -> Result<Option<f64>, String> {
+        let mut found = None;
+        for s in self.series.iter().filter(|s| selector.matches(&s.name, &s.labels)) {
+            *found.get_or_insert(0.0) += checked(&series_key(&s.name, &s.labels), s.value, max)?;
+        }
+        Ok(found)
     }
 
     /// The sum of the series `selector` selects, none when it selects none.
@@ -81,9 +110,7 @@ impl Exposition {
 }
 
 fn labelled(s: &Series) -> String {
-    let mut labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
-    labels.sort();
-    format!("{}{{{}}}", s.name, labels.join(","))
+    plain_line(&series_key(&s.name, &s.labels), SHOWN)
 }
 
 /// One sample line: `name{label="value",...} value [timestamp]`.
@@ -216,5 +243,8 @@ process_cpu_seconds_total 7.01"#;
             );
         }
         assert!(Exposition::parse("").unwrap().series.is_empty());
+        let e = Exposition::parse("a{x=\"1\"} 1\nb 2\na{x=\"1\"} 3\n").unwrap_err();
+        assert!(e.contains("line 3: the series of line 1 again: a{x=\"1\"}"), "{e}");
+        assert_eq!(Exposition::parse("a{x=\"1\"} 1\na{x=\"2\"} 3\n").unwrap().series.len(), 2);
     }
 }

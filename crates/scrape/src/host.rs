@@ -31,6 +31,9 @@ impl HostCpu {
         let mut by_mode = BTreeMap::new();
         let mut cpus = std::collections::BTreeSet::new();
         for s in e.series.iter().filter(|s| s.name == NODE_CPU) {
+            // One mode that is not a number would read the host as neither busy nor quiet.
+            let what = crate::counters::series_key(&s.name, &s.labels);
+            crate::counters::checked(&what, s.value, crate::counters::MAX_CPU_S)?;
             *by_mode.entry(s.labels.get("mode").cloned().unwrap_or_default()).or_insert(0.0) += s.value;
             cpus.insert(s.labels.get("cpu").cloned().unwrap_or_default());
         }
@@ -189,6 +192,11 @@ mod tests {
         let why = here.neighbour.unwrap();
         assert!(why.starts_with("loadlab's machine was busy: 62% of its 2 CPUs' time used outside loadlab"), "{why}");
         assert_eq!(HostCpu::of_proc_stat("intr 1\n", 100.0), None);
+        // node_exporter with a mode that is not a number: the host is not read, never quiet.
+        let text =
+            "node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} 10\nnode_cpu_seconds_total{cpu=\"0\",mode=\"user\"} NaN\n";
+        let e = HostCpu::of(&Exposition::parse(text).unwrap()).unwrap_err();
+        assert!(e.contains("mode=\"user\"") && e.contains("NaN"), "{e}");
         assert_eq!(HostCpu::of_proc_stat("cpu  a b c d\n", 100.0), None);
     }
 }

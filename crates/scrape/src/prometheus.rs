@@ -8,8 +8,16 @@ use std::time::Duration;
 
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 
+use std::collections::BTreeMap;
+
+use results::text::plain_line;
+
+use crate::counters::{series_key, Counters, SHOWN};
 use crate::fetch::without_credentials;
 use crate::Selector;
+
+/// How far past the time asked for a sample's time may be (clocks read to the millisecond).
+const CLOCK_SLACK_S: f64 = 1.0;
 
 /// A secret read from a file or the environment: never shown.
 #[derive(Clone)]
@@ -42,6 +50,8 @@ pub struct Server {
     pub auth: Option<Auth>,
     /// Its scrape interval: given, or read from it when the lab starts.
     pub interval: Option<Duration>,
+    /// Whether a given interval was found among its targets' own.
+    pub interval_checked: bool,
 }
 
 impl fmt::Debug for Server {
@@ -89,11 +99,7 @@ impl Server {
             .map_err(|_| format!("{shown}: answered {} and no JSON: is it a Prometheus server?", fetched.status))?;
         if json["status"] != "success" {
             let what = json["error"].as_str().unwrap_or("no reason given");
-            return Err(format!(
-                "{shown}: answered {}: {}",
-                fetched.status,
-                what.chars().take(300).collect::<String>()
-            ));
+            return Err(format!("{shown}: answered {}: {}", fetched.status, plain_line(what, 300)));
         }
         Ok(json)
     }
@@ -106,47 +112,106 @@ impl Server {
         at: Option<f64>,
         tls: &client::TlsOptions,
     ) -> Result<Option<Answer>, String> {
+        let at = at.unwrap_or_else(crate::remote::unix_now);
         let (sum, newest) = (format!("sum({selector})"), format!("max(timestamp({selector}))"));
-        let (value, sampled) = tokio::join!(self.instant(&sum, at, tls), self.instant(&newest, at, tls));
-        Ok(match (value?, sampled?) {
-            (Some(value), Some(sampled_unix_s)) => Some(Answer { value, sampled_unix_s }),
+        let (value, sampled) = tokio::join!(self.vector(&sum, at, tls), self.vector(&newest, at, tls));
+        let (value, sampled) = (value?.into_values().next(), sampled?.into_values().next());
+        Ok(match (value, sampled) {
+            (Some(value), Some(sampled_unix_s)) => {
+                Some(Answer { value, sampled_unix_s: self.sampled(sampled_unix_s, at)? })
+            }
             _ => None,
         })
     }
 
-    /// An instant query's single value, none for an empty vector.
-    async fn instant(&self, query: &str, at: Option<f64>, tls: &client::TlsOptions) -> Result<Option<f64>, String> {
-        let mut path = format!("/api/v1/query?query={}", utf8_percent_encode(query, NON_ALPHANUMERIC));
-        if let Some(t) = at {
-            path.push_str(&format!("&time={t:.3}"));
+    /// A counter's series now, each value checked ([`Counters::of`]), and the time of the newest
+    /// sample they were read from.
+    pub async fn counters(&self, selector: &Selector, tls: &client::TlsOptions) -> Result<(Counters, f64), String> {
+        let at = crate::remote::unix_now();
+        let (query, times_query) = (selector.to_string(), format!("timestamp({selector})"));
+        let (values, times) = tokio::join!(self.vector(&query, at, tls), self.vector(&times_query, at, tls));
+        let (values, times) = (values?, times?);
+        let mut newest = f64::NEG_INFINITY;
+        for t in times.values() {
+            newest = newest.max(self.sampled(*t, at)?);
         }
+        let name = selector.name().unwrap_or_default();
+        let counters = Counters::of(values.into_iter().map(|(k, v)| (format!("{name}{k}"), v)), &selector.to_string())?;
+        Ok((counters, newest))
+    }
+
+    /// A sample's time, when it is one a server could have answered for a query at `at`: a
+    /// server never answers with a sample from after the time asked for.
+    fn sampled(&self, t: f64, at: f64) -> Result<f64, String> {
+        match t {
+            t if !t.is_finite() => Err(format!("{}: a sample time that is not a number", self.shown())),
+            t if t > at + CLOCK_SLACK_S => Err(format!(
+                "{}: a sample from {:.0} s after the time asked for: not an answer to trust",
+                self.shown(),
+                t - at
+            )),
+            t => Ok(t),
+        }
+    }
+
+    /// An instant query's vector at `at`: each series' value by its labels (without its name).
+    async fn vector(&self, query: &str, at: f64, tls: &client::TlsOptions) -> Result<BTreeMap<String, f64>, String> {
+        let path = format!("/api/v1/query?query={}&time={at:.3}", utf8_percent_encode(query, NON_ALPHANUMERIC));
         let json = self.get(&path, tls).await?;
         let result =
             json["data"]["result"].as_array().ok_or_else(|| format!("{}: {query}: no result vector", self.shown()))?;
-        match result.first() {
-            None => Ok(None),
-            Some(r) => r["value"][1]
+        let mut out = BTreeMap::new();
+        for r in result {
+            let labels: BTreeMap<String, String> = r["metric"]
+                .as_object()
+                .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect())
+                .unwrap_or_default();
+            let key = series_key("", &labels);
+            let value = r["value"][1]
                 .as_str()
                 .and_then(|v| v.parse::<f64>().ok())
-                .map(Some)
-                .ok_or_else(|| format!("{}: {query}: a value that is not a number", self.shown())),
+                .ok_or_else(|| format!("{}: {query}: a value that is not a number", self.shown()))?;
+            if out.insert(key.clone(), value).is_some() {
+                return Err(format!("{}: {query}: the series {} twice", self.shown(), plain_line(&key, SHOWN)));
+            }
         }
+        Ok(out)
     }
 
-    /// The longest scrape interval of its active targets.
-    pub async fn scrape_interval(&self, tls: &client::TlsOptions) -> Result<Duration, String> {
+    /// The scrape intervals of its active targets, shortest first; an interval no scrape can
+    /// have (zero, over [`MAX_INTERVAL`], not a duration) is refused, named.
+    pub async fn scrape_intervals(&self, tls: &client::TlsOptions) -> Result<Vec<Duration>, String> {
         let json = self.get("/api/v1/targets?state=active", tls).await?;
-        json["data"]["activeTargets"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| go_duration(t["scrapeInterval"].as_str()?))
-            .max()
-            .ok_or_else(|| format!("{}: no active targets to read a scrape interval from: give interval", self.shown()))
+        let mut found = std::collections::BTreeSet::new();
+        for t in json["data"]["activeTargets"].as_array().into_iter().flatten() {
+            let Some(text) = t["scrapeInterval"].as_str() else { continue };
+            let d = go_duration(text).filter(|d| interval_ok(*d)).ok_or_else(|| {
+                format!(
+                    "{}: a target's scrapeInterval {:?} is not an interval a scrape can have (above zero, at most {})",
+                    self.shown(),
+                    plain_line(text, 40),
+                    results::duration::span(MAX_INTERVAL)
+                )
+            })?;
+            found.insert(d);
+        }
+        match found.is_empty() {
+            true => Err(format!("{}: no active targets to read a scrape interval from: give interval", self.shown())),
+            false => Ok(found.into_iter().collect()),
+        }
     }
 }
 
-/// A Prometheus duration (`15s`, `1m30s`, `500ms`).
+/// The longest scrape interval the lab works with: a step waits up to one for a fresh sample.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// Whether `d` is an interval a scrape can have: above zero, at most [`MAX_INTERVAL`].
+pub fn interval_ok(d: Duration) -> bool {
+    !d.is_zero() && d <= MAX_INTERVAL
+}
+
+/// A Prometheus duration (`15s`, `1m30s`, `500ms`); none for any other text, and for one too
+/// long for a `Duration`.
 pub fn go_duration(text: &str) -> Option<Duration> {
     let mut total = 0.0;
     let mut rest = text.trim();
@@ -169,7 +234,7 @@ pub fn go_duration(text: &str) -> Option<Duration> {
         total += n * scale;
         rest = &rest[unit_end..];
     }
-    Some(Duration::from_secs_f64(total))
+    Duration::try_from_secs_f64(total).ok()
 }
 
 #[cfg(test)]
@@ -182,6 +247,10 @@ mod tests {
         assert_eq!(go_duration("1m30s"), Some(Duration::from_secs(90)));
         assert_eq!(go_duration("500ms"), Some(Duration::from_millis(500)));
         assert_eq!(go_duration("1x"), None);
+        assert_eq!(go_duration("99999999999999999999999h"), None, "too long for a Duration, not a panic");
+        assert_eq!(go_duration(&"9".repeat(400)), None, "infinite as a float");
+        assert!(!interval_ok(go_duration("0s").unwrap()) && !interval_ok(go_duration("2h").unwrap()));
+        assert!(interval_ok(go_duration("1s").unwrap()));
         assert_eq!(go_duration(""), None);
     }
 
@@ -191,6 +260,7 @@ mod tests {
             url: "http://u:pw@prom:9090/".into(),
             auth: Some(Auth::Bearer(Secret::new("tok\n".into()))),
             interval: None,
+            interval_checked: false,
         };
         let shown = format!("{s:?} {}", s.shown());
         assert!(!shown.contains("tok") && !shown.contains("pw"), "{shown}");

@@ -7,6 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use results::duration::go_string;
+use results::text::plain_line;
+
+use crate::counters::{checked, Counters, MAX_MEMORY_BYTES};
 use crate::exposition::Exposition;
 pub use crate::fetch::{without_credentials, MAX_BYTES, READ_TIMEOUT};
 use crate::host::HostCpu;
@@ -18,6 +22,9 @@ pub const EXPORTER_RESOLUTION_S: f64 = 0.01;
 /// A step's CPU is a measurement when the counter's resolution (the most two readings of a
 /// counter in ticks can be off by, together) is at most this share of what the step used.
 pub(crate) const MAX_RESOLUTION_SHARE: f64 = 0.05;
+
+/// The longest error line a source's answer can make, in characters.
+pub const MAX_ERROR: usize = 400;
 
 /// `process_cpu_seconds_total`, which the Go, Java, Python and Node clients all export.
 pub const DEFAULT_CPU: &str = "process_cpu_seconds_total";
@@ -69,6 +76,10 @@ pub struct Provenance {
     /// the counter's rate between the samples inside it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scrape_interval_s: Option<f64>,
+    /// Where the scrape interval was read: the server's targets, or the plan where the server
+    /// did not answer for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrape_interval_from: Option<String>,
     /// `node_exporter URL`, when the host was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
@@ -81,14 +92,22 @@ pub struct Provenance {
 #[derive(Clone, Debug)]
 pub struct Reading {
     pub at: Instant,
-    /// The CPU counter, in seconds (why not, when it could not be read).
-    pub cpu_s: Result<f64, String>,
+    /// The CPU counter's series, in seconds (why not, when it could not be read or held a value
+    /// no counter can).
+    pub cpu: Result<Counters, String>,
     /// When the CPU counter's value was sampled (unix s), where the source says (a Prometheus
     /// server's last scrape); none when it was read as it is now (an exporter).
     pub sampled_unix_s: Option<f64>,
     pub memory_bytes: Option<f64>,
     /// The host's CPU by mode, when asked for.
     pub host: Option<Result<HostCpu, String>>,
+}
+
+impl Reading {
+    /// The CPU counter's series summed, in seconds.
+    pub fn cpu_s(&self) -> Result<f64, &str> {
+        self.cpu.as_ref().map(Counters::sum).map_err(String::as_str)
+    }
 }
 
 /// What a step used, from two readings.
@@ -114,6 +133,11 @@ impl Remote {
                 Source::Prometheus(p) => p.interval.map(|i| i.as_secs_f64()),
                 Source::Exporter(_) => None,
             },
+            scrape_interval_from: match &self.source {
+                Source::Prometheus(p) if p.interval_checked => Some("the server, and the plan".into()),
+                Source::Prometheus(p) if p.interval.is_some() => Some("the plan: the server did not say".into()),
+                _ => None,
+            },
             host: self.host.as_ref().map(|h| format!("node_exporter {}", without_credentials(h))),
             host_busy_pct: self.host.as_ref().map(|_| self.busy_share * 100.0),
         }
@@ -133,44 +157,51 @@ impl Remote {
         let target = async {
             match &self.source {
                 Source::Exporter(url) => match exposition(url, &self.tls).await {
-                    Ok(e) => (
-                        e.sum(&self.cpu).ok_or_else(|| format!("{} selects no series", self.cpu)),
-                        None,
-                        self.memory.as_ref().and_then(|m| e.sum(m)),
-                    ),
+                    // A memory that no process can have makes the whole answer untrusted.
+                    Ok(e) => match self.memory.as_ref().map(|m| e.gauge(m, MAX_MEMORY_BYTES)).transpose() {
+                        Ok(memory) => (e.counters(&self.cpu), None, memory.flatten()),
+                        Err(why) => (Err(why), None, None),
+                    },
                     Err(e) => (Err(e), None, None),
                 },
                 Source::Prometheus(p) => self.ask(p, fresh).await,
             }
         };
-        let ((cpu_s, sampled_unix_s, memory_bytes), host) = tokio::join!(target, host);
-        Reading { at, cpu_s, sampled_unix_s, memory_bytes, host }
+        let ((cpu, sampled_unix_s, memory_bytes), host) = tokio::join!(target, host);
+        // Text from the source is shown as text, one line of a readable length.
+        let plain = |e: String| plain_line(&e, MAX_ERROR);
+        let host = host.map(|h| h.map_err(plain));
+        Reading { at, cpu: cpu.map_err(plain), sampled_unix_s, memory_bytes, host }
     }
 
-    /// The CPU (and when it was sampled) and memory from a Prometheus server.
-    async fn ask(&self, p: &Server, fresh: bool) -> (Result<f64, String>, Option<f64>, Option<f64>) {
+    /// The CPU's series (and when they were sampled) and memory from a Prometheus server.
+    async fn ask(&self, p: &Server, fresh: bool) -> (Result<Counters, String>, Option<f64>, Option<f64>) {
         let now = unix_now();
         let wait = p.interval.unwrap_or(Duration::from_secs(15)) + Duration::from_secs(1);
         let deadline = Instant::now() + wait;
         let cpu = loop {
-            match p.sum(&self.cpu, None, &self.tls).await {
-                Ok(Some(a)) if fresh && a.sampled_unix_s < now && Instant::now() < deadline => {
+            match p.counters(&self.cpu, &self.tls).await {
+                Ok((_, sampled)) if fresh && sampled < now && Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                Ok(Some(a)) if fresh && a.sampled_unix_s < now => {
+                Ok((_, sampled)) if fresh && sampled < now => {
                     break Err(format!("{}: no scrape of {} within {:.0?}", p.shown(), self.cpu, wait));
                 }
-                Ok(Some(a)) => break Ok(a),
-                Ok(None) => break Err(format!("{} selects no series", self.cpu)),
-                Err(e) => break Err(e),
+                other => break other,
             }
         };
         let memory = match &self.memory {
-            Some(m) => p.sum(m, None, &self.tls).await.ok().flatten().map(|a| a.value),
+            Some(m) => match p.sum(m, None, &self.tls).await {
+                Ok(a) => match a.map(|a| checked(&m.to_string(), a.value, MAX_MEMORY_BYTES)).transpose() {
+                    Ok(memory) => memory,
+                    Err(why) => return (Err(why), None, None),
+                },
+                Err(_) => None,
+            },
             None => None,
         };
         match cpu {
-            Ok(a) => (Ok(a.value), Some(a.sampled_unix_s), memory),
+            Ok((c, sampled)) => (Ok(c), Some(sampled), memory),
             Err(e) => (Err(e), None, memory),
         }
     }
@@ -179,9 +210,27 @@ impl Remote {
     /// line naming the selector and what the source does have.
     /// A Prometheus server's scrape interval, when not given, is read here.
     pub async fn check(&mut self) -> Result<(), String> {
+        // Text from the source is shown as text, one line of a readable length.
+        self.check_answers().await.map_err(|e| plain_line(&e, MAX_ERROR))
+    }
+
+    async fn check_answers(&mut self) -> Result<(), String> {
         if let Source::Prometheus(p) = &mut self.source {
-            if p.interval.is_none() {
-                p.interval = Some(p.scrape_interval(&self.tls).await?);
+            // The interval a plan gives is checked against the server's own, where it tells.
+            match (p.interval, p.scrape_intervals(&self.tls).await) {
+                // The longest: a step waits for a sample of every target.
+                (None, read) => p.interval = read?.last().copied(),
+                (Some(given), Ok(read)) if !read.contains(&given) => {
+                    let read: Vec<String> = read.iter().map(|d| go_string(d.as_nanos() as u64)).collect();
+                    return Err(format!(
+                        "{}: interval is {} but the server scrapes its targets every {}: give one of those or leave interval out",
+                        p.shown(),
+                        go_string(given.as_nanos() as u64),
+                        read.join(" or ")
+                    ));
+                }
+                (Some(_), Ok(_)) => p.interval_checked = true,
+                (Some(_), Err(_)) => {}
             }
             let p = p.clone();
             for s in std::iter::once(&self.cpu).chain(&self.memory) {
@@ -206,7 +255,12 @@ impl Remote {
                         "{url}: {DEFAULT_CPU} there is the process exporter's own CPU, not the target's: \
                          give cpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname=\"...\"}}' \
                          (its groups: {})",
-                        groups.into_iter().collect::<Vec<_>>().join(", ")
+                        groups
+                            .into_iter()
+                            .map(|g| format!("{:?}", plain_line(g, 60)))
+                            .take(10)
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ));
                 }
                 if e.series.iter().any(|s| s.name == "node_cpu_seconds_total") {
@@ -243,15 +297,10 @@ async fn exposition(url: &str, tls: &client::TlsOptions) -> Result<Exposition, S
 
 /// What a step used between `from` and `to`; why not, when it is not a measurement.
 pub fn used(from: &Reading, to: &Reading, resolution_s: f64) -> Result<Used, String> {
-    let a = from.cpu_s.as_ref().map_err(|e| format!("CPU at the step's start not read: {e}"))?;
-    let b = to.cpu_s.as_ref().map_err(|e| format!("CPU at the step's end not read: {e}"))?;
-    if b < a {
-        return Err(format!(
-            "the CPU counter went back from {a:.2} s to {b:.2} s: the target restarted during the step"
-        ));
-    }
+    let a = from.cpu.as_ref().map_err(|e| format!("CPU at the step's start not read: {e}"))?;
+    let b = to.cpu.as_ref().map_err(|e| format!("CPU at the step's end not read: {e}"))?;
     let secs = to.at.duration_since(from.at).as_secs_f64();
-    let grown = b - a;
+    let grown = a.grown(b)?;
     // From a server, the counter's growth between its two samples, as a rate over the step.
     let (cpu_s, span) = match (from.sampled_unix_s, to.sampled_unix_s) {
         (Some(ta), Some(tb)) if tb > ta => (grown / (tb - ta) * secs, tb - ta),
@@ -275,8 +324,12 @@ pub fn used(from: &Reading, to: &Reading, resolution_s: f64) -> Result<Used, Str
 mod tests {
     use super::*;
 
+    fn one(v: f64) -> Counters {
+        Counters { series: [("cpu{}".to_owned(), v)].into() }
+    }
+
     fn reading(at: Instant, cpu: Result<f64, String>) -> Reading {
-        Reading { at, cpu_s: cpu, sampled_unix_s: None, memory_bytes: None, host: None }
+        Reading { at, cpu: cpu.map(one), sampled_unix_s: None, memory_bytes: None, host: None }
     }
 
     #[test]
@@ -291,7 +344,7 @@ mod tests {
         assert!(e.contains("too little") && e.contains("10 ms"), "{e}");
         // From a server: the rate between its samples, over the step's time.
         let sampled =
-            |at, cpu, ts| Reading { at, cpu_s: Ok(cpu), sampled_unix_s: Some(ts), memory_bytes: None, host: None };
+            |at, cpu, ts| Reading { at, cpu: Ok(one(cpu)), sampled_unix_s: Some(ts), memory_bytes: None, host: None };
         let u = used(&sampled(t0, 10.0, 100.0), &sampled(t1, 11.0, 102.0), 1.0 / 100.0).unwrap();
         assert!((u.cpu_s - 2.0).abs() < 1e-9, "half a core for the step's 4 s: {u:?}");
         let e = used(&sampled(t0, 10.0, 100.0), &sampled(t1, 11.0, 100.0), 0.01).unwrap_err();

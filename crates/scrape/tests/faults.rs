@@ -48,9 +48,51 @@ async fn a_source_that_misbehaves_is_refused_in_one_line_within_its_bounds() {
         TestServer::start(Behaviour { body: "process_cpu_seconds_total 5\n".into(), ..Default::default() }).await;
     let r = remote(server.url("/metrics"));
     let first = r.read(false).await;
-    assert_eq!(first.cpu_s.as_ref().ok(), Some(&5.0));
+    assert_eq!(first.cpu_s(), Ok(5.0));
     drop(server);
     let second = r.read(false).await;
     let why = scrape::remote::used(&first, &second, 0.01).unwrap_err();
     assert!(why.contains("end not read"), "{why}");
+}
+
+/// A server that answers a redirect to another origin: the credentials given for the first stay
+/// there, as curl and Go's net/http keep them; from https, a redirect to plain http is refused.
+#[tokio::test]
+async fn credentials_are_sent_only_to_the_origin_they_were_given_for() {
+    use scrape::prometheus::{Auth, Secret, Server};
+    let json = r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#;
+    let other = TestServer::start(Behaviour { body: json.into(), ..Default::default() }).await;
+    let first = TestServer::start(Behaviour::default()).await;
+    let away = format!("{}?to={}", first.url("/away"), other.url("/api/v1/query"));
+    for auth in [
+        Auth::Bearer(Secret::new("bearer-secret".into())),
+        Auth::Basic { user: "u".into(), password: Secret::new("basic-secret".into()) },
+    ] {
+        // The base URL redirects every path to the other server's query endpoint.
+        let server = Server { url: away.clone(), auth: Some(auth), interval: None, interval_checked: false };
+        let selector = Selector::parse("process_cpu_seconds_total").unwrap();
+        let _ = server.sum(&selector, None, &Default::default()).await;
+        assert!(first.captured().iter().all(|c| c.headers.contains_key("authorization")));
+        let there = other.captured();
+        assert!(!there.is_empty(), "the redirect was followed");
+        assert!(there.iter().all(|c| !c.headers.contains_key("authorization")), "{there:?}");
+        other.clear_captured();
+    }
+    // The same origin keeps them (a path moved on the same server).
+    let same = TestServer::start(Behaviour { body: json.into(), ..Default::default() }).await;
+    let server = Server {
+        url: format!("{}?to={}", same.url("/away"), same.url("/api/v1/query")),
+        auth: Some(Auth::Bearer(Secret::new("t".into()))),
+        interval: None,
+        interval_checked: false,
+    };
+    let _ = server.sum(&Selector::parse("x").unwrap(), None, &Default::default()).await;
+    assert!(same.captured().iter().all(|c| c.headers["authorization"] == "Bearer t"));
+    // From TLS to plain http: refused, nothing sent there.
+    let tls = TestServer::start_tls(Behaviour::default()).await;
+    let options = client::TlsOptions { insecure: true, ..Default::default() };
+    let url = format!("{}?to={}", tls.url("/away"), other.url("/metrics"));
+    let e = client::fetch(&url, &[], scrape::fetch::options(&options)).await.unwrap_err();
+    assert!(e.contains("refused a redirect from https to plain http"), "{e}");
+    assert!(other.captured().is_empty());
 }

@@ -55,8 +55,8 @@ impl Doc<'_> {
                     None => None,
                     Some(i) => Some(
                         scrape::prometheus::go_duration(i)
-                            .filter(|d| !d.is_zero())
-                            .ok_or_else(|| self.err(&format!("{field}.interval"), format!("{i:?}: a duration such as \"15s\"")))?,
+                            .filter(|d| scrape::prometheus::interval_ok(*d))
+                            .ok_or_else(|| self.err(&format!("{field}.interval"), format!("{i:?}: a duration above zero and at most an hour, such as \"15s\"")))?,
                     ),
                 };
                 let secret = |name: &str, file: Option<String>, env: Option<String>| -> Result<Option<scrape::prometheus::Secret>, PlanError> {
@@ -84,7 +84,7 @@ impl Doc<'_> {
                     (None, None, Some(_)) => return Err(self.err(&field, "a password needs its user")),
                     (Some(_), _, _) => return Err(self.err(&field, "a token and a user exclude each other")),
                 };
-                scrape::Source::Prometheus(scrape::prometheus::Server { url, auth, interval })
+                scrape::Source::Prometheus(scrape::prometheus::Server { url, auth, interval, interval_checked: false })
             }
             (Some(_), Some(_)) => return Err(self.err(&field, "metrics (an exporter) and prometheus (a server) exclude each other")),
             (None, None) => {
@@ -153,7 +153,12 @@ pub fn remote(
     let (cpu, memory) = selectors(cpu, memory).map_err(|(name, e)| format!("{name}: {e}"))?;
     let source = match (metrics, prometheus) {
         (Some(m), None) => scrape::Source::Exporter(m),
-        (None, Some(url)) => scrape::Source::Prometheus(scrape::prometheus::Server { url, auth: None, interval: None }),
+        (None, Some(url)) => scrape::Source::Prometheus(scrape::prometheus::Server {
+            url,
+            auth: None,
+            interval: None,
+            interval_checked: false,
+        }),
         _ => return Err("give an exporter's URL or a Prometheus server's, one of them".into()),
     };
     let urls = match &source {

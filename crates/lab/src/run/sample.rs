@@ -114,7 +114,7 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
     let mut last: BTreeMap<String, (Instant, u64)> = BTreeMap::new();
     // A remote target's last CPU counter reading (seconds), by source.
-    let mut last_remote: BTreeMap<String, (Instant, f64)> = BTreeMap::new();
+    let mut last_remote: BTreeMap<String, (Instant, scrape::counters::Counters)> = BTreeMap::new();
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         for s in &sources {
@@ -139,16 +139,16 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
             if let (Some(remote), Ok(rt)) = (&s.remote, &rt) {
                 let reading = rt.block_on(remote.read(false));
                 row.rss_mb = reading.memory_bytes.map(|b| b / (1 << 20) as f64);
-                if let Ok(cpu) = reading.cpu_s {
-                    // A counter that went back (a restart) gives no sample, and is marked: the
-                    // step around it read two processes' counters.
-                    match last_remote.get(&s.name) {
-                        Some((_, cpu0)) if cpu < *cpu0 => {
+                if let Ok(cpu) = reading.cpu {
+                    // A series that went back or is gone (a restart) gives no sample, and is
+                    // marked: the step around it read two processes' counters.
+                    match last_remote.get(&s.name).map(|(t0, cpu0)| (t0, cpu0.grown(&cpu))) {
+                        Some((_, Err(_))) => {
                             row.series.insert(COUNTER_WENT_BACK.into(), 1.0);
                         }
-                        Some((t0, cpu0)) => {
+                        Some((t0, Ok(grown))) => {
                             let secs = reading.at.duration_since(*t0).as_secs_f64().max(1e-3);
-                            row.cpu_pct = Some(100.0 * (cpu - cpu0) / secs);
+                            row.cpu_pct = Some(100.0 * grown / secs);
                         }
                         None => {}
                     }
@@ -182,7 +182,8 @@ fn run(sources: Vec<Source>, origin: Instant, stop: &AtomicBool, rows: &Mutex<Sa
 
 /// Each wanted selector's sum, by its text (those that select nothing are left out).
 pub(crate) fn chosen(e: &scrape::exposition::Exposition, wanted: &[scrape::Selector]) -> BTreeMap<String, f64> {
-    wanted.iter().filter_map(|w| Some((w.to_string(), e.sum(w)?))).collect()
+    // A value that is not a number is no sample (a CSV cell of "NaN" reads as one).
+    wanted.iter().filter_map(|w| Some((w.to_string(), e.sum(w).filter(|v| v.is_finite())?))).collect()
 }
 
 /// Writes each source's rows as `dir/NAME.csv` (t, cpu_pct, rss_mb, then the series).
