@@ -253,7 +253,8 @@ async fn run_steps(
             break;
         }
         let to = started.elapsed().as_secs_f64();
-        let line = crate::measure::verdict::step_line(&plan.slo, &ran.numbers);
+        let left_out = host.as_ref().and_then(|h| h.neighbour.as_deref());
+        let line = crate::measure::verdict::step_line(&plan.slo, &ran.numbers, left_out, unmeasured.as_deref());
         watch.event(&Event::Finished {
             index: i,
             of: matrix.steps.len(),

@@ -78,6 +78,12 @@ pub struct StepResult {
 }
 
 impl StepResult {
+    /// Whether the step was left out for its target's host (busy with a neighbour, robbed by
+    /// its hypervisor), not for what its own numbers show.
+    pub fn host_left_out(&self) -> bool {
+        self.uncounted.is_some() && self.host.as_ref().and_then(|h| h.neighbour.as_ref()) == self.uncounted.as_ref()
+    }
+
     /// Why the step says nothing of its target, if it does not count: its target was down, or
     /// the lab's rule ([`crate::measure::verdict::uncounted`]) left it out. The one answer for
     /// every reader of a lab (a comparison, a history).
@@ -145,6 +151,12 @@ pub struct Ceiling {
     /// The first rate the generator could not send (nothing above it is claimed), and why.
     pub generator_limited_at: Option<f64>,
     pub generator_why: Option<String>,
+    /// The first rate where no step counted for another reason (the target's host was busy):
+    /// nothing at or above it is claimed either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncounted_at: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncounted_why: Option<String>,
 }
 
 /// A hypothesis at one load point.
@@ -255,7 +267,14 @@ pub(crate) fn find(plan: &Plan, matrix: &Matrix, steps: &mut [StepResult]) -> Fi
                 Some(why) if counted.is_empty() || idx.iter().all(|&i| steps[i].down.is_some()) => {
                     SloVerdict::TargetDown { why }
                 }
-                _ => SloVerdict::of(&plan.slo, &numbers),
+                _ => {
+                    // What the host check left out is out of the verdict too, named for its reason.
+                    let left_out: Vec<Option<&str>> = idx
+                        .iter()
+                        .map(|&i| steps[i].uncounted.as_deref().filter(|_| steps[i].host_left_out()))
+                        .collect();
+                    SloVerdict::of_left_out(&plan.slo, &numbers, &left_out)
+                }
             };
             cells.push(Cell {
                 target: t,
@@ -293,8 +312,12 @@ pub(crate) fn find(plan: &Plan, matrix: &Matrix, steps: &mut [StepResult]) -> Fi
         // Without an SLO, a step the generator could not send is still not a measurement.
         for c in &cells {
             if let Some(why) = c.uncounted.first().filter(|_| c.metrics.is_empty()) {
+                let what = match c.steps.iter().all(|&i| steps[i].host_left_out()) {
+                    true => "not counted",
+                    false => "generator-limited",
+                };
                 inconclusive.push(format!(
-                    "{} at {}: generator-limited: {why}",
+                    "{} at {}: {what}: {why}",
                     plan.targets[c.target].name,
                     matrix.points[c.point].label(&matrix.axes)
                 ));
@@ -330,6 +353,8 @@ fn ceilings(plan: &Plan, matrix: &Matrix, cells: &[Cell]) -> Vec<Ceiling> {
                 broke: Vec::new(),
                 generator_limited_at: None,
                 generator_why: None,
+                uncounted_at: None,
+                uncounted_why: None,
             };
             for c in group {
                 let rate = matrix.points[c.point].rate;
@@ -345,6 +370,11 @@ fn ceilings(plan: &Plan, matrix: &Matrix, cells: &[Cell]) -> Vec<Ceiling> {
                     SloVerdict::GeneratorLimited { why } => {
                         ceiling.generator_limited_at = rate;
                         ceiling.generator_why = Some(why.clone());
+                        break;
+                    }
+                    SloVerdict::NotCounted { why } => {
+                        ceiling.uncounted_at = rate;
+                        ceiling.uncounted_why = Some(why.clone());
                         break;
                     }
                     SloVerdict::TargetDown { .. } => break,
@@ -520,7 +550,9 @@ mod tests {
                 breaks_at: None,
                 broke: vec![],
                 generator_limited_at: None,
-                generator_why: None
+                generator_why: None,
+                uncounted_at: None,
+                uncounted_why: None
             }
         );
         assert_eq!(f.ceilings[1].holds_up_to, None);
@@ -557,6 +589,36 @@ mod tests {
         assert!(f.slo_failed);
         assert_eq!(f.inconclusive.len(), 1);
         assert!(f.inconclusive[0].starts_with("a at 200 req/s: generator-limited: sent 0.0/s"), "{:?}", f.inconclusive);
+    }
+
+    #[test]
+    fn a_step_its_host_check_left_out_is_out_of_the_slo_and_the_ceiling_named_for_its_reason() {
+        let p = plan("");
+        let m = crate::plan::matrix::expand(&p);
+        let mut s = steps(&p, &m);
+        let busy = "the target's host was busy: 40% of its 2 CPUs' time used outside the target (over 10%)";
+        // b breaks the SLO at every rate, but every step of b ran on a busy host; a's at 300/s too.
+        for st in s.iter_mut().filter(|st| st.target == 1 || m.points[st.point].rate == Some(300.0)) {
+            st.host = Some(scrape::host::HostUse {
+                cpus: 2,
+                busy_pct: 60.0,
+                target_pct: Some(20.0),
+                other_pct: Some(40.0),
+                steal_pct: 0.0,
+                by_mode: Default::default(),
+                neighbour: Some(busy.into()),
+            });
+        }
+        let f = find(&p, &m, &mut s);
+        assert!(!f.slo_failed, "no step of b counted: b failed nothing");
+        let b = f.cells.iter().find(|c| c.target == 1 && m.points[c.point].rate == Some(100.0)).unwrap();
+        assert!(matches!(&b.slo, SloVerdict::NotCounted { why } if why == busy), "{:?}", b.slo);
+        assert!(b.slo.label().starts_with("not counted: the target's host was busy"), "{}", b.slo.label());
+        assert_eq!(f.inconclusive.len(), 4, "{:?}", f.inconclusive);
+        assert!(f.inconclusive.iter().all(|i| i.contains("not counted: the target's host was busy")), "{:?}", f.inconclusive);
+        let a = &f.ceilings[0];
+        assert_eq!((a.holds_up_to, a.uncounted_at, a.generator_limited_at), (Some(200.0), Some(300.0), None));
+        assert!(s.iter().filter(|st| st.target == 1).all(|st| st.host_left_out()));
     }
 
     #[test]

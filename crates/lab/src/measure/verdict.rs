@@ -10,9 +10,16 @@ use results::duration::show_ms;
 
 /// A step's line for the console and the live view: its numbers, and what they say of the SLO.
 /// A step the generator could not send says only that: its numbers are not the target's.
-pub(crate) fn step_line(slo: &[Clause], n: &Numbers) -> String {
+/// `left_out`: why the step does not count beside its numbers (its target's host was busy);
+/// `unmeasured`: why its target's CPU is not a measurement.
+pub(crate) fn step_line(slo: &[Clause], n: &Numbers, left_out: Option<&str>, unmeasured: Option<&str>) -> String {
     if let Some(why) = uncounted(slo, n) {
         return format!("generator-limited: {why} (not counted)");
+    }
+    let cpu = unmeasured.map_or(String::new(), |why| format!("  (target CPU not measured: {why})"));
+    if let Some(why) = left_out {
+        let line = step_line(&[], n, None, None);
+        return format!("{line}: not counted: {why}{cpu}");
     }
     let broken = Clause::broken(slo, n);
     let verdict = if slo.is_empty() {
@@ -28,7 +35,7 @@ pub(crate) fn step_line(slo: &[Clause], n: &Numbers) -> String {
         _ => show_ms(n.latency.p99),
     };
     let waits = n.accept_waits.as_ref().map_or(String::new(), |w| format!("  ({w})"));
-    format!("{:.1} req/s, p99 {p99}, success {:.2}%{verdict}{busy}{waits}", n.rate, n.success * 100.0)
+    format!("{:.1} req/s, p99 {p99}, success {:.2}%{verdict}{busy}{waits}{cpu}", n.rate, n.success * 100.0)
 }
 
 /// Why a step does not count for or against its target, or None when it does: the generator
@@ -187,19 +194,42 @@ pub enum SloVerdict {
     TargetDown {
         why: String,
     },
+    /// No repeat counted, for a reason that is not the generator's: the target's host was busy
+    /// with a neighbour or robbed by its hypervisor (why).
+    NotCounted {
+        why: String,
+    },
 }
 
 impl SloVerdict {
     /// The verdict of a load point over its repeats' numbers: each clause on the median of the
     /// repeats that count (see [`uncounted`]).
     pub fn of(clauses: &[Clause], repeats: &[&Numbers]) -> SloVerdict {
+        let none: Vec<Option<&str>> = vec![None; repeats.len()];
+        SloVerdict::of_left_out(clauses, repeats, &none)
+    }
+
+    /// As [`SloVerdict::of`], where `left_out[i]` says why repeat `i` does not count for a reason
+    /// its numbers do not show (its host was busy): judged on the others, and on none when none
+    /// is left, named for what left them out.
+    pub fn of_left_out(clauses: &[Clause], repeats: &[&Numbers], left_out: &[Option<&str>]) -> SloVerdict {
         if clauses.is_empty() {
             return SloVerdict::None;
         }
-        let counted: Vec<&Numbers> = repeats.iter().copied().filter(|n| uncounted(clauses, n).is_none()).collect();
+        let counted: Vec<&Numbers> = repeats
+            .iter()
+            .zip(left_out)
+            .filter(|(n, why)| uncounted(clauses, n).is_none() && why.is_none())
+            .map(|(n, _)| *n)
+            .collect();
         if counted.is_empty() {
-            let why = repeats.iter().find_map(|n| uncounted(clauses, n)).unwrap_or_else(|| "no step ran".into());
-            return SloVerdict::GeneratorLimited { why };
+            if let Some(why) = repeats.iter().find_map(|n| uncounted(clauses, n)) {
+                return SloVerdict::GeneratorLimited { why };
+            }
+            return match left_out.iter().flatten().next() {
+                Some(why) => SloVerdict::NotCounted { why: (*why).to_owned() },
+                None => SloVerdict::GeneratorLimited { why: "no step ran".into() },
+            };
         }
         let mut broken = Vec::new();
         for c in clauses {
@@ -224,7 +254,7 @@ impl SloVerdict {
 
     /// The verdict could not be reached: nothing here says whether the target holds.
     pub fn inconclusive(&self) -> bool {
-        matches!(self, SloVerdict::GeneratorLimited { .. } | SloVerdict::TargetDown { .. })
+        matches!(self, SloVerdict::GeneratorLimited { .. } | SloVerdict::TargetDown { .. } | SloVerdict::NotCounted { .. })
     }
 
     pub fn label(&self) -> String {
@@ -234,6 +264,7 @@ impl SloVerdict {
             SloVerdict::Fail { broken } => format!("FAIL: {}", broken.join("; ")),
             SloVerdict::GeneratorLimited { why } => format!("generator-limited: {why} (not counted)"),
             SloVerdict::TargetDown { why } => format!("target down: {why}"),
+            SloVerdict::NotCounted { why } => format!("not counted: {why}"),
         }
     }
 }
@@ -338,7 +369,7 @@ mod tests {
         assert_eq!(v, SloVerdict::GeneratorLimited { why: "sent 0.0/s of 2000.0/s asked, 4000 never sent".into() });
         assert!(v.inconclusive() && !v.failed());
         assert_eq!(
-            step_line(&slo, &unsent),
+            step_line(&slo, &unsent, None, None),
             "generator-limited: sent 0.0/s of 2000.0/s asked, 4000 never sent (not counted)"
         );
         // A generator-limited repeat beside counted ones: judged on those that count.
@@ -360,7 +391,7 @@ mod tests {
             }
         );
         assert_eq!(SloVerdict::of(&slo, &[&busy(100.0)]), SloVerdict::Pass);
-        assert!(step_line(&slo, &busy(100.0)).ends_with(
+        assert!(step_line(&slo, &busy(100.0), None, None).ends_with(
             "SLO held  (machine busy: its threads waited for a CPU 40% of the time; the machine was 1% idle)"
         ));
         // A little waiting is normal.

@@ -172,6 +172,7 @@ fn summary(md: &mut String, lab: &Lab) {
         let held = f.cells.iter().filter(|c| c.slo == SloVerdict::Pass).count();
         let failed = f.cells.iter().filter(|c| c.slo.failed()).count();
         let limited = f.cells.iter().filter(|c| matches!(c.slo, SloVerdict::GeneratorLimited { .. })).count();
+        let left_out = f.cells.iter().filter(|c| matches!(c.slo, SloVerdict::NotCounted { .. })).count();
         let down = f.cells.iter().filter(|c| matches!(c.slo, SloVerdict::TargetDown { .. })).count();
         let mut s = format!("The SLO held in {held} of {} target and load combinations", f.cells.len());
         if failed > 0 {
@@ -182,6 +183,9 @@ fn summary(md: &mut String, lab: &Lab) {
         }
         if down > 0 {
             s += &format!("; in {down} the target was down");
+        }
+        if left_out > 0 {
+            s += &format!("; {left_out} had no step that counted (the target's host was busy) and are not judged");
         }
         let judged = f.cells.iter().any(|c| c.steps.len() > 1);
         if judged {
@@ -194,13 +198,16 @@ fn summary(md: &mut String, lab: &Lab) {
             (Some(h), Some(b)) => {
                 format!("{} held the SLO up to {h} req/s and broke it at {b} req/s ({}).", c.target, c.broke.join("; "))
             }
-            (Some(h), None) if c.generator_limited_at.is_none() => {
+            (Some(h), None) if c.generator_limited_at.is_none() && c.uncounted_at.is_none() => {
                 format!("{} held the SLO at every rate tried, up to {h} req/s.", c.target)
             }
             (Some(h), None) => format!("{} held the SLO up to {h} req/s.", c.target),
             (None, Some(b)) => format!("{} broke the SLO already at {b} req/s ({}).", c.target, c.broke.join("; ")),
             (None, None) => format!("{}: no step counted.", c.target),
         };
+        if let (Some(r), Some(why)) = (c.uncounted_at, &c.uncounted_why) {
+            s += &format!(" At {r} req/s no step counted ({why}): nothing is claimed from there up.");
+        }
         if let (Some(g), Some(why)) = (c.generator_limited_at, &c.generator_why) {
             s += &format!(" At {g} req/s the generator was the limit ({why}): nothing is claimed from there up.");
         }
@@ -535,6 +542,7 @@ fn steps(md: &mut String, lab: &Lab) {
     for s in &lab.steps {
         let limited = match (&s.down, &s.uncounted) {
             (Some(why), _) => format!(" (target down: {why})"),
+            (None, Some(why)) if s.host_left_out() => format!(" (not counted: {why})"),
             (None, Some(why)) => format!(" (generator-limited: {why}; not counted)"),
             (None, None) => String::new(),
         };
