@@ -227,7 +227,7 @@ async fn run_steps(
         let used = match warmup_end.is_finished() {
             true => match warmup_end.await {
                 Ok(from) => {
-                    let busy = remote.as_ref().map_or(scrape::host::DEFAULT_BUSY_SHARE, |r| r.busy_share);
+                    let busy = remote.as_ref().map_or_else(Default::default, |r| r.host_limits);
                     let later = edges::Edge::read(&watched, remote.as_ref(), false).await;
                     Some(from.until(&later, busy, up.target_cpu_known(s.target)))
                 }

@@ -51,7 +51,7 @@ pub struct Remote {
     /// The node_exporter of the target's host.
     pub host: Option<String>,
     /// The share of the host's CPU used outside the target past which a step is marked.
-    pub busy_share: f64,
+    pub host_limits: crate::host::Limits,
     /// How https sources are trusted.
     pub tls: client::TlsOptions,
 }
@@ -86,6 +86,9 @@ pub struct Provenance {
     /// % of the host's CPU used outside the target past which a step is marked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_busy_pct: Option<f64>,
+    /// % of the host's CPU stolen by its hypervisor past which a step is marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_steal_pct: Option<f64>,
 }
 
 /// One reading of a target's figures.
@@ -139,7 +142,8 @@ impl Remote {
                 _ => None,
             },
             host: self.host.as_ref().map(|h| format!("node_exporter {}", without_credentials(h))),
-            host_busy_pct: self.host.as_ref().map(|_| self.busy_share * 100.0),
+            host_busy_pct: self.host.as_ref().map(|_| self.host_limits.busy_share * 100.0),
+            host_steal_pct: self.host.as_ref().map(|_| self.host_limits.steal_share * 100.0),
         }
     }
 

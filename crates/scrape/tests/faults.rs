@@ -12,7 +12,7 @@ fn remote(url: String) -> Remote {
         cpu: Selector::parse("process_cpu_seconds_total").unwrap(),
         memory: None,
         host: None,
-        busy_share: 0.1,
+        host_limits: Default::default(),
         tls: Default::default(),
     }
 }

@@ -17,6 +17,8 @@ pub(super) struct RawMeasure {
     host: Option<String>,
     /// The share of the host's CPU used outside the target past which a step is marked.
     host_busy: Option<String>,
+    /// The share of the host's CPU stolen by its hypervisor past which a step is marked.
+    host_steal: Option<String>,
     prometheus: Option<String>,
     /// The server's scrape interval, when it is not to be read from it (`15s`).
     interval: Option<String>,
@@ -102,21 +104,25 @@ impl Doc<'_> {
         if let Some(h) = &raw.host {
             attack::parse_url(&super::fill_port(h, Some(1))).map_err(|e| self.err(&format!("{field}.host"), e))?;
         }
-        let busy_share = match raw.host_busy.as_deref() {
-            None => scrape::host::DEFAULT_BUSY_SHARE,
+        let share = |name: &str, text: Option<&str>, default: f64| match text {
+            None => Ok(default),
             Some(text) => text
                 .trim()
                 .strip_suffix('%')
                 .and_then(|p| p.trim().parse::<f64>().ok())
                 .filter(|p| p.is_finite() && *p > 0.0 && *p < 100.0)
                 .map(|p| p / 100.0)
-                .ok_or_else(|| self.err(&format!("{field}.host_busy"), format!("{text:?}: a share such as \"10%\"")))?,
+                .ok_or_else(|| self.err(&format!("{field}.{name}"), format!("{text:?}: a share such as \"10%\""))),
+        };
+        let host_limits = scrape::host::Limits {
+            busy_share: share("host_busy", raw.host_busy.as_deref(), scrape::host::DEFAULT_BUSY_SHARE)?,
+            steal_share: share("host_steal", raw.host_steal.as_deref(), scrape::host::DEFAULT_STEAL_SHARE)?,
         };
         let mut tls = attack::TlsOptions { insecure: raw.insecure.unwrap_or(false), ..Default::default() };
         for cert in raw.root_certs.map(OneOrMany::into_vec).unwrap_or_default() {
             tls.root_certs.push(self.file(&format!("{field}.root_certs"), dir, &cert)?);
         }
-        Ok(Some(scrape::Remote { source, cpu, memory, host: raw.host, busy_share, tls }))
+        Ok(Some(scrape::Remote { source, cpu, memory, host: raw.host, host_limits, tls }))
     }
 
     /// A target's `series`, each a selector.
@@ -169,5 +175,5 @@ pub fn remote(
     for u in urls {
         attack::parse_url(u).map_err(|e| format!("{u}: {e}"))?;
     }
-    Ok(scrape::Remote { source, cpu, memory, host, busy_share: scrape::host::DEFAULT_BUSY_SHARE, tls })
+    Ok(scrape::Remote { source, cpu, memory, host, host_limits: Default::default(), tls })
 }

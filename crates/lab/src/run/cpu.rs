@@ -25,7 +25,8 @@ pub(crate) fn process_ns(pid: i32) -> Option<u64> {
 /// This machine's CPU time by mode now (`/proc/stat`, as node_exporter reads it).
 pub(crate) fn machine_now() -> Option<scrape::host::HostCpu> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
-    scrape::host::HostCpu::of_proc_stat(&text, procfs::ticks_per_second() as f64)
+    let nodename = std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_owned());
+    scrape::host::HostCpu::of_proc_stat(&text, procfs::ticks_per_second() as f64, nodename)
 }
 
 fn ticks_ns(ticks: u64) -> u64 {

@@ -41,11 +41,11 @@ impl Edge {
         Edge { local, machine, remote }
     }
 
-    /// What was used from `self` to `later`; `busy_share` marks a busy host. `target_known`: the
+    /// What was used from `self` to `later`; `limits` mark a busy host. `target_known`: the
     /// target's CPU on this machine is known (its processes here are read, it runs inside
     /// loadlab, or it runs on another host), so the rest of the machine's busy time was other
     /// processes'.
-    pub(crate) fn until(&self, later: &Edge, busy_share: f64, target_known: bool) -> Used {
+    pub(crate) fn until(&self, later: &Edge, limits: scrape::host::Limits, target_known: bool) -> Used {
         let local = self.local.until(&later.local);
         let (target, generator) = match local.as_slice() {
             [t, g] => (*t, *g),
@@ -60,7 +60,7 @@ impl Edge {
         let machine = match (&self.machine, &later.machine, here_cpu_s.filter(|_| target_known)) {
             (Some(a), Some(b), Some(known)) => {
                 let whose = scrape::host::Whose::Loadlab;
-                scrape::host::between_for(whose, a, b, Some(known), scrape::host::DEFAULT_BUSY_SHARE).ok()
+                scrape::host::between_for(whose, a, b, Some(known), Default::default()).ok()
             }
             _ => None,
         };
@@ -73,7 +73,13 @@ impl Edge {
                 };
                 let host = match (&a.host, &b.host) {
                     (Some(Ok(ha)), Some(Ok(hb))) => {
-                        Some(scrape::host::between(ha, hb, target.map(|t| t.0), busy_share))
+                        // On loadlab's own machine, loadlab's CPU is known too, not a neighbour's.
+                        let here = self.machine.as_ref().is_some_and(|m| hb.same_machine(m));
+                        let (whose, known) = match (here, target, generator) {
+                            (true, Some(t), Some(g)) => (scrape::host::Whose::TargetBesideLoadlab, Some(t.0 + g.0)),
+                            _ => (scrape::host::Whose::Target, target.map(|t| t.0)),
+                        };
+                        Some(scrape::host::between_for(whose, ha, hb, known, limits))
                     }
                     (Some(Err(e)), _) | (_, Some(Err(e))) => Some(Err(format!("host not read: {e}"))),
                     _ => None,
