@@ -185,7 +185,8 @@ fn summary(md: &mut String, lab: &Lab) {
             s += &format!("; in {down} the target was down");
         }
         if left_out > 0 {
-            s += &format!("; {left_out} had no step that counted (the target's host was busy) and are not judged");
+            let are = if left_out == 1 { "is" } else { "are" };
+            s += &format!("; {left_out} had no step that counted (the target's host was busy) and {are} not judged");
         }
         let judged = f.cells.iter().any(|c| c.steps.len() > 1);
         if judged {

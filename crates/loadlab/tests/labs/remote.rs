@@ -145,7 +145,7 @@ fn a_selector_that_selects_nothing_or_a_silent_exporter_stops_the_lab_before_its
     // The default selector on the process exporter would read the exporter's own CPU.
     let (code, said) = run(&format!("metrics = \"http://127.0.0.1:{exporter_port}/metrics\""));
     assert_eq!(code, Some(1), "{said}");
-    assert!(said.contains("the process exporter's own CPU") && said.contains("its groups: svc"), "{said}");
+    assert!(said.contains("the process exporter's own CPU") && said.contains("its groups: \"svc\""), "{said}");
     let silent = free_port();
     let (code, said) = run(&format!("metrics = \"http://127.0.0.1:{silent}/metrics\""));
     assert_eq!(code, Some(1), "{said}");
@@ -213,11 +213,14 @@ metrics = "http://127.0.0.1:{exporter_port}/metrics"
 cpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname="svc"}}'
 host = "http://127.0.0.1:{node_port}/metrics"
 host_busy = "30%"
+host_steal = "90%"
 [load]
-rate = 100
-duration = "3s"
+rate = [50, 100]
+duration = "2s"
 warmup = "1s"
 headers = {{ X-Alpha = "1000" }}
+[slo]
+p99 = "< 5s"
 "#
     );
     std::fs::write(dir.join("plan.toml"), &plan).unwrap();
@@ -234,15 +237,22 @@ headers = {{ X-Alpha = "1000" }}
     assert!(host["cpus"].as_u64().unwrap() >= 1 && host["by_mode"]["idle"].as_f64().is_some(), "{said}\n{host}");
     assert!(host["target_pct"].as_f64().unwrap() > 0.0, "{host}");
     assert_eq!(lab["targets"][0]["measured_by"]["host_busy_pct"], 30.0);
+    assert_eq!(lab["targets"][0]["measured_by"]["host_steal_pct"], 90.0);
     // A neighbour spinning a core of the host: the step measured it too, and is not counted.
     let spinner = Running(Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap());
     let (code, lab, said) = run("busy");
     drop(spinner);
-    let step = &lab["steps"][0];
+    let step = &lab["steps"][1];
     let why = step["uncounted"].as_str().unwrap_or_else(|| panic!("{said}\n{step}"));
-    assert!(why.contains("the target's host was busy") && why.contains("over 30%"), "{why}");
+    // node_exporter on loadlab's own machine: loadlab's CPU is known there, not a neighbour's.
+    let host = "the target's host (loadlab's own machine) was busy";
+    assert!(why.contains(host) && why.contains("outside the target and loadlab (over 30%)"), "{why}");
     assert_eq!(code, Some(4), "inconclusive, as a generator-limited lab: {said}");
-    assert!(said.contains("the target's host was busy"), "{said}");
+    assert!(said.contains(&format!("not counted: {host}")) && !said.contains("generator-limited"), "{said}");
+    let report = std::fs::read_to_string(dir.join("busy/report.md")).unwrap();
+    assert!(!report.contains("held the SLO at every rate") && !report.contains("generator-limited"), "{report}");
+    assert!(report.contains("At 100 req/s no step counted (the target's host (loadlab's own machine) was busy"), "{report}");
+    assert!(report.contains(&format!("(not counted: {host}")), "{report}");
 }
 
 /// Every file under `dir`, as text where it is text.
