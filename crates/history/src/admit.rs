@@ -89,7 +89,8 @@ pub(crate) fn lab(lab: &Lab) -> Result<(), Refused> {
         }
     }
     let now = chrono::Utc::now().timestamp();
-    let started = i64::try_from(lab.started_unix_s).unwrap_or(i64::MAX);
+    // `as` saturates: a time past i64 is refused below as any far future is.
+    let started = lab.started_unix_s as i64;
     if !(EARLIEST_START..=now.saturating_add(CLOCK_AHEAD_S)).contains(&started) {
         return Err(Refused(format!(
             "started_unix_s: {} is not a time a lab ran at (before 2000, or over a day ahead of this clock)",

@@ -44,7 +44,9 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
         std::fs::create_dir_all(d).map_err(io(d))?;
     }
     let started = Instant::now();
-    let started_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    // To the millisecond: steps are timed from this moment, and a lab is lined up with a
+    // dashboard or a Prometheus server by it.
+    let started_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_millis() as f64 / 1000.0);
     let plan_run = if opts.quick { plan.quick() } else { plan.clone() };
     let plan = &plan_run;
     let matrix = matrix::expand(plan);

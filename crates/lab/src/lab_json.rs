@@ -54,7 +54,8 @@ pub struct Lab {
     pub id: Option<String>,
     pub name: String,
     pub question: String,
-    pub started_unix_s: u64,
+    /// When its clock started, to the millisecond (whole seconds in a lab.json written before).
+    pub started_unix_s: f64,
     pub wall_s: f64,
     pub quick: bool,
     /// The load as run (of the plan after `--quick`).

@@ -63,7 +63,7 @@ pub fn side_of(lab: &crate::lab_json::Lab, dir: &Path) -> Result<Side, CompareEr
     let commit = lab.provenance.as_ref().and_then(|p| p.commit.as_deref()).map_or_else(String::new, |c| {
         format!(", commit {}", c.chars().take(10).filter(|c| !c.is_control()).collect::<String>())
     });
-    let when = chrono::DateTime::from_timestamp(i64::try_from(lab.started_unix_s).unwrap_or(0), 0)
+    let when = chrono::DateTime::from_timestamp(lab.started_unix_s as i64, 0)
         .map_or_else(String::new, |t| format!(", {}", t.format("%Y-%m-%d %H:%M")));
     let plan = if lab.name.is_empty() { "lab".to_owned() } else { lab.name.clone() };
     let name = format!("{plan} ({}{commit}{when})", dir.display());

@@ -174,6 +174,9 @@ mod tests {
         assert!(!s.matches("process_cpu_seconds_total", &labels(&[("job", "x")])));
         let s = Selector::parse("process_cpu_seconds_total").unwrap();
         assert_eq!(s.name(), Some("process_cpu_seconds_total"));
+        // Flags, as Prometheus (RE2) takes them.
+        let s = Selector::parse(r#"x{job=~"(?i)SVC-.*"}"#).unwrap();
+        assert!(s.matches("x", &labels(&[("job", "svc-1")])) && !s.matches("x", &labels(&[("job", "db")])));
         let s = Selector::parse(r#"x{path="a\"b"}"#).unwrap();
         assert!(s.matches("x", &labels(&[("path", "a\"b")])));
     }

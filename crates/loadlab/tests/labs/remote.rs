@@ -238,6 +238,7 @@ p99 = "< 5s"
     assert!(host["target_pct"].as_f64().unwrap() > 0.0, "{host}");
     assert_eq!(lab["targets"][0]["measured_by"]["host_busy_pct"], 30.0);
     assert_eq!(lab["targets"][0]["measured_by"]["host_steal_pct"], 90.0);
+    assert!(lab["started_unix_s"].is_f64(), "to the millisecond: {}", lab["started_unix_s"]);
     // A neighbour spinning a core of the host: the step measured it too, and is not counted.
     let spinner = Running(Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap());
     let (code, lab, said) = run("busy");
