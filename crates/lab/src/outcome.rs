@@ -615,7 +615,11 @@ mod tests {
         assert!(matches!(&b.slo, SloVerdict::NotCounted { why } if why == busy), "{:?}", b.slo);
         assert!(b.slo.label().starts_with("not counted: the target's host was busy"), "{}", b.slo.label());
         assert_eq!(f.inconclusive.len(), 4, "{:?}", f.inconclusive);
-        assert!(f.inconclusive.iter().all(|i| i.contains("not counted: the target's host was busy")), "{:?}", f.inconclusive);
+        assert!(
+            f.inconclusive.iter().all(|i| i.contains("not counted: the target's host was busy")),
+            "{:?}",
+            f.inconclusive
+        );
         let a = &f.ceilings[0];
         assert_eq!((a.holds_up_to, a.uncounted_at, a.generator_limited_at), (Some(200.0), Some(300.0), None));
         assert!(s.iter().filter(|st| st.target == 1).all(|st| st.host_left_out()));

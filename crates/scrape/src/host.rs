@@ -208,11 +208,28 @@ mod tests {
         assert!(robbed.neighbour.unwrap().contains("5.0% of its CPU stolen"));
         // A host that always has steal: a plan raises the limit above it.
         let limits = Limits { steal_share: 0.25, ..Limits::default() };
-        assert_eq!(between(&host(100.0, 10.0, 0.0), &host(106.4, 11.2, 0.4), Some(1.0), limits).unwrap().neighbour, None);
+        assert_eq!(
+            between(&host(100.0, 10.0, 0.0), &host(106.4, 11.2, 0.4), Some(1.0), limits).unwrap().neighbour,
+            None
+        );
         // On loadlab's own machine, loadlab's CPU is known, not a neighbour's.
-        let here = between_for(Whose::TargetBesideLoadlab, &host(100.0, 10.0, 0.0), &host(102.8, 15.2, 0.0), Some(1.0), Limits::default()).unwrap();
+        let here = between_for(
+            Whose::TargetBesideLoadlab,
+            &host(100.0, 10.0, 0.0),
+            &host(102.8, 15.2, 0.0),
+            Some(1.0),
+            Limits::default(),
+        )
+        .unwrap();
         assert!(here.neighbour.unwrap().starts_with("the target's host (loadlab's own machine) was busy"));
-        let here = between_for(Whose::TargetBesideLoadlab, &host(100.0, 10.0, 0.0), &host(102.8, 15.2, 0.0), Some(5.0), Limits::default()).unwrap();
+        let here = between_for(
+            Whose::TargetBesideLoadlab,
+            &host(100.0, 10.0, 0.0),
+            &host(102.8, 15.2, 0.0),
+            Some(5.0),
+            Limits::default(),
+        )
+        .unwrap();
         assert_eq!(here.neighbour, None, "{here:?}");
         let e = between(&host(100.0, 10.0, 0.0), &host(1.0, 1.0, 0.0), None, Limits::default()).unwrap_err();
         assert!(e.contains("restarted"), "{e}");
@@ -237,7 +254,8 @@ mod tests {
         assert!(why.starts_with("loadlab's machine was busy: 62% of its 2 CPUs' time used outside loadlab"), "{why}");
         assert_eq!(HostCpu::of_proc_stat("intr 1\n", 100.0, None), None);
         // Which machine: node_exporter's boot time and node name against /proc/stat's btime.
-        let local = HostCpu::of_proc_stat("cpu  1 0 1 1 0 0 0 0\nbtime 1700000000\n", 100.0, Some("box".into())).unwrap();
+        let local =
+            HostCpu::of_proc_stat("cpu  1 0 1 1 0 0 0 0\nbtime 1700000000\n", 100.0, Some("box".into())).unwrap();
         let node = |name: &str, boot: f64| {
             let text = format!("node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} 1\nnode_boot_time_seconds {boot}\nnode_uname_info{{nodename=\"{name}\"}} 1\n");
             HostCpu::of(&Exposition::parse(&text).unwrap()).unwrap()

@@ -165,10 +165,16 @@ pub(crate) fn method_text() -> String {
     )
 }
 
-/// What a one-run verdict can show, in one sentence for a reader.
-pub(crate) fn one_run_sentence() -> String {
+/// What a one-run verdict can show, in one sentence for a reader; `rows`: how many of how many
+/// rows were judged on one run a side, when not all were (the others' verdicts stand on their
+/// repeats, CPU included).
+pub(crate) fn one_run_sentence(rows: Option<(usize, usize)>) -> String {
+    let lead = match rows {
+        Some((one, all)) if one < all => format!("In {one} of the {all} rows a side had one counted run: there,"),
+        _ => "With one run a side,".to_owned(),
+    };
     format!(
-        "With one run a side, a verdict can only catch a change larger than two runs of the same build differ by \
+        "{lead} a verdict can only catch a change larger than two runs of the same build differ by \
          (about {:.0}% plus {} for p50, {:.0}% plus {} for p99, {:.0}% for throughput) and cannot compare CPU at all, \
          so `~` does not mean nothing changed: {MIN_REPEATS} or more repeats measure the spread and CPU.",
         P50_FLOOR * 100.0,

@@ -254,7 +254,10 @@ impl SloVerdict {
 
     /// The verdict could not be reached: nothing here says whether the target holds.
     pub fn inconclusive(&self) -> bool {
-        matches!(self, SloVerdict::GeneratorLimited { .. } | SloVerdict::TargetDown { .. } | SloVerdict::NotCounted { .. })
+        matches!(
+            self,
+            SloVerdict::GeneratorLimited { .. } | SloVerdict::TargetDown { .. } | SloVerdict::NotCounted { .. }
+        )
     }
 
     pub fn label(&self) -> String {

@@ -69,8 +69,8 @@ pub fn text(o: &Changes) -> String {
     }
     if let Some(c) = &o.calibration {
         let _ = writeln!(s, "\n{}", crate::measure::ab::calibrated_sentence(c, o.calibration_labs));
-    } else if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
-        let _ = writeln!(s, "\n{}", crate::measure::ab::one_run_sentence());
+    } else if let Some(rows) = one_run_rows(o) {
+        let _ = writeln!(s, "\n{}", crate::measure::ab::one_run_sentence(Some(rows)));
     }
     if let Some(h) = o.held_to() {
         let _ = writeln!(s, "\n{h}");
@@ -84,12 +84,18 @@ pub fn text(o: &Changes) -> String {
     s
 }
 
+/// How many rows were judged on one run a side, of how many, when any was.
+fn one_run_rows(o: &Changes) -> Option<(usize, usize)> {
+    let one = o.rows.iter().filter(|r| r.basis == Basis::WithinRun).count();
+    (one > 0).then_some((one, o.rows.len()))
+}
+
 fn basis_text(o: &Changes) -> String {
     let mut s = crate::measure::ab::method_text();
     if let Some(c) = &o.calibration {
         s = format!("{}\n\n{s}", crate::measure::ab::calibrated_sentence(c, o.calibration_labs));
-    } else if o.rows.iter().any(|r| r.basis == Basis::WithinRun) {
-        s = format!("{}\n\n{s}", crate::measure::ab::one_run_sentence());
+    } else if let Some(rows) = one_run_rows(o) {
+        s = format!("{}\n\n{s}", crate::measure::ab::one_run_sentence(Some(rows)));
     }
     let _ = write!(
         s,

@@ -227,7 +227,12 @@ fn summary(md: &mut String, lab: &Lab) {
                 .cells
                 .iter()
                 .filter(|c| c.target == t)
+                // A load point with no counted repeat has no figure to show.
+                .filter(|c| med(c, Metric::Throughput).is_finite())
                 .max_by(|a, b| med(a, Metric::Throughput).total_cmp(&med(b, Metric::Throughput)));
+            if best.is_none() && f.cells.iter().any(|c| c.target == t) {
+                lines.push(format!("{}: no step counted.", target.name));
+            }
             if let Some(c) = best {
                 lines.push(format!(
                     "{} reached {:.1} successful responses per second at best ({}), p99 {}.",
@@ -415,7 +420,7 @@ fn tables(md: &mut String, lab: &Lab) {
             }
         }
     }
-    let sampled = lab.steps.iter().any(|s| s.target_cpu_pct.is_some());
+    let sampled = lab.steps.iter().any(|s| s.target_cpu_pct.is_some() || s.target_cpu_unmeasured.is_some());
     if sampled {
         let _ = writeln!(md, "\nProcesses sampled each second (mean CPU % of one core over the step, peak RSS):\n");
         let _ = writeln!(md, "| step | target CPU | target RSS | generator CPU |\n|---|---|---|---|");
@@ -425,7 +430,10 @@ fn tables(md: &mut String, lab: &Lab) {
                 md,
                 "| {} | {} | {} | {} |",
                 s.id,
-                pct(s.target_cpu_pct),
+                match &s.target_cpu_unmeasured {
+                    Some(why) => format!("not measured: {}", why.replace('|', "\\|")),
+                    None => pct(s.target_cpu_pct),
+                },
                 s.target_rss_mb.map_or("-".into(), |v| format!("{v:.0} MiB")),
                 pct(s.generator_cpu_pct)
             );
@@ -443,10 +451,10 @@ fn ratio_text(r: f64, ci: Option<(f64, f64)>) -> String {
 
 fn hypotheses(md: &mut String, lab: &Lab) {
     let _ = writeln!(md, "## Hypotheses\n");
-    let one_run =
-        lab.findings.hypotheses.iter().flat_map(|h| &h.points).any(|p| p.comparison.basis == Basis::WithinRun);
-    if one_run {
-        let _ = writeln!(md, "{}\n", crate::measure::ab::one_run_sentence());
+    let points: Vec<_> = lab.findings.hypotheses.iter().flat_map(|h| &h.points).collect();
+    let one_run = points.iter().filter(|p| p.comparison.basis == Basis::WithinRun).count();
+    if one_run > 0 {
+        let _ = writeln!(md, "{}\n", crate::measure::ab::one_run_sentence(Some((one_run, points.len()))));
     }
     let _ =
         writeln!(md, "Each load point compares the subject with the other. {}\n", crate::measure::ab::method_text());

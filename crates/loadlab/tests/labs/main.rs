@@ -13,6 +13,7 @@ mod examples;
 mod history;
 mod hostile;
 mod lab;
+mod lying_source;
 mod profile;
 mod remote;
 mod stalls;

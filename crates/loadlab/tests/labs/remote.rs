@@ -252,7 +252,10 @@ p99 = "< 5s"
     assert!(said.contains(&format!("not counted: {host}")) && !said.contains("generator-limited"), "{said}");
     let report = std::fs::read_to_string(dir.join("busy/report.md")).unwrap();
     assert!(!report.contains("held the SLO at every rate") && !report.contains("generator-limited"), "{report}");
-    assert!(report.contains("At 100 req/s no step counted (the target's host (loadlab's own machine) was busy"), "{report}");
+    assert!(
+        report.contains("At 100 req/s no step counted (the target's host (loadlab's own machine) was busy"),
+        "{report}"
+    );
     assert!(report.contains(&format!("(not counted: {host}")), "{report}");
 }
 
