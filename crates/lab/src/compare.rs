@@ -135,6 +135,9 @@ impl Changes {
             .iter()
             .filter(|r| self.gates.iter().any(|g| g.metric == r.metric) && r.not_gateable().is_none())
             .count();
+        if watched == 0 {
+            return Some("The gates watch no row that could be judged: nothing was held to them.".into());
+        }
         Some(format!(
             "The gates were held to a family-wise {:.0}% over the {watched} rows they watch (Holm). Each side's \
              repeats ran inside its own lab, so a drift of the machine between the two labs is not in the interval; \
@@ -298,6 +301,14 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
                 })
                 .collect::<Vec<_>>()
         })
+        // A gate that watches no row at all judged nothing: said, never a pass.
+        .chain(gates.iter().filter(|g| !rows.iter().any(|r| r.metric == g.metric)).map(|g| {
+            let why = match g.metric {
+                Metric::TargetCpu => "the target's CPU was not measured on both sides of any cell",
+                _ => "no cell has the figure on both sides",
+            };
+            format!("{}: NOT JUDGED (it watches no row: {why})", g.text())
+        }))
         .collect();
     Changes {
         old: old.name.clone(),
@@ -346,6 +357,18 @@ mod tests {
             excluded: vec![],
         };
         Side { name: format!("{median_ms}"), cells: BTreeMap::from([("svc @ x".to_owned(), cell)]), machine: None }
+    }
+
+    #[test]
+    fn a_gate_on_a_figure_no_cell_has_judged_nothing_and_says_so() {
+        let gates = Gate::parse_list("target_cpu>+5%").unwrap();
+        let o = changes(&side(10.0, 1), &side(10.0, 2), Rule { threshold_pct: 2.0, gates, calibration: None });
+        assert!(o.failed.is_empty());
+        assert_eq!(
+            o.not_judged,
+            vec!["target_cpu>+5%: NOT JUDGED (it watches no row: the target's CPU was not measured on both sides of any cell)"]
+        );
+        assert!(o.held_to().unwrap().contains("watch no row"), "{:?}", o.held_to());
     }
 
     #[test]
