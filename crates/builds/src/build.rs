@@ -104,7 +104,8 @@ fn contained(command: &str) -> (&'static str, Vec<String>) {
 }
 
 /// Whether a build's descendants end with it wherever they went (a PID namespace of its own).
-pub fn contained_whole() -> bool {
+#[cfg(test)]
+fn contained_whole() -> bool {
     contained("true").0 == "unshare"
 }
 
