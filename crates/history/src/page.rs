@@ -313,6 +313,7 @@ const STYLE: &str = r#"body { font-family: "DejaVu Sans", Arial, Helvetica, sans
 h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 15px; margin: 22px 0 6px; } h3 { font-size: 13px; margin: 16px 0 4px; }
 .note, .controls { color: #555; font-size: 13px; } table { border-collapse: collapse; font-size: 13px; margin: 6px 0; }
 td, th { border-bottom: 1px solid #eee; padding: 3px 8px; text-align: left; vertical-align: top; }
+td { overflow-wrap: anywhere; } table { max-width: 100%; }
 .badge { border-radius: 3px; padding: 1px 6px; color: #fff; background: #888; white-space: nowrap; }
 tr.confirmed .badge { background: #d62728; } tr.pending .badge { background: #ff7f0e; } tr.accepted .badge { background: #7f7f7f; }
 tr.worse td { background: #fdecea; } tr.short td { color: #777; }

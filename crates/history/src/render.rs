@@ -391,7 +391,8 @@ pub fn check_text(c: &Checked) -> String {
                 r.labs_before,
                 r.labs_now,
                 r.pvalue,
-                short(&r.commit)
+                // Meant to be pasted: one word whatever the history holds.
+                results::text::shell_word(&short(&r.commit))
             );
         } else if let Some((cp, before, after)) = &j.last_change {
             let _ = writeln!(

@@ -24,6 +24,16 @@ pub fn plain_line(s: &str, max: usize) -> String {
     out
 }
 
+/// `s` as one word for a POSIX shell, as a command meant to be pasted is printed: as it is when
+/// it holds only characters no shell treats specially, else in single quotes.
+pub fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "._/:@%+=,-".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,5 +45,21 @@ mod tests {
         let cut = plain_line(&long, 200);
         assert!(cut.starts_with(&"x".repeat(200)) && cut.ends_with("(1999800 more characters)"), "{}", cut.len());
         assert_eq!(plain_line("é\u{7}", 200), "é?");
+    }
+
+    #[test]
+    fn a_word_for_the_shell_stays_one_word() {
+        assert_eq!(shell_word("abc1234"), "abc1234");
+        assert_eq!(shell_word("v1.2-rc"), "v1.2-rc");
+        assert_eq!(shell_word("x'; rm -rf ~; '"), r"'x'\''; rm -rf ~; '\'''");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word(""), "''");
+        // What sh makes of it: the text itself, as one argument.
+        let hostile = "c6\"$(touch /x)`id`'\\ ;|&";
+        let out = std::process::Command::new("sh")
+            .args(["-c", &format!("printf %s {}", shell_word(hostile))])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), hostile);
     }
 }
