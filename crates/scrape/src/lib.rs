@@ -2,6 +2,7 @@
 //! Prometheus exporter's text exposition, or a Prometheus server's HTTP API, asked with the same
 //! selectors.
 
+pub mod answers;
 pub mod counters;
 pub mod exposition;
 pub mod fetch;

@@ -10,9 +10,8 @@ use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 
 use std::collections::BTreeMap;
 
-use results::text::plain_line;
-
-use crate::counters::{series_key, Counters, SHOWN};
+use crate::answers;
+use crate::counters::Counters;
 use crate::fetch::without_credentials;
 use crate::Selector;
 
@@ -95,13 +94,7 @@ impl Server {
         let fetched = client::fetch(&url, &self.headers(), crate::fetch::options(tls))
             .await
             .map_err(|e| format!("{shown}: {e}"))?;
-        let json: serde_json::Value = serde_json::from_slice(&fetched.body)
-            .map_err(|_| format!("{shown}: answered {} and no JSON: is it a Prometheus server?", fetched.status))?;
-        if json["status"] != "success" {
-            let what = json["error"].as_str().unwrap_or("no reason given");
-            return Err(format!("{shown}: answered {}: {}", fetched.status, plain_line(what, 300)));
-        }
-        Ok(json)
+        answers::envelope(fetched.status, &fetched.body).map_err(|e| format!("{shown}: {e}"))
     }
 
     /// `sum(selector)` and the time of its newest sample, evaluated at `at` (unix s; now when
@@ -158,47 +151,14 @@ impl Server {
     async fn vector(&self, query: &str, at: f64, tls: &client::TlsOptions) -> Result<BTreeMap<String, f64>, String> {
         let path = format!("/api/v1/query?query={}&time={at:.3}", utf8_percent_encode(query, NON_ALPHANUMERIC));
         let json = self.get(&path, tls).await?;
-        let result =
-            json["data"]["result"].as_array().ok_or_else(|| format!("{}: {query}: no result vector", self.shown()))?;
-        let mut out = BTreeMap::new();
-        for r in result {
-            let labels: BTreeMap<String, String> = r["metric"]
-                .as_object()
-                .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect())
-                .unwrap_or_default();
-            let key = series_key("", &labels);
-            let value = r["value"][1]
-                .as_str()
-                .and_then(|v| v.parse::<f64>().ok())
-                .ok_or_else(|| format!("{}: {query}: a value that is not a number", self.shown()))?;
-            if out.insert(key.clone(), value).is_some() {
-                return Err(format!("{}: {query}: the series {} twice", self.shown(), plain_line(&key, SHOWN)));
-            }
-        }
-        Ok(out)
+        answers::vector(&json).map_err(|e| format!("{}: {query}: {e}", self.shown()))
     }
 
     /// The scrape intervals of its active targets, shortest first; an interval no scrape can
     /// have (zero, over [`MAX_INTERVAL`], not a duration) is refused, named.
     pub async fn scrape_intervals(&self, tls: &client::TlsOptions) -> Result<Vec<Duration>, String> {
         let json = self.get("/api/v1/targets?state=active", tls).await?;
-        let mut found = std::collections::BTreeSet::new();
-        for t in json["data"]["activeTargets"].as_array().into_iter().flatten() {
-            let Some(text) = t["scrapeInterval"].as_str() else { continue };
-            let d = go_duration(text).filter(|d| interval_ok(*d)).ok_or_else(|| {
-                format!(
-                    "{}: a target's scrapeInterval {:?} is not an interval a scrape can have (above zero, at most {})",
-                    self.shown(),
-                    plain_line(text, 40),
-                    results::duration::span(MAX_INTERVAL)
-                )
-            })?;
-            found.insert(d);
-        }
-        match found.is_empty() {
-            true => Err(format!("{}: no active targets to read a scrape interval from: give interval", self.shown())),
-            false => Ok(found.into_iter().collect()),
-        }
+        answers::intervals(&json).map_err(|e| format!("{}: {e}", self.shown()))
     }
 }
 
