@@ -49,7 +49,8 @@ pub struct Server {
     pub auth: Option<Auth>,
     /// Its scrape interval: given, or read from it when the lab starts.
     pub interval: Option<Duration>,
-    /// Whether a given interval was found among its targets' own.
+    /// Whether the interval is one the server said its targets are scraped at (read from it, or
+    /// given and found among its targets' own).
     pub interval_checked: bool,
 }
 

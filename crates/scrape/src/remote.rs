@@ -57,7 +57,7 @@ pub struct Remote {
 }
 
 /// Now, in unix seconds.
-pub(crate) fn unix_now() -> f64 {
+pub fn unix_now() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
@@ -137,8 +137,10 @@ impl Remote {
                 Source::Exporter(_) => None,
             },
             scrape_interval_from: match &self.source {
-                Source::Prometheus(p) if p.interval_checked => Some("the server, and the plan".into()),
-                Source::Prometheus(p) if p.interval.is_some() => Some("the plan: the server did not say".into()),
+                Source::Prometheus(p) if p.interval_checked => Some("the server's targets".into()),
+                Source::Prometheus(p) if p.interval.is_some() => {
+                    Some("the plan, not checked: the server did not answer for its targets".into())
+                }
                 _ => None,
             },
             host: self.host.as_ref().map(|h| format!("node_exporter {}", without_credentials(h))),
@@ -223,7 +225,10 @@ impl Remote {
             // The interval a plan gives is checked against the server's own, where it tells.
             match (p.interval, p.scrape_intervals(&self.tls).await) {
                 // The longest: a step waits for a sample of every target.
-                (None, read) => p.interval = read?.last().copied(),
+                (None, read) => {
+                    p.interval = read?.last().copied();
+                    p.interval_checked = true;
+                }
                 (Some(given), Ok(read)) if !read.contains(&given) => {
                     let read: Vec<String> = read.iter().map(|d| go_string(d.as_nanos() as u64)).collect();
                     return Err(format!(

@@ -96,3 +96,19 @@ async fn credentials_are_sent_only_to_the_origin_they_were_given_for() {
     assert!(e.contains("refused a redirect from https to plain http"), "{e}");
     assert!(other.captured().is_empty());
 }
+
+/// A server whose samples are stamped ten years ahead of the time asked for: no figure from it.
+#[tokio::test]
+async fn a_sample_from_the_future_is_not_taken_as_fresh() {
+    use scrape::prometheus::Server;
+    let ahead = scrape::remote::unix_now() + 10.0 * 365.25 * 86_400.0;
+    // Every query answers the same vector: the value and `timestamp()` both read as `ahead`.
+    let json = format!(r#"{{"status":"success","data":{{"resultType":"vector","result":[{{"metric":{{}},"value":[1,"{ahead}"]}}]}}}}"#);
+    let server = TestServer::start(Behaviour { body: json.into(), ..Default::default() }).await;
+    let p = Server { url: server.url(""), auth: None, interval: None, interval_checked: false };
+    let selector = Selector::parse("process_cpu_seconds_total").unwrap();
+    let e = p.counters(&selector, &Default::default()).await.unwrap_err();
+    assert!(e.contains("after the time asked for: not an answer to trust"), "{e}");
+    let e = p.sum(&selector, None, &Default::default()).await.unwrap_err();
+    assert!(e.contains("after the time asked for"), "{e}");
+}

@@ -308,7 +308,7 @@ fn a_target_behind_a_prometheus_server_is_measured_through_its_api() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     let token = "s3cret-token-for-the-test";
-    let plan = |duration: &str| {
+    let plan = |duration: &str, extra: &str| {
         format!(
             r#"[targets.local]
 url = "http://127.0.0.1:{port}/"
@@ -320,6 +320,7 @@ prometheus = "http://127.0.0.1:{prom_port}"
 cpu = 'namedprocess_namegroup_cpu_seconds_total{{groupname="svc"}}'
 memory = 'namedprocess_namegroup_memory_bytes{{groupname="svc",memtype="resident"}}'
 token_env = "LOADLAB_TEST_PROMETHEUS_TOKEN"
+{extra}
 [load]
 rate = 100
 duration = "{duration}"
@@ -329,8 +330,8 @@ headers = {{ X-Alpha = "1000" }}
             pid = target.0.id()
         )
     };
-    let run = |duration: &str, out: &str| {
-        std::fs::write(dir.join("plan.toml"), plan(duration)).unwrap();
+    let run_with = |duration: &str, out: &str, extra: &str| {
+        std::fs::write(dir.join("plan.toml"), plan(duration, extra)).unwrap();
         let o = loadlab()
             .env("LOADLAB_TEST_PROMETHEUS_TOKEN", token)
             .args(["lab", "run"])
@@ -341,6 +342,11 @@ headers = {{ X-Alpha = "1000" }}
             .unwrap();
         (o.status.code(), stderr(&o))
     };
+    let run = |duration: &str, out: &str| run_with(duration, out, "");
+    // An interval the plan gives that the server does not scrape at: said, not reported as measured.
+    let (code, said) = run_with("4s", "given", "interval = \"15s\"");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("interval is 15s but the server scrapes its targets every 1s"), "{said}");
     // Steps shorter than three scrapes cannot hold a rate: said before the first.
     let (code, said) = run("2s", "short");
     assert_eq!(code, Some(1), "{said}");
@@ -351,6 +357,7 @@ headers = {{ X-Alpha = "1000" }}
     let by = &lab["targets"][1]["measured_by"];
     assert_eq!(by["source"], format!("prometheus http://127.0.0.1:{prom_port}"), "{by}");
     assert_eq!(by["scrape_interval_s"], 1.0, "read from the server: {by}");
+    assert_eq!(by["scrape_interval_from"], "the server's targets", "{by}");
     let (local, remote) = (cpu_per_request(&lab, 0), cpu_per_request(&lab, 1));
     assert!(
         (remote / local - 1.0).abs() < 0.25,
