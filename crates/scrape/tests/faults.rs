@@ -103,7 +103,9 @@ async fn a_sample_from_the_future_is_not_taken_as_fresh() {
     use scrape::prometheus::Server;
     let ahead = scrape::remote::unix_now() + 10.0 * 365.25 * 86_400.0;
     // Every query answers the same vector: the value and `timestamp()` both read as `ahead`.
-    let json = format!(r#"{{"status":"success","data":{{"resultType":"vector","result":[{{"metric":{{}},"value":[1,"{ahead}"]}}]}}}}"#);
+    let json = format!(
+        r#"{{"status":"success","data":{{"resultType":"vector","result":[{{"metric":{{}},"value":[1,"{ahead}"]}}]}}}}"#
+    );
     let server = TestServer::start(Behaviour { body: json.into(), ..Default::default() }).await;
     let p = Server { url: server.url(""), auth: None, interval: None, interval_checked: false };
     let selector = Selector::parse("process_cpu_seconds_total").unwrap();

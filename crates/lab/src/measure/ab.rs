@@ -206,6 +206,14 @@ pub(crate) fn calibrated_sentence(what: &str, labs: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_one_run_sentence_names_the_rows_it_is_about() {
+        assert!(one_run_sentence(None).starts_with("With one run a side, a verdict can only catch"));
+        assert!(one_run_sentence(Some((2, 2))).starts_with("With one run a side,"));
+        let some = one_run_sentence(Some((1, 6)));
+        assert!(some.starts_with("In 1 of the 6 rows a side had one counted run: there, a verdict"), "{some}");
+    }
     use crate::measure::windows::tests::run;
 
     #[test]

@@ -149,6 +149,16 @@ fn rejections_name_file_line_and_field() {
             4,
             "targets.a.process: names the processes to profile: give profile = true too",
         ),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[targets.a.measure]\nprometheus = \"http://127.0.0.1:9/\"\ninterval = \"99999999999999999999999h\"\n[load]\nrate = 1\n",
+            5,
+            "targets.a.measure.interval: \"99999999999999999999999h\": a duration above zero and at most an hour",
+        ),
+        (
+            "[targets.a]\nurl = \"http://127.0.0.1:1/\"\n[targets.a.measure]\nprometheus = \"http://127.0.0.1:9/\"\nhost_steal = \"none\"\n[load]\nrate = 1\n",
+            5,
+            "targets.a.measure.host_steal: \"none\": a share such as",
+        ),
         ("name = [1\n", 2, "invalid array; expected `]`"),
         ("", 0, "no [targets.NAME] table"),
     ] {
