@@ -16,6 +16,8 @@ pub const ALPHA: f64 = 0.01;
 pub const POWER: f64 = 0.8;
 /// A gated cell needs this many counted pairs to be judged at all.
 pub const MIN_PAIRS: usize = 2;
+/// The largest change "would have seen" states: past it, the pairs were too few to say.
+pub(crate) const MAX_SEEN_PCT: f64 = 1_000.0;
 
 /// One side's values at a cell in one lab; none where its step did not count.
 pub(crate) type Values = Option<BTreeMap<Metric, f64>>;
@@ -137,6 +139,11 @@ impl Look {
         gated().any(|r| r.said == Said::Worse) || gated().all(|r| r.said == Said::Within)
     }
 
+    /// Gated rows neither worse nor shown within their gates.
+    pub fn undecided(&self) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.said == Said::Undecided).collect()
+    }
+
     /// Gated rows that could not be judged.
     pub fn too_few(&self) -> Vec<&Row> {
         self.rows.iter().filter(|r| r.said == Said::TooFew).collect()
@@ -207,7 +214,8 @@ pub(crate) fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
         let r = &mut rows[*i];
         r.p = Some(*pv);
         // Bonferroni's share: what the last of Holm's steps holds a cell to.
-        r.detectable_pct = p.detectable(g.above, alpha / m, POWER).map(pct);
+        r.detectable_pct =
+            p.detectable(g.above, alpha / m, POWER).map(pct).filter(|d| d.is_finite() && d.abs() <= MAX_SEEN_PCT);
         let bound = p.bound(g.above, stats::CONFIDENCE);
         r.said = if stands && g.passed_by(p.ratio) {
             Said::Worse
@@ -262,6 +270,11 @@ mod tests {
         let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
         assert_eq!(r.said, Said::Undecided, "{r:?}");
         assert!(!l.decided());
+        assert_eq!(l.undecided().len(), 1);
+        // Two wild pairs: too few to say what the run could have seen, never a figure of 78 digits.
+        let l = look(&[cell("100/s", &[(700.0, 1400.0), (700.0, 350.0)])], &gates(), ALPHA / 20.0);
+        let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
+        assert_eq!((r.said, r.detectable_pct), (Said::Undecided, None), "{r:?}");
         let l = look(&[cell("100/s", &[(700.0, 900.0)])], &gates(), ALPHA);
         assert_eq!(l.too_few().len(), 1);
         // A pair whose head did not count is left out of that cell.

@@ -20,7 +20,7 @@ fn interval(r: &Row) -> String {
 /// A gated row whose interval lies wholly on its gate's worse side of 0, yet not past the gate.
 fn real_within(r: &Row) -> bool {
     let worse_up = r.gate.as_deref().is_some_and(|g| g.contains('>'));
-    r.said != Said::Worse
+    r.said == Said::Within
         && r.gate.is_some()
         && r.interval_pct.is_some_and(|(lo, hi)| if worse_up { lo > 0.0 } else { hi < 0.0 })
 }
@@ -49,23 +49,34 @@ pub fn last_line(r: &Report) -> String {
             format!("head is slower: {}{more}", worse.first().map_or_else(String::new, |w| w.words()))
         }
         (Ending::NoChange, Some(l)) => {
-            let undecided = l.rows.iter().filter(|r| r.said == Said::Undecided).count();
-            let mut tail = match undecided {
-                0 => String::new(),
-                1 => format!("; 1 gated cell undecided after {pairs} pairs (ab.md)"),
-                n => format!("; {n} gated cells undecided after {pairs} pairs (ab.md)"),
-            };
             // A change that is real but short of its gate is still news to a reviewer.
             let real: Vec<String> = l.rows.iter().filter(|r| real_within(r)).map(Row::words).collect();
-            if !real.is_empty() {
-                tail = format!("; real but within the gate: {}{tail}", real.join(", "));
-            }
+            let tail = match real.is_empty() {
+                true => String::new(),
+                false => format!("; real but within the gate: {}", real.join(", ")),
+            };
             format!("no change past the gates{}{tail}", could_see(l))
+        }
+        // Undecided is not green: said first, with what the run could have seen there.
+        (Ending::Undecided, Some(l)) => {
+            let undecided = l.undecided();
+            let first = undecided.first().map_or_else(String::new, |r| {
+                let seen = r.detectable_pct.map_or_else(
+                    || "too few pairs to say what it could have seen".to_owned(),
+                    |d| format!("it could have seen {}", signed(d)),
+                );
+                format!("{} at {} in {} pairs: {seen}", r.metric.name(), history::plain(&r.load), r.pairs)
+            });
+            let more = match undecided.len() {
+                0 | 1 => String::new(),
+                n => format!("; {} more gated cells undecided (ab.md)", n - 1),
+            };
+            format!("could not decide {first}{more}; nothing past the gates so far: more pairs (--repeats) decide it")
         }
         (Ending::NoChange, None) => "no pair ran: no verdict".to_owned(),
         (Ending::CouldNotTell(why), _) => format!("could not tell: {}", history::plain(why)),
         (Ending::Stopped, _) => format!("stopped after {pairs} pairs: no verdict"),
-        (Ending::Worse, None) => unreachable!("a worse ending comes from a look"),
+        (Ending::Worse | Ending::Undecided, None) => unreachable!("a worse or undecided ending comes from a look"),
     }
 }
 
@@ -120,17 +131,19 @@ pub fn markdown(r: &Report) -> String {
     if let Some(l) = &r.look {
         let _ = writeln!(
             md,
-            "## Head against base ({} pairs)\n\n| target | load | metric | base | head | change [95%] | p (worse) | \
-             gate | verdict | would have seen |\n|---|---|---|---|---|---|---|---|---|---|",
+            "## Head against base ({} pairs)\n\nA cell's pairs are those where both sides' steps counted.\n\n\
+             | target | load | metric | pairs | base | head | change [95%] | p (worse) | gate | verdict | would have \
+             seen |\n|---|---|---|---|---|---|---|---|---|---|---|",
             l.pairs
         );
         for row in &l.rows {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |",
                 history::md_cell(&row.target),
                 history::md_cell(&row.load),
                 row.metric.name(),
+                row.pairs,
                 row.metric.show(row.base),
                 row.metric.show(row.head),
                 signed(row.change_pct),
@@ -138,7 +151,11 @@ pub fn markdown(r: &Report) -> String {
                 row.p.map_or_else(|| "-".to_owned(), |p| format!("{p:.2e}")),
                 row.gate.as_deref().unwrap_or("-"),
                 said(row),
-                row.detectable_pct.map_or_else(|| "-".to_owned(), signed),
+                match (row.detectable_pct, row.said) {
+                    (Some(d), _) => signed(d),
+                    (None, Said::Undecided) => "too few pairs to say".to_owned(),
+                    (None, _) => "-".to_owned(),
+                },
             );
         }
         let seen = l.detectable();
@@ -230,6 +247,7 @@ pub fn json(r: &Report) -> String {
     let verdict = match r.ending {
         Ending::Worse => "worse",
         Ending::NoChange => "no_change",
+        Ending::Undecided => "undecided",
         Ending::CouldNotTell(_) => "could_not_tell",
         Ending::Stopped => "stopped",
     };
@@ -251,6 +269,22 @@ pub fn json(r: &Report) -> String {
         profiles: &r.profiles,
     };
     serde_json::to_string_pretty(&j).unwrap_or_default()
+}
+
+/// ab.md and ab.json of a run that ended before its first pair (a build that failed, a plan a
+/// side cannot run): a CI job's `cat ab/ab.md` then says why instead of failing on its own.
+pub fn failed(base: &str, head: &str, why: &str) -> (String, String) {
+    let why = history::plain(why);
+    let md = format!(
+        "# lab ab: {} against {}\n\n**no verdict: {}**\n\nNo pair of labs ran; the line above says which side stopped the \
+         run and where its log is.\n",
+        history::md_cell(head),
+        history::md_cell(base),
+        history::md_cell(&why)
+    );
+    let json =
+        serde_json::json!({ "verdict": "failed", "line": format!("no verdict: {why}"), "base": base, "head": head });
+    (md, format!("{json:#}\n"))
 }
 
 #[cfg(test)]

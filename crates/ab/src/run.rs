@@ -104,8 +104,11 @@ pub struct Built {
 pub enum Ending {
     /// A gated cell is worse past its gate.
     Worse,
-    /// None is: every gated cell shown within its gate, or undecided at the limit.
+    /// None is: every gated cell shown within its gate.
     NoChange,
+    /// None is worse, but some gated cells are neither worse nor within at the last pair: not
+    /// green (exit 4, unless the team asks for 0).
+    Undecided,
     /// It could not say (a target died, too few steps counted): exit 4.
     CouldNotTell(String),
     /// A signal stopped it.
@@ -262,6 +265,8 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
     if let (Ending::NoChange, Some(l)) = (&ending, &look) {
         if !l.worse().is_empty() {
             ending = Ending::Worse;
+        } else if !l.undecided().is_empty() {
+            ending = Ending::Undecided;
         } else if !l.too_few().is_empty() {
             let cells: Vec<String> = l.too_few().iter().map(|r| format!("{} at {}", r.metric.name(), r.load)).collect();
             ending = Ending::CouldNotTell(format!(

@@ -275,7 +275,8 @@ pub fn series_where(
     let mut by_metric: HashMap<(usize, &str), usize> = HashMap::new();
     let mut gathered: Vec<Gathered> = Vec::new();
     let mut shared: Vec<Option<Arc<LabOf>>> = vec![None; labs.len()];
-    let on = if query.off_line { vec![true; labs.len()] } else { on_line(labs) };
+    let line = on_line(labs);
+    let on = if query.off_line { vec![true; labs.len()] } else { line.clone() };
     for (i, (_, lab)) in labs.iter().enumerate().filter(|(i, _)| on[*i]) {
         let (machine, measurement) =
             if query.any_machine { ("any", 0) } else { (lab.machine.as_str(), lab.measurement) };
@@ -328,6 +329,8 @@ pub fn series_where(
     let mut out: Vec<Series> = gathered
         .into_iter()
         .map(|g| {
+            // Each point's lab, as an index into `labs`.
+            let lab_at: Vec<usize> = g.values.chunk_by(|a, b| a.0 == b.0).map(|run| run[0].0).collect();
             let points: Vec<Point> = g
                 .values
                 .chunk_by(|a, b| a.0 == b.0)
@@ -352,8 +355,17 @@ pub fn series_where(
                     }
                 })
                 .collect();
+            // Change points are the line's: labs off it (a bisect's, `lab ab`'s ABBA pairs, a
+            // rerun of an old commit) are shown, never a change of the line (their order is not
+            // the commits').
+            let on_line_at: Vec<usize> = (0..points.len()).filter(|&k| line[lab_at[k]]).collect();
             let changes = if changes_wanted(&g.key) {
-                change_points(&points.iter().map(|p| p.value).collect::<Vec<f64>>(), settings)
+                let values: Vec<f64> = on_line_at.iter().map(|&k| points[k].value).collect();
+                let mut found = change_points(&values, settings);
+                for c in &mut found {
+                    c.index = on_line_at[c.index];
+                }
+                found
             } else {
                 Vec::new()
             };

@@ -181,12 +181,14 @@ pub fn lab(ending: lab::Ending, signalled: Option<u8>) -> anyhow::Result<()> {
     }
 }
 
-/// `lab ab`'s exit: head slower past a gate (3), a gated cell it could not tell (4), with its
-/// last line.
-pub fn ab(ending: &ab::Ending, line: String) -> anyhow::Result<()> {
+/// `lab ab`'s exit: head slower past a gate (3), a gated cell it could not tell or left
+/// undecided (4; 0 for undecided with `undecided_ok`), with its last line.
+pub fn ab(ending: &ab::Ending, line: String, undecided_ok: bool) -> anyhow::Result<()> {
     match ending {
         ab::Ending::Worse => Err(anyhow::Error::new(VerdictFailed(line))),
         ab::Ending::CouldNotTell(_) => Err(anyhow::Error::new(Inconclusive(line))),
+        ab::Ending::Undecided if !undecided_ok => Err(anyhow::Error::new(Inconclusive(line))),
+        ab::Ending::Undecided => Ok(()),
         ab::Ending::NoChange | ab::Ending::Stopped => Ok(()),
     }
 }

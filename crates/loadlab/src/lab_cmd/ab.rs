@@ -27,6 +27,7 @@ pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
         Some(out) => out,
         None => lab::new_dir(&format!("ab-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"))).map_err(bad)?,
     };
+    let undecided_ok = a.undecided_ok;
     let request = ab::Request {
         plan: a.plan,
         base: a.base,
@@ -47,10 +48,19 @@ pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
     let signals = ab::Signals { stop: shutdown.stop(), abort: shutdown.now() };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let say = |line: &str| eprintln!("loadlab: {line}");
+    let (base, head) = (request.base.clone(), request.head.clone());
     let report = match runtime.block_on(ab::ab(&request, &signals, &say)) {
         Ok(r) => r,
         Err(ab::Failure::Input(why)) => return shutdown.outcome(Err(bad(why))),
-        Err(ab::Failure::Failed(why)) => return shutdown.outcome(Err(anyhow::anyhow!(why))),
+        Err(ab::Failure::Failed(why)) => {
+            // A build that failed still leaves ab.md and ab.json, saying which.
+            let (md, json) = ab::failed(&base, &head, &why);
+            if std::fs::create_dir_all(&out).is_ok() {
+                let _ = results::files::put(&out.join("ab.md"), md.as_bytes());
+                let _ = results::files::put(&out.join("ab.json"), json.as_bytes());
+            }
+            return shutdown.outcome(Err(anyhow::anyhow!(why)));
+        }
     };
     let md = out.join("ab.md");
     results::files::put(&md, ab::markdown(&report).as_bytes())?;
@@ -61,5 +71,5 @@ pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
     }
     let line = ab::last_line(&report);
     println!("{line}");
-    shutdown.outcome(crate::exit::ab(&report.ending, line))
+    shutdown.outcome(crate::exit::ab(&report.ending, line, undecided_ok))
 }

@@ -64,6 +64,10 @@ pub struct LabAbArgs {
     /// With --repeats auto, the most pairs to run.
     #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(3..=1000))]
     pub most_repeats: u32,
+    /// Exit 0, not 4, when the run ends with gated cells undecided (neither worse nor shown
+    /// within their gates); the last line says so either way.
+    #[arg(long)]
+    pub undecided_ok: bool,
     /// The gates head is held to, e.g. 'p99>+5%,throughput<-3%' (metrics: throughput, p50, p99,
     /// success, target_cpu, generator_cpu); default: the history's, p50>+5%,p99>+5%,target_cpu>+5%.
     #[arg(long, value_name = "GATES")]
