@@ -20,7 +20,7 @@ use crate::run::sample::{self, Sampler, Source};
 use crate::run::step;
 pub(crate) use crate::run::systems::TargetRun;
 use crate::run::systems::{self, Embedded, StartError, Started};
-use crate::run::{cpu, edges};
+use crate::run::{cpu, edges, placement};
 use profile::session::Session;
 use profile::Profiler;
 use tokio_util::sync::CancellationToken;
@@ -50,7 +50,16 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
     let plan_run = if opts.quick { plan.quick() } else { plan.clone() };
     let plan = &plan_run;
     let matrix = matrix::expand(plan);
-    let mut up = Up::default();
+    // loadlab's threads on its CPUs while the lab runs (back where they were after), the
+    // targets it starts on the others.
+    let (placement, placement_not) = match placement::decide(plan, plan.load.placement) {
+        Ok(p) => match placement::Pinned::to(&p.generator) {
+            Ok(pinned) => (Some((p, pinned)), None),
+            Err(e) => (None, Some(format!("not split: {e}"))),
+        },
+        Err(why) => (None, Some(why)),
+    };
+    let mut up = Up { placement: placement.as_ref().map(|(p, _)| p.clone()), ..Up::default() };
     let result = async {
         up.bring_up(plan, &samples_dir, &opts.stop).await?;
         let sampler = Sampler::start(up.sources.clone(), started);
@@ -121,6 +130,8 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
         interrupted: opts.stop.is_cancelled() || opts.abort.is_cancelled(),
         not_run,
         provenance: opts.provenance.clone(),
+        placement: placement.map(|(p, _pinned)| p),
+        placement_not,
         samples,
         series,
         plan: plan.clone(),
@@ -337,6 +348,8 @@ struct Up {
     profilers: Vec<Option<(Profiler, Vec<u32>)>>,
     /// Per target, the exporter it is measured by (none: its processes here, if any).
     remotes: Vec<Option<scrape::Remote>>,
+    /// The CPUs the targets it starts run on, when the lab splits them.
+    placement: Option<placement::Placement>,
 }
 
 impl Up {
@@ -370,6 +383,7 @@ impl Up {
                     let s = Started::start(
                         &t.name,
                         &systems::expand_argv(start, port),
+                        self.placement.as_ref(),
                         dir,
                         &systems::log_path(samples, &t.name),
                         &url,

@@ -77,6 +77,12 @@ pub struct Lab {
     /// written before they were recorded).
     #[serde(default)]
     pub provenance: Option<crate::provenance::Provenance>,
+    /// The CPUs loadlab and the targets it started ran on, when the lab split them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::run::placement::Placement>,
+    /// Why the CPUs were not split, when they were not: said in report.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_not: Option<String>,
     #[serde(skip)]
     pub samples: Samples,
     /// Chart series of each step's first repeat, by step index.

@@ -48,6 +48,7 @@ pub use measure::metric::Metric;
 pub use measure::verdict::{parse_percent, Clause, Finding};
 pub use plan::gate::{Gate, HISTORY_DEFAULT, HISTORY_GATED};
 pub use plan::matrix::{Axes, Point};
+pub use plan::placement::Mode as PlacementMode;
 pub use plan::{CapacitySpec, LoadSpec, Plan, TargetSpec};
 pub use provenance::{Given, Machine, Provenance, MEASUREMENT};
 pub use render::markdown::capacity_sentence;

@@ -29,6 +29,7 @@ impl Default for LoadSpec {
             timeout: attack::DEFAULT_TIMEOUT,
             max_workers: None,
             pace_tick: Duration::ZERO,
+            placement: Default::default(),
             replay: None,
             speed: Vec::new(),
         }

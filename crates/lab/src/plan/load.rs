@@ -75,8 +75,13 @@ impl Doc<'_> {
         if !pace_tick.is_zero() && rate.is_empty() {
             return Err(self.err("load.pace_tick", "paces an open model: it needs load.rate"));
         }
+        let placement = match l.placement.as_deref() {
+            None => crate::plan::placement::Mode::default(),
+            Some(p) => crate::plan::placement::Mode::parse(p).map_err(|e| self.err("load.placement", e))?,
+        };
         Ok(LoadSpec {
             pace_tick,
+            placement,
             replay,
             speed,
             rate,

@@ -144,6 +144,8 @@ pub struct LoadSpec {
     pub max_workers: Option<usize>,
     /// Open model: send the hits due within each tick together (as `attack --pace-tick`).
     pub pace_tick: Duration,
+    /// Where loadlab and the targets it starts run ([`crate::run::placement`]).
+    pub placement: crate::plan::placement::Mode,
     /// An access log every step replays at its timing (`attack --replay`) ...
     pub replay: Option<PathBuf>,
     /// ... this many times faster (an axis).
@@ -211,6 +213,7 @@ mod hypotheses;
 mod load;
 pub(crate) mod matrix;
 pub(crate) mod measure;
+pub(crate) mod placement;
 mod ports;
 mod profile;
 mod quick;

@@ -130,6 +130,8 @@ pub(super) struct RawLoad {
     pub(super) timeout: Option<String>,
     pub(super) max_workers: Option<i64>,
     pub(super) pace_tick: Option<String>,
+    /// `split` (loadlab and started targets on disjoint CPUs, the default) or `shared`.
+    pub(super) placement: Option<String>,
     pub(super) replay: Option<String>,
     pub(super) speed: Option<OneOrMany<NumOrText>>,
 }
@@ -184,6 +186,7 @@ pub(super) fn empty_load() -> RawLoad {
         timeout: None,
         max_workers: None,
         pace_tick: None,
+        placement: None,
         replay: None,
         speed: None,
     }

@@ -93,6 +93,15 @@ fn setup(md: &mut String, lab: &Lab) {
             if lab.repeats == 1 { "" } else { "s" },
         );
     }
+    match (&lab.placement, &lab.placement_not) {
+        (Some(p), _) => {
+            let _ = writeln!(md, "\nPlacement: {} (`placement = \"shared\"` leaves it to the scheduler).", p.text());
+        }
+        (None, Some(why)) => {
+            let _ = writeln!(md, "\nPlacement: {why}.");
+        }
+        (None, None) => {}
+    }
     if let Some(spec) = &lab.plan.capacity {
         let _ = writeln!(
             md,

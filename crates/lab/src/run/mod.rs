@@ -1,5 +1,5 @@
 //! Running a lab's steps: the `options` a run takes, its `events` (progress and failures),
-//! the `systems` it brings up (the embedded origin, started commands), the `sample`s it takes
+//! where its processes run (`placement`), the `systems` it brings up (the embedded origin, started commands), the `sample`s it takes
 //! of them (/proc, Prometheus; `cpu`, a process tree's CPU in ns), each `step` (one attack and
 //! its numbers) and the `capacity` search; the experiment module strings these together.
 
@@ -8,6 +8,7 @@ pub(crate) mod cpu;
 pub(crate) mod edges;
 pub(crate) mod events;
 pub(crate) mod options;
+pub(crate) mod placement;
 pub(crate) mod sample;
 pub(crate) mod step;
 pub(crate) mod systems;

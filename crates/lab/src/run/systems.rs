@@ -101,11 +101,21 @@ pub(crate) struct Readiness<'a> {
     pub tls: &'a attack::TlsOptions,
 }
 
+/// Whether `program` can be run from `dir` (a path, or a name on PATH): a command wrapped to run
+/// on other CPUs must still fail as itself when it is not there.
+pub(crate) fn found(program: &str, dir: &Path) -> bool {
+    if program.contains('/') {
+        return dir.join(program).is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(program).is_file()))
+}
+
 impl Started {
     /// Starts `argv` in `dir`, its output appended to `log`, and waits until it is ready.
     pub(crate) async fn start(
         name: &str,
         argv: &[String],
+        placement: Option<&crate::run::placement::Placement>,
         dir: &Path,
         log: &Path,
         url: &str,
@@ -125,8 +135,13 @@ impl Started {
         }
         let out = std::fs::File::create(log).map_err(|e| bad(format!("{}: {e}", log.display())))?;
         let err = out.try_clone().map_err(|e| bad(e.to_string()))?;
-        let child = Command::new(&argv[0])
-            .args(&argv[1..])
+        // On the targets' CPUs, where the command is there to run (else it fails as itself).
+        let run = match placement {
+            Some(p) if found(&argv[0], dir) => p.wrap(argv),
+            _ => argv.to_vec(),
+        };
+        let child = Command::new(&run[0])
+            .args(&run[1..])
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(out)

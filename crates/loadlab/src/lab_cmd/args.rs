@@ -133,6 +133,10 @@ pub struct LabRunArgs {
     /// Repeats of every step, in place of the plan's (3 or more to gate a comparison on).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeats: Option<u32>,
+    /// Where loadlab and the targets it starts run, in place of the plan's `placement`: split
+    /// (disjoint CPUs, the default on two or more) or shared (wherever the scheduler puts them).
+    #[arg(long, value_name = "split|shared")]
+    pub placement: Option<String>,
     #[command(flatten)]
     pub guard: LabGuardArgs,
     #[command(flatten)]

@@ -140,6 +140,9 @@ fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
     if let Some(r) = a.repeats {
         plan.load.repeats = r;
     }
+    if let Some(p) = &a.placement {
+        plan.load.placement = lab::PlacementMode::parse(p).map_err(|e| bad(format!("--placement: {e}")))?;
+    }
     let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
     if let Some(spec) = &history {
         // A history that cannot take the lab is said before the lab runs, not after.

@@ -14,6 +14,7 @@ mod history;
 mod hostile;
 mod lab;
 mod lying_source;
+mod placement;
 mod profile;
 mod remote;
 mod stalls;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Where the lab-to-lab spread comes from: LABS labs of one build against a real server started
+# by each lab, and per load point the spread between labs (sd of the logarithm, in %) of the
+# target's CPU per request, of p50 and of loadlab's own CPU per request. One source is changed
+# per set, the rest held, so each set's spread against the base set's is what that source adds:
+#
+#   SERVER=go|nginx|cpu|origin LABS=8 [PIN=1] [DURATION=3s] [WARMUP=1s] [REPEATS=1] [OUT=dir] bash bench/noise.sh
+#
+# PIN=1 runs loadlab on core 0 and the server on core 1 (taskset), as `placement = "split"` does;
+# PIN=0 lets the scheduler place both. Each lab's figures stay in OUT (labs.csv: one row a lab
+# and load point).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/common.sh
+source bench/aa/plan.sh
+SERVER=${SERVER:-go} LABS=${LABS:-8} PIN=${PIN:-0}
+need_tools python3 taskset
+[ "$SERVER" != nginx ] || need_tools nginx
+[ -n "${LOADLAB:-}" ] || build_loadlab
+OUT=${OUT:-$(mktemp -d /tmp/loadlab-noise.XXXXXX)}
+mkdir -p "$OUT"
+pin_lab=() pin_server=""
+if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
+# The lab's own placement off: the taskset prefixes above are the set's only pinning.
+shared=(); "$LOADLAB" lab run --help | grep -q -- --placement && shared=(--placement shared)
+for i in $(seq 1 "$LABS"); do
+  aa_plan "$OUT/lab$i" 0
+  "${pin_lab[@]}" "$LOADLAB" lab run "$OUT/lab$i/plan.toml" "${shared[@]}" --out "$OUT/lab$i/lab" >/dev/null 2>"$OUT/lab$i/lab.err" || true
+  echo "lab $i of $LABS" >&2
+done
+python3 - "$OUT" "$SERVER" "$PIN" <<'PY'
+import csv, json, math, pathlib, statistics, sys
+out, server, pin = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+rows = []
+for lab in sorted(out.glob("lab*/lab/lab.json"), key=lambda p: int(p.parent.parent.name[3:])):
+    j = json.loads(lab.read_text())
+    for s in j["steps"]:
+        n = s["numbers"]
+        if s.get("uncounted") or not n["successes"]:
+            continue
+        cpu = s.get("target_cpu_s")
+        gen = s.get("generator_cpu_s")
+        rows.append({"lab": lab.parent.parent.name, "load": s["id"].split("--")[1],
+                     "target_us": cpu * 1e6 / n["successes"] if cpu else None,
+                     "generator_us": gen * 1e6 / n["successes"] if gen else None,
+                     "p50_ms": n["latency"]["p50"]})
+with open(out / "labs.csv", "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0]))
+    w.writeheader(); w.writerows(rows)
+def sd_log(v):
+    v = [x for x in v if x]
+    return 100 * statistics.stdev(math.log(x) for x in v) if len(v) > 2 else float("nan")
+print(f"server {server}, pinned {pin == '1'}: spread between labs, sd of the log (%), and medians")
+print(f"{'load':<10}{'labs':>5}{'target CPU/req':>16}{'p50':>8}{'loadlab CPU/req':>17}   medians: target µs, p50 ms")
+for load in sorted({r['load'] for r in rows}, key=lambda l: int(''.join(c for c in l if c.isdigit()) or 0)):
+    rs = [r for r in rows if r["load"] == load]
+    med = lambda k: statistics.median(x[k] for x in rs if x[k])
+    print(f"{load:<10}{len(rs):>5}{sd_log([r['target_us'] for r in rs]):>15.1f}%{sd_log([r['p50_ms'] for r in rs]):>7.1f}%"
+          f"{sd_log([r['generator_us'] for r in rs]):>16.1f}%   {med('target_us'):.0f}, {med('p50_ms'):.3f}")
+PY
+echo "labs and labs.csv in $OUT" >&2
