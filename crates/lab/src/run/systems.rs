@@ -111,7 +111,9 @@ pub(crate) fn found(program: &str, dir: &Path) -> bool {
 }
 
 impl Started {
-    /// Starts `argv` in `dir`, its output appended to `log`, and waits until it is ready.
+    /// Starts `argv` in `dir` (on `placement`'s CPUs for targets), its output appended to `log`,
+    /// and waits until it is ready.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn start(
         name: &str,
         argv: &[String],
