@@ -6,8 +6,9 @@
 #
 #   SERVER=go|nginx|cpu|origin LABS=8 [PIN=1] [DURATION=3s] [WARMUP=1s] [REPEATS=1] [OUT=dir] bash bench/noise.sh
 #
-# PIN=1 runs loadlab on core 0 and the server on core 1 (taskset), as `placement = "split"` does;
-# PIN=0 lets the scheduler place both. Each lab's figures stay in OUT (labs.csv: one row a lab
+# PIN=0 lets the scheduler place both (`--placement shared`); PIN=lab is the lab's own default
+# (`placement = "split"`: loadlab on core 0, the server on core 1); PIN=1 pins the same way from
+# outside with taskset (for a build without placement). Each lab's figures stay in OUT (labs.csv: one row a lab
 # and load point).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ mkdir -p "$OUT"
 pin_lab=() pin_server=""
 if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
 # The lab's own placement off: the taskset prefixes above are the set's only pinning.
-shared=(); "$LOADLAB" lab run --help | grep -q -- --placement && shared=(--placement shared)
+shared=(); if [ "$PIN" != lab ] && "$LOADLAB" lab run --help | grep -q -- --placement; then shared=(--placement shared); fi
 for i in $(seq 1 "$LABS"); do
   aa_plan "$OUT/lab$i" 0
   "${pin_lab[@]}" "$LOADLAB" lab run "$OUT/lab$i/plan.toml" "${shared[@]}" --out "$OUT/lab$i/lab" >/dev/null 2>"$OUT/lab$i/lab.err" || true
@@ -50,7 +51,7 @@ with open(out / "labs.csv", "w", newline="") as f:
 def sd_log(v):
     v = [x for x in v if x]
     return 100 * statistics.stdev(math.log(x) for x in v) if len(v) > 2 else float("nan")
-print(f"server {server}, pinned {pin == '1'}: spread between labs, sd of the log (%), and medians")
+print(f"server {server}, placement {dict(zip('0 1 lab'.split(), ['shared', 'taskset', 'split'])).get(pin, pin)}: spread between labs, sd of the log (%), and medians")
 print(f"{'load':<10}{'labs':>5}{'target CPU/req':>16}{'p50':>8}{'loadlab CPU/req':>17}   medians: target µs, p50 ms")
 for load in sorted({r['load'] for r in rows}, key=lambda l: int(''.join(c for c in l if c.isdigit()) or 0)):
     rs = [r for r in rows if r["load"] == load]

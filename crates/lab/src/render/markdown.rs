@@ -95,7 +95,7 @@ fn setup(md: &mut String, lab: &Lab) {
     }
     match (&lab.placement, &lab.placement_not) {
         (Some(p), _) => {
-            let _ = writeln!(md, "\nPlacement: {} (`placement = \"shared\"` leaves it to the scheduler).", p.text());
+            let _ = writeln!(md, "\nPlacement: {} (`placement = \"split\"`).", p.text());
         }
         (None, Some(why)) => {
             let _ = writeln!(md, "\nPlacement: {why}.");

@@ -1,10 +1,9 @@
-//! Where a lab's processes run: loadlab (the generator, the sampler) and the targets it starts,
-//! on disjoint CPUs by default on a machine of two or more. Sharing cores, the generator's
-//! threads, the kernel's loopback work charged to whichever process is on the core, and the
-//! scheduler's choice of where each process lands moved a target's CPU per request from lab to
-//! lab (docs/DECISIONS.md, "Where the spread comes from"). Started targets run under `taskset`
-//! (util-linux), so the setting is in place before their first thread; loadlab pins its own
-//! threads, and threads it starts after inherit it.
+//! Where a lab's processes run: with `placement = "split"`, loadlab (the generator, the sampler)
+//! and the targets it starts on disjoint CPUs of a machine of two or more, so that they never
+//! share a core's caches, run queue or the kernel's loopback work (docs/DECISIONS.md, "Where the
+//! spread comes from", for what it changed). Started targets run under `taskset` (util-linux),
+//! so the setting is in place before their first thread; loadlab pins its own threads, and
+//! threads it starts after inherit it.
 
 use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
@@ -57,7 +56,10 @@ impl Placement {
 /// threads) or none is started by the lab (nothing to place).
 pub(crate) fn decide(plan: &Plan, mode: Mode) -> Result<Placement, String> {
     if mode == Mode::Shared {
-        return Err("placement = \"shared\": the scheduler placed loadlab and the targets".into());
+        return Err(
+            "shared: the scheduler placed loadlab and the targets (placement = \"split\" puts them on disjoint CPUs)"
+                .into(),
+        );
     }
     if plan.origin.is_some() || plan.targets.iter().any(|t| matches!(t.kind, TargetKind::Simulator { .. })) {
         return Err("not split: an embedded origin runs on loadlab's own threads".into());

@@ -134,7 +134,8 @@ pub struct LabRunArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeats: Option<u32>,
     /// Where loadlab and the targets it starts run, in place of the plan's `placement`: split
-    /// (disjoint CPUs, the default on two or more) or shared (wherever the scheduler puts them).
+    /// (disjoint CPUs, on a machine of two or more) or shared (wherever the scheduler puts them,
+    /// the default).
     #[arg(long, value_name = "split|shared")]
     pub placement: Option<String>,
     #[command(flatten)]
