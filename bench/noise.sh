@@ -6,8 +6,8 @@
 #
 #   SERVER=go|nginx|cpu|origin LABS=8 [PIN=1] [DURATION=3s] [WARMUP=1s] [REPEATS=1] [OUT=dir] bash bench/noise.sh
 #
-# PIN=0 lets the scheduler place both (`--placement shared`); PIN=lab is the lab's own default
-# (`placement = "split"`: loadlab on core 0, the server on core 1); PIN=1 pins the same way from
+# PIN=0 lets the scheduler place both (`--placement shared`, the default); PIN=lab is the lab's
+# own `--placement split` (loadlab on core 0, the server on core 1); PIN=1 pins the same way from
 # outside with taskset (for a build without placement). Each lab's figures stay in OUT (labs.csv: one row a lab
 # and load point).
 set -euo pipefail
@@ -23,7 +23,10 @@ mkdir -p "$OUT"
 pin_lab=() pin_server=""
 if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
 # The lab's own placement off: the taskset prefixes above are the set's only pinning.
-shared=(); if [ "$PIN" != lab ] && "$LOADLAB" lab run --help | grep -q -- --placement; then shared=(--placement shared); fi
+shared=()
+if "$LOADLAB" lab run --help | grep -q -- --placement; then
+  if [ "$PIN" = lab ]; then shared=(--placement split); else shared=(--placement shared); fi
+fi
 for i in $(seq 1 "$LABS"); do
   aa_plan "$OUT/lab$i" 0
   "${pin_lab[@]}" "$LOADLAB" lab run "$OUT/lab$i/plan.toml" "${shared[@]}" --out "$OUT/lab$i/lab" >/dev/null 2>"$OUT/lab$i/lab.err" || true
