@@ -148,9 +148,11 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     assert!(err.contains("(the 2 labs before, from c6: +"), "{err}");
     // Accepting the change: a commit the history does not know is refused; c6 is kept with who
     // and why, and the lab of c6 now starts a level of its own (too short to tell: exit 4).
+    // The reason ends in a long unbroken word (a pasted link): the page must wrap it.
+    let reason = format!("a slower codec, on purpose: https://tracker.example/{}", "x".repeat(400));
     let accept = |commit: &str| {
         loadlab()
-            .args(["history", "accept", commit, "--reason", "a slower codec, on purpose", "--by", "ana", "--history"])
+            .args(["history", "accept", commit, "--reason", &reason, "--by", "ana", "--history"])
             .arg(&db)
             .output()
             .unwrap()
@@ -217,6 +219,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
          svg.dispatchEvent(new MouseEvent('mousemove', {clientX: b.right - 20, clientY: b.top + 20}));\
          document.body.setAttribute('data-tip', document.getElementById('tip').innerText.replace(/\\n/g, ' | ') +\
          (document.getElementById('tip').hidden ? ' (hidden)' : ''));\
+         document.body.setAttribute('data-wider', document.documentElement.scrollWidth > window.innerWidth);\
          document.querySelector('input[value=metric]').click();\
          document.body.setAttribute('data-groups', document.querySelectorAll('#groups h3').length);</script></body>",
     );
@@ -230,6 +233,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
         "{tip}"
     );
     assert!(dom.contains(&format!("data-groups=\"{}\"", drawn)), "one group a metric: {}", &dom[..dom.len().min(300)]);
+    assert!(dom.contains("data-wider=\"false\""), "a long accept reason pushed the page wider than the window");
     // history.md for a CI summary: the overview, and every lab only with --all.
     let md = std::fs::read_to_string(d.join("pages/history.md")).unwrap();
     assert!(
