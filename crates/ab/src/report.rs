@@ -173,6 +173,13 @@ pub fn markdown(r: &Report) -> String {
             }
         }
     }
+    let next = what_next(r);
+    if !next.is_empty() {
+        let _ = writeln!(md, "\n## What next\n");
+        for n in next {
+            let _ = writeln!(md, "- {n}");
+        }
+    }
     if !r.notes.is_empty() {
         let _ = writeln!(md, "\n## Notes\n");
         for n in &r.notes {
@@ -194,6 +201,45 @@ pub fn markdown(r: &Report) -> String {
         let _ = writeln!(md, "- {}: [labs/{name}](labs/{name}/report.md)", which.name());
     }
     md
+}
+
+/// What a reader can do with the verdict: cells that lost pairs to steps that did not count,
+/// the pairs an undecided cell would need, a profile of a slower head.
+fn what_next(r: &Report) -> Vec<String> {
+    let Some(l) = &r.look else { return Vec::new() };
+    let mut out = Vec::new();
+    for row in l.rows.iter().filter(|row| row.gate.is_some() && row.pairs < l.pairs) {
+        out.push(format!(
+            "{} at {}: {} of {} pairs counted on both sides; the others had a step that did not count (a busy \
+             machine, a generator that fell behind, a target down: each lab's report.md says which)",
+            row.metric.name(),
+            history::md_cell(&row.load),
+            row.pairs,
+            l.pairs
+        ));
+    }
+    for row in l.undecided() {
+        // What a run can see shrinks as one over the square root of its pairs.
+        let gate = r.gates.iter().find(|g| g.metric == row.metric).map(|g| g.limit_pct.abs());
+        let needed = match (row.detectable_pct, gate) {
+            (Some(d), Some(g)) if g > 0.0 && row.pairs > 0 => {
+                let n = (row.pairs as f64 * (d / g).powi(2)).ceil();
+                format!("about {n:.0} pairs would see its gate's {g}% (`--most-repeats`)")
+            }
+            _ => "more pairs (`--most-repeats`) would narrow it".to_owned(),
+        };
+        out.push(format!(
+            "{} at {} is undecided after {} pairs: {needed}, or a steadier load point (its spread is what a run must \
+             see past)",
+            row.metric.name(),
+            history::md_cell(&row.load),
+            row.pairs
+        ));
+    }
+    if matches!(r.ending, Ending::Worse) && r.profiles.is_empty() {
+        out.push("`profile = true` in the plan (with `[profile]`) shows which functions' CPU per request grew".into());
+    }
+    out
 }
 
 fn said(r: &Row) -> &'static str {

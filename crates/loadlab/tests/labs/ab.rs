@@ -96,6 +96,7 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert!(slower.join("build-base.log").is_file() && slower.join("build-head.log").is_file());
     let md = std::fs::read_to_string(slower.join("ab.md")).unwrap();
     assert!(md.contains("**WORSE**") && md.contains("paired t"), "{md}");
+    assert!(md.contains("## What next") && md.contains("`profile = true` in the plan"), "{md}");
     let show = |extra: &[&str]| {
         let o = loadlab()
             .args(["history", "show", "--json", "--metric", "target_cpu", "--history"])
@@ -135,6 +136,8 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert!(decided || undecided, "{out}\n{err}");
     assert_eq!(o.status.code(), Some(if decided { 0 } else { 4 }), "{out}\n{err}");
     assert!(!undecided || out.contains("nothing past the gates so far"), "{out}");
+    let md = std::fs::read_to_string(same.join("ab.md")).unwrap();
+    assert!(!undecided || md.contains("is undecided after 3 pairs: "), "{md}");
     assert!(!decided || out.contains("or more in target_cpu"), "{out}");
     let ab_json: serde_json::Value = serde_json::from_slice(&std::fs::read(same.join("ab.json")).unwrap()).unwrap();
     assert_eq!(ab_json["verdict"], if decided { "no_change" } else { "undecided" });
