@@ -4,18 +4,28 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let Ok(lab) = lab::record::parse(data, "lab.json") else { return };
-    let Ok(entry) = history::entry(&lab, std::path::Path::new("lab"), &history::provenance_of(&lab, &Default::default()))
-    else {
-        return;
-    };
-    assert!(!entry.plan.chars().any(history::reorders_or_controls));
+    let Ok(lab) = lab::parse_lab(data, "lab.json") else { return };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let mut h = history::History::open(":memory:").await.unwrap();
-        let settings = stats::changes::Settings::default();
-        let Ok(recorded) = history::record(&mut h, &entry, Some(&[]), &settings, false).await else { return };
+        let how = history::Recording {
+            given: Default::default(),
+            gates: Some(&[]),
+            settings: Default::default(),
+            any_machine: false,
+        };
+        let recorded = match history::record(&mut h, &lab, std::path::Path::new("lab"), &how).await {
+            Ok(r) => r,
+            Err(e) => {
+                assert!(!e.to_string().contains('\n'), "{e}");
+                return;
+            }
+        };
         let labs = h.labs().await.unwrap();
+        for (_, entry) in &labs {
+            assert!(!entry.plan.chars().any(history::reorders_or_controls));
+        }
+        let settings = how.settings;
         let series = history::series(&labs, &history::Query::default(), &settings);
         let _ = history::list_text(&series);
         let _ = history::show_text(&series, &settings);

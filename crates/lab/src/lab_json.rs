@@ -121,7 +121,7 @@ pub fn read(path: &Path) -> Result<Lab, ReadError> {
 }
 
 /// A lab.json's bytes; `name` names it in errors.
-pub(crate) fn parse(bytes: &[u8], name: &str) -> Result<Lab, ReadError> {
+pub fn parse(bytes: &[u8], name: &str) -> Result<Lab, ReadError> {
     #[derive(Deserialize)]
     struct Head {
         format: Option<serde_json::Value>,

@@ -57,7 +57,7 @@ pub use side::Side;
 
 // Plans, labs and their reports.
 pub use demo::run as run_demo;
-pub use lab_json::{read as read_lab, ReadError};
+pub use lab_json::{parse as parse_lab, read as read_lab, ReadError};
 pub use plan::matrix::expand as expand_matrix;
 pub use plan::measure::remote as measure_remote;
 pub use plan::{load as load_plan, parse as parse_plan, PlanError, TargetKind};
