@@ -9,7 +9,6 @@ use std::time::Duration;
 use results::text::plain_line;
 
 use crate::counters::{series_key, SHOWN};
-use crate::prometheus::{go_duration, interval_ok, MAX_INTERVAL};
 
 /// The JSON of an answer with HTTP status `status`, when it says `success`; else the server's
 /// own reason, as plain text cut to a line.
@@ -61,6 +60,41 @@ pub fn intervals(json: &serde_json::Value) -> Result<Vec<Duration>, String> {
         true => Err("no active targets to read a scrape interval from: give interval".into()),
         false => Ok(found.into_iter().collect()),
     }
+}
+
+/// The longest scrape interval the lab works with: a step waits up to one for a fresh sample.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// Whether `d` is an interval a scrape can have: above zero, at most [`MAX_INTERVAL`].
+pub fn interval_ok(d: Duration) -> bool {
+    !d.is_zero() && d <= MAX_INTERVAL
+}
+
+/// A Prometheus duration (`15s`, `1m30s`, `500ms`); none for any other text, and for one too
+/// long for a `Duration`.
+pub fn go_duration(text: &str) -> Option<Duration> {
+    let mut total = 0.0;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let n: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_end = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let scale = match &rest[..unit_end] {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            _ => return None,
+        };
+        total += n * scale;
+        rest = &rest[unit_end..];
+    }
+    Duration::try_from_secs_f64(total).ok()
 }
 
 #[cfg(test)]

@@ -29,3 +29,8 @@ pub fn without_credentials(url: &str) -> String {
         None => url.to_owned(),
     }
 }
+
+/// Now, in unix seconds.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}

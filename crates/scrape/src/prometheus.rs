@@ -11,6 +11,7 @@ use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use std::collections::BTreeMap;
 
 use crate::answers;
+pub use crate::answers::{go_duration, interval_ok, MAX_INTERVAL};
 use crate::counters::Counters;
 use crate::fetch::without_credentials;
 use crate::Selector;
@@ -106,7 +107,7 @@ impl Server {
         at: Option<f64>,
         tls: &client::TlsOptions,
     ) -> Result<Option<Answer>, String> {
-        let at = at.unwrap_or_else(crate::remote::unix_now);
+        let at = at.unwrap_or_else(crate::fetch::unix_now);
         let (sum, newest) = (format!("sum({selector})"), format!("max(timestamp({selector}))"));
         let (value, sampled) = tokio::join!(self.vector(&sum, at, tls), self.vector(&newest, at, tls));
         let (value, sampled) = (value?.into_values().next(), sampled?.into_values().next());
@@ -121,7 +122,7 @@ impl Server {
     /// A counter's series now, each value checked ([`Counters::of`]), and the time of the newest
     /// sample they were read from.
     pub async fn counters(&self, selector: &Selector, tls: &client::TlsOptions) -> Result<(Counters, f64), String> {
-        let at = crate::remote::unix_now();
+        let at = crate::fetch::unix_now();
         let (query, times_query) = (selector.to_string(), format!("timestamp({selector})"));
         let (values, times) = tokio::join!(self.vector(&query, at, tls), self.vector(&times_query, at, tls));
         let (values, times) = (values?, times?);
@@ -161,41 +162,6 @@ impl Server {
         let json = self.get("/api/v1/targets?state=active", tls).await?;
         answers::intervals(&json).map_err(|e| format!("{}: {e}", self.shown()))
     }
-}
-
-/// The longest scrape interval the lab works with: a step waits up to one for a fresh sample.
-pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
-
-/// Whether `d` is an interval a scrape can have: above zero, at most [`MAX_INTERVAL`].
-pub fn interval_ok(d: Duration) -> bool {
-    !d.is_zero() && d <= MAX_INTERVAL
-}
-
-/// A Prometheus duration (`15s`, `1m30s`, `500ms`); none for any other text, and for one too
-/// long for a `Duration`.
-pub fn go_duration(text: &str) -> Option<Duration> {
-    let mut total = 0.0;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        let n: f64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "ms" => 0.001,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            "d" => 86400.0,
-            _ => return None,
-        };
-        total += n * scale;
-        rest = &rest[unit_end..];
-    }
-    Duration::try_from_secs_f64(total).ok()
 }
 
 #[cfg(test)]

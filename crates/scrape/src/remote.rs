@@ -12,7 +12,7 @@ use results::text::plain_line;
 
 use crate::counters::{checked, Counters, MAX_MEMORY_BYTES};
 use crate::exposition::Exposition;
-pub use crate::fetch::{without_credentials, MAX_BYTES, READ_TIMEOUT};
+pub use crate::fetch::{unix_now, without_credentials, MAX_BYTES, READ_TIMEOUT};
 use crate::host::HostCpu;
 use crate::prometheus::Server;
 use crate::Selector;
@@ -54,11 +54,6 @@ pub struct Remote {
     pub host_limits: crate::host::Limits,
     /// How https sources are trusted.
     pub tls: client::TlsOptions,
-}
-
-/// Now, in unix seconds.
-pub fn unix_now() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Where a target's figures came from, as lab.json records it (no credentials).

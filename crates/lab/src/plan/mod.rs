@@ -144,7 +144,7 @@ pub struct LoadSpec {
     pub max_workers: Option<usize>,
     /// Open model: send the hits due within each tick together (as `attack --pace-tick`).
     pub pace_tick: Duration,
-    /// Where loadlab and the targets it starts run ([`crate::run::placement`]).
+    /// Where loadlab and the targets it starts run: split on disjoint CPUs, or shared.
     pub placement: crate::plan::placement::Mode,
     /// An access log every step replays at its timing (`attack --replay`) ...
     pub replay: Option<PathBuf>,

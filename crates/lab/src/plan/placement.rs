@@ -1,5 +1,4 @@
-//! Where a lab's processes run, as a plan says it (`[load] placement`); what the lab does with
-//! it is `run::placement`.
+//! Where a lab's processes run, as a plan says it (`[load] placement`).
 
 use serde::{Deserialize, Serialize};
 
