@@ -1,5 +1,5 @@
 //! `history bisect` on a real repository: a Go service whose work per request is a constant in
-//! one file, a dozen commits, one of them 30% more work and one that does not build.
+//! one file, a dozen commits, one of them twice the work and one that does not build.
 
 use std::path::Path;
 use std::process::Command;
@@ -18,8 +18,8 @@ pub(crate) fn source(name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap()
 }
 
-/// The repository: commits 1-5 touch the README, 6 does not build, 7 mends it, 8 does 30%
-/// more work per request, 9-12 touch the README. Returns each commit's hash (0: the first).
+/// The repository: commits 1-5 touch the README, 6 does not build, 7 mends it, 8 does twice
+/// the work per request, 9-12 touch the README. Returns each commit's hash (0: the first).
 fn repository(repo: &Path) -> Vec<String> {
     std::fs::create_dir_all(repo).unwrap();
     git(repo, &["init", "-q", "-b", "main"]);
@@ -53,8 +53,8 @@ fn repository(repo: &Path) -> Vec<String> {
     commit("main: a typo that does not build");
     write("main.go", &main);
     commit("main: builds again");
-    write("work.go", &work.replace("rounds = 10000", "rounds = 13000"));
-    commit("work: 30% more rounds");
+    write("work.go", &work.replace("rounds = 10000", "rounds = 20000"));
+    commit("work: twice the rounds");
     for i in 9..=12 {
         write("README", &format!("svc, revision {i}\n"));
         commit(&format!("README: revision {i}"));
@@ -104,9 +104,11 @@ fn bisect_names_the_commit_that_made_it_slower_skipping_one_that_does_not_build(
     assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1, "{}", git(&repo, &["worktree", "list"]));
     assert_eq!(pid_of(&["loadlab-bisect-", "127.0.0.1:"]), None, "a service still runs");
 
-    // Judged on the target's CPU per request, which the 30% more rounds move directly: its labs
+    // Judged on the target's CPU per request, which twice the rounds move directly: its labs
     // are a few % apart where p50 at 40/s moves by 10% (once a single lab of a README commit
-    // read as the slower level on p50).
+    // read as the slower level on p50). Twice, not the example's 30%: on a busy CI runner 30%
+    // more rounds read as +16% with a spread that left the ends 1.8 spreads apart, and bisect
+    // rightly refused to tell commits apart; this test is about the search, not its power.
     let mut run = Watched::spawn({
         let mut c = bisect(&hashes[0], "HEAD", "found");
         c.args(["--metric", "target_cpu"]);
@@ -117,7 +119,7 @@ fn bisect_names_the_commit_that_made_it_slower_skipping_one_that_does_not_build(
     let out = run.stdout();
     assert_eq!(code, Some(0), "{err}\n{out}");
     let slow = &hashes[8][..10];
-    assert!(out.contains(&format!("first slow commit: {slow} work: 30% more rounds (")), "{out}\n{err}");
+    assert!(out.contains(&format!("first slow commit: {slow} work: twice the rounds (")), "{out}\n{err}");
     let md = std::fs::read_to_string(d.join("found/bisect.md")).unwrap();
     assert!(md.contains("skipped: its build failed"), "{md}");
     assert!(md.contains(&hashes[6][..10]) && md.contains("**bad**"), "{md}");

@@ -34,6 +34,18 @@ fn read(file: &Path) -> (BTreeMap<u64, u64>, Vec<u64>, u64, u64) {
     (per_second, seqs, start, first.1)
 }
 
+/// Every record's latency (µs), in file order.
+fn latencies(file: &Path) -> Vec<u64> {
+    let mut reader = results::Reader::new(std::fs::File::open(file).unwrap(), "shard");
+    let mut out = Vec::new();
+    while let Some(item) = reader.next().unwrap() {
+        if let results::Item::Record(r) = item {
+            out.push(r.latency_us);
+        }
+    }
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_workers_make_one_run() {
     let server = TestServer::start(Behaviour { delay: Duration::from_millis(5), ..Default::default() }).await;
@@ -61,7 +73,7 @@ async fn four_workers_make_one_run() {
                 .unwrap();
             children.push(child);
             files.push(file);
-            std::thread::sleep(Duration::from_millis(150));
+            std::thread::sleep(Duration::from_millis(300));
         }
         for c in children {
             let o = c.wait_with_output().unwrap();
@@ -79,15 +91,23 @@ async fn four_workers_make_one_run() {
     let (a, b) = (all["asked_rate"].as_f64().unwrap(), one["asked_rate"].as_f64().unwrap());
     assert!((a - b).abs() / b < 0.001, "asked rate {a} vs {b}");
     assert_eq!(all["success"], 1.0);
-    // The medians within the server's own variation (it answers in 5 ms). The p99s only within
-    // a factor of three: four processes on a busy 2-core machine see a tail one process does not
-    // (14.5 ms against 7.4 ms once, in a full parallel test run), while a merging mistake (one
-    // shard's histogram, or values summed) would move the median too.
+    // The merged figures are those of the union of the shards' records (the histograms merged,
+    // not one shard's, not summed): p50 and p99 within the histogram's precision of the records'
+    // own. Against the single process only the median, loosely: four processes on a busy 2-core
+    // machine see a tail one process does not (14.5 ms against 7.4 ms once).
     let q = |v: &serde_json::Value, q: &str| v["latencies"][q].as_f64().unwrap() / 1e6;
     let (x, y) = (q(&all, "50th"), q(&one, "50th"));
     assert!((x - y).abs() < 5.0, "50th: {x:.2} ms sharded vs {y:.2} ms");
-    let (x, y) = (q(&all, "99th"), q(&one, "99th"));
-    assert!(x >= 5.0 && y >= 5.0 && x < 3.0 * y && y < 3.0 * x, "99th: {x:.2} ms sharded vs {y:.2} ms");
+    let mut union: Vec<u64> = shards.iter().flat_map(|f| latencies(f)).collect();
+    union.sort_unstable();
+    for (name, p) in [("50th", 0.50), ("99th", 0.99)] {
+        let exact = union[((p * union.len() as f64).ceil() as usize).clamp(1, union.len()) - 1] as f64 / 1e3;
+        let merged = q(&all, name);
+        assert!(
+            (merged - exact).abs() <= 0.01 * exact + 0.01,
+            "{name}: merged {merged:.3} ms, the records' {exact:.3} ms"
+        );
+    }
 
     // The same hits at the same global times: per-second counts equal, every sequence number once.
     let (single_seconds, mut single_seqs, _, _) = read(&single);
@@ -108,11 +128,12 @@ async fn four_workers_make_one_run() {
     seqs.sort_unstable();
     single_seqs.sort_unstable();
     assert_eq!(seqs, single_seqs);
-    // One schedule start for all, and each began on time: its first hit went out within 100 ms
-    // of its scheduled time on that shared clock.
+    // One schedule start for all, and each began on time: its first hit went out within 200 ms
+    // of its scheduled time on that shared clock (the workers were started 300 ms apart, so a
+    // worker that began on its own start would be 300 ms or more late).
     assert!(starts.iter().all(|s| *s == starts[0]), "{starts:?}");
     let latest = *first_lags.iter().max().unwrap();
-    assert!(latest < 100_000, "first hits late by {first_lags:?} µs");
+    assert!(latest < 200_000, "first hits late by {first_lags:?} µs");
     eprintln!("first hits of the four workers late by {first_lags:?} µs");
 }
 
