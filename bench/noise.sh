@@ -29,13 +29,26 @@ if "$LOADLAB" lab run --help | grep -q -- --placement; then
 fi
 for i in $(seq 1 "$LABS"); do
   aa_plan "$OUT/lab$i" 0
+  probe_pid=
+  if [ -n "${PROBE:-}" ]; then "$PROBE" 50 > "$OUT/lab$i/probe.txt" & probe_pid=$!; fi
   "${pin_lab[@]}" "$LOADLAB" lab run "$OUT/lab$i/plan.toml" "${shared[@]}" --out "$OUT/lab$i/lab" >/dev/null 2>"$OUT/lab$i/lab.err" || true
+  [ -z "$probe_pid" ] || { kill "$probe_pid"; wait "$probe_pid" 2>/dev/null || true; }
   echo "lab $i of $LABS" >&2
 done
 python3 - "$OUT" "$SERVER" "$PIN" <<'PY'
 import csv, json, math, pathlib, statistics, sys
 out, server, pin = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 rows = []
+def probe(lab, start, end):
+    """The machine probe's median CPU per unit (ALU, memory, kernel; ns) over [start, end] (unix s)."""
+    f = lab.parent.parent / "probe.txt"
+    if not f.exists():
+        return {}
+    units = [list(map(int, l.split())) for l in f.read_text().split("\n") if len(l.split()) == 5]
+    units = [u for u in units if start * 1000 <= u[0] <= end * 1000]
+    if len(units) < 5:
+        return {}
+    return {k: statistics.median(u[i] for u in units) for i, k in [(1, "alu_ns"), (2, "mem_ns"), (3, "kernel_ns")]}
 for lab in sorted(out.glob("lab*/lab/lab.json"), key=lambda p: int(p.parent.parent.name[3:])):
     j = json.loads(lab.read_text())
     for s in j["steps"]:
@@ -47,9 +60,11 @@ for lab in sorted(out.glob("lab*/lab/lab.json"), key=lambda p: int(p.parent.pare
         rows.append({"lab": lab.parent.parent.name, "load": s["id"].split("--")[1],
                      "target_us": cpu * 1e6 / n["successes"] if cpu else None,
                      "generator_us": gen * 1e6 / n["successes"] if gen else None,
-                     "p50_ms": n["latency"]["p50"]})
+                     "p50_ms": n["latency"]["p50"],
+                     **probe(lab, j["started_unix_s"] + s["started_s"] + s["warmup_s"] if "warmup_s" in s else j["started_unix_s"] + s["started_s"],
+                             j["started_unix_s"] + s["ended_s"])})
 with open(out / "labs.csv", "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=list(rows[0]))
+    w = csv.DictWriter(f, fieldnames=sorted({k for r in rows for k in r}, key=lambda k: list(max(rows, key=len)).index(k)))
     w.writeheader(); w.writerows(rows)
 def sd_log(v):
     v = [x for x in v if x]
@@ -63,3 +78,19 @@ for load in sorted({r['load'] for r in rows}, key=lambda l: int(''.join(c for c 
           f"{sd_log([r['generator_us'] for r in rs]):>16.1f}%   {med('target_us'):.0f}, {med('p50_ms'):.3f}")
 PY
 echo "labs and labs.csv in $OUT" >&2
+if [ -n "${PROBE:-}" ]; then python3 - "$OUT" <<'PY'
+import csv, math, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/labs.csv")))
+print("the machine probe beside each step: its own spread, its correlation with the target's CPU/req, and the target's spread divided by it")
+for load in sorted({r["load"] for r in rows}):
+    rs = [r for r in rows if r["load"] == load and r.get("alu_ns") and r["target_us"]]
+    if len(rs) < 3:
+        continue
+    t = [math.log(float(r["target_us"])) for r in rs]
+    line = f"{load:<10} target {100*statistics.stdev(t):.1f}%"
+    for k in ["alu_ns", "mem_ns", "kernel_ns", "generator_us"]:
+        c = [math.log(float(r[k])) for r in rs]
+        line += f" | {k} {100*statistics.stdev(c):.1f}% r={statistics.correlation(t, c):.2f} ratio {100*statistics.stdev([a-b for a, b in zip(t, c)]):.1f}%"
+    print(line)
+PY
+fi

@@ -1,5 +1,6 @@
 //! The open model's workers: each event-loop thread paces its share of the schedule and hands
-//! the hits to its own pool of workers through a bounded queue.
+//! the hits to its own pool of workers, the worker idle last first (`handoff`), through a
+//! bounded backlog when none is idle.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::AttackConfig;
 use crate::cpu::thread_cpu;
 use crate::open::coalesce::{window_for, Coalesced};
+use crate::open::handoff::{Handoff, Refused};
 use crate::open::pacer::{pacer, Dispatch, Ticked, TimerFdClock, TokioClock};
 use crate::runtimes::Runtimes;
 use crate::schedule::Schedule;
@@ -97,8 +99,7 @@ pub(crate) async fn pace(
 /// One thread's workers in the open model, fed by its pacer through a bounded queue.
 pub(crate) struct Pool {
     shared: Arc<Shared>,
-    rx: async_channel::Receiver<Job>,
-    tx: async_channel::Sender<Job>,
+    handoff: Arc<Handoff>,
     idle: Arc<AtomicUsize>,
     /// The workers' exchanges: how long they take, for the drain estimate.
     service: Arc<ServiceMeter>,
@@ -132,11 +133,9 @@ impl Pool {
         stop: CancellationToken,
     ) -> Pool {
         let free_since = shared.start;
-        let (tx, rx) = async_channel::bounded::<Job>(JOB_QUEUE);
         let mut pool = Pool {
             shared,
-            rx,
-            tx,
+            handoff: Handoff::new(JOB_QUEUE),
             idle: Arc::new(AtomicUsize::new(0)),
             service: Arc::new(ServiceMeter::default()),
             window: GrowthWindow::new(),
@@ -160,7 +159,7 @@ impl Pool {
     pub(crate) async fn finish(mut self) {
         self.close_stall();
         self.ending.cancel();
-        self.tx.close();
+        self.handoff.close();
         for w in self.workers {
             let _ = w.await;
         }
@@ -173,7 +172,7 @@ impl Pool {
     fn grow(&mut self) {
         let slot = self.slot + self.stride * self.workers.len();
         let mut w = Worker::new(Arc::clone(&self.shared), slot);
-        let (rx, idle, service) = (self.rx.clone(), Arc::clone(&self.idle), Arc::clone(&self.service));
+        let (handoff, idle, service) = (Arc::clone(&self.handoff), Arc::clone(&self.idle), Arc::clone(&self.service));
         let ending = self.ending.clone();
         // A worker still connecting counts as idle: the hits queued meanwhile are its to take,
         // or any other's that frees first, and need no further worker.
@@ -187,11 +186,11 @@ impl Pool {
             idle.fetch_sub(1, Ordering::Relaxed);
             loop {
                 idle.fetch_add(1, Ordering::Relaxed);
-                let job = rx.recv().await;
+                let job = handoff.recv().await;
                 idle.fetch_sub(1, Ordering::Relaxed);
                 match job {
-                    Ok(job) => service.add(w.execute(job).await),
-                    Err(_) => break,
+                    Some(job) => service.add(w.execute(job).await),
+                    None => break,
                 }
             }
         }));
@@ -213,7 +212,7 @@ impl Pool {
         // for more connections. Otherwise the hit waits: for the generator when the thread is
         // saturated, for the target when the pool is at its cap (one refused only by this
         // window's budget is the pool still growing).
-        let queued = self.tx.len();
+        let queued = self.handoff.backlog();
         let idle = self.idle.load(Ordering::Relaxed);
         if queued >= idle {
             self.window.roll(std::time::Instant::now(), thread_cpu, &self.service);
@@ -242,15 +241,15 @@ impl Pool {
     }
 
     async fn queue(&mut self, job: Job) -> bool {
-        let job = match self.tx.try_send(job) {
+        let job = match self.handoff.try_send(job) {
             Ok(()) => return true,
-            Err(async_channel::TrySendError::Closed(_)) => return false,
-            Err(async_channel::TrySendError::Full(job)) => job,
+            Err(Refused::Closed) => return false,
+            Err(Refused::Full(job)) => job,
         };
-        // Every worker busy and the queue full: the pacer waits for the target, and the hits
+        // Every worker busy and the backlog full: the pacer waits for the target, and the hits
         // due meanwhile are late by the target's doing.
         let sent = tokio::select! {
-            sent = self.tx.send(job) => sent.is_ok(),
+            sent = self.handoff.send(job) => sent,
             _ = self.stop.cancelled() => false,
         };
         self.free_since = tokio::time::Instant::now();
