@@ -4,11 +4,13 @@
 # target's CPU per request, of p50 and of loadlab's own CPU per request. One source is changed
 # per set, the rest held, so each set's spread against the base set's is what that source adds:
 #
-#   SERVER=go|nginx|cpu|origin LABS=8 [PIN=1] [DURATION=3s] [WARMUP=1s] [REPEATS=1] [OUT=dir] bash bench/noise.sh
+#   SERVER=go|nginx|cpu|origin LABS=8 [PIN=1] [PROBE=1] [DURATION=3s] [WARMUP=1s] [REPEATS=1] [OUT=dir] bash bench/noise.sh
 #
 # PIN=0 lets the scheduler place both (`--placement shared`, the default); PIN=lab is the lab's
 # own `--placement split` (loadlab on core 0, the server on core 1); PIN=1 pins the same way from
-# outside with taskset (for a build without placement). Each lab's figures stay in OUT (labs.csv: one row a lab
+# outside with taskset (for a build without placement). PROBE=1 runs bench/noise/probe.c beside
+# each lab and says how much of the target's spread its timings, or loadlab's own CPU per
+# request, explain. Each lab's figures stay in OUT (labs.csv: one row a lab
 # and load point).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +22,7 @@ need_tools python3 taskset
 [ -n "${LOADLAB:-}" ] || build_loadlab
 OUT=${OUT:-$(mktemp -d /tmp/loadlab-noise.XXXXXX)}
 mkdir -p "$OUT"
+if [ "${PROBE:-}" = 1 ]; then need_tools cc; cc -O2 -o "$OUT/probe" bench/noise/probe.c; PROBE=$OUT/probe; fi
 pin_lab=() pin_server=""
 if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
 # The lab's own placement off: the taskset prefixes above are the set's only pinning.
@@ -78,6 +81,26 @@ for load in sorted({r['load'] for r in rows}, key=lambda l: int(''.join(c for c 
           f"{sd_log([r['generator_us'] for r in rs]):>16.1f}%   {med('target_us'):.0f}, {med('p50_ms'):.3f}")
 PY
 echo "labs and labs.csv in $OUT" >&2
+# Consecutive labs as the pairs of a `lab ab` A/A run: the spread of their differences, and what
+# is left once loadlab's own CPU per request (the machine's measure lab ab uses) takes its part.
+python3 - "$OUT" <<'PY'
+import csv, math, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/labs.csv")))
+print("consecutive labs as pairs: sd of the differences (%), then after taking out loadlab's own CPU per request (slope, correlation)")
+for load in sorted({r["load"] for r in rows}):
+    rs = sorted((r for r in rows if r["load"] == load and r["target_us"] and r["generator_us"]), key=lambda r: int(r["lab"][3:]))
+    if len(rs) < 6:
+        continue
+    diff = lambda k: [math.log(float(b[k]) / float(a[k])) for a, b in zip(rs, rs[1:])]
+    g = diff("generator_us")
+    line = f"{load:<12}"
+    for k in ["target_us", "p50_ms"]:
+        d = diff(k)
+        slope = statistics.covariance(d, g) / statistics.variance(g)
+        left = [x - slope * y for x, y in zip(d, g)]
+        line += f"  {k}: {100*statistics.stdev(d):.1f}% -> {100*statistics.stdev(left)*math.sqrt((len(d)-1)/(len(d)-2)):.1f}% ({slope:.2f}, {statistics.correlation(d, g):.2f})"
+    print(line)
+PY
 if [ -n "${PROBE:-}" ]; then python3 - "$OUT" <<'PY'
 import csv, math, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1] + "/labs.csv")))

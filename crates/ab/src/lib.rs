@@ -13,6 +13,6 @@ mod profiles;
 mod report;
 mod run;
 
-pub use judge::{CellPairs, Look, Row, Said, ALPHA, MIN_PAIRS, POWER};
+pub use judge::{CellPairs, Look, Machine, Row, Said, ALPHA, MIN_PAIRS, POWER};
 pub use report::{failed, json, last_line, markdown};
 pub use run::{ab, first_of_pair, Built, Ending, Failure, Repeats, Report, Request, Signals, Which};

@@ -158,6 +158,21 @@ pub fn markdown(r: &Report) -> String {
                 },
             );
         }
+        let controlled: Vec<&Row> = l.rows.iter().filter(|r| r.machine.is_some()).collect();
+        if !controlled.is_empty() {
+            let _ = writeln!(
+                md,
+                "\n## The machine's moment\n\nloadlab's own CPU per request, measured in the same steps, moves with the \
+                 machine's moment (which core each process ran on, what the kernel charged to whom). Where it did \
+                 not move with the head, {} are read at no change of it: each pair's change less what loadlab's own \
+                 change explains (the regression of the pairs' changes on its changes, read at zero, on n - 2 \
+                 degrees of freedom).\n",
+                crate::judge::CONTROLLED.iter().map(|m| m.name()).collect::<Vec<_>>().join(" and ")
+            );
+            for r in controlled {
+                let _ = writeln!(md, "- {}", history::md_cell(&machine_words(r)));
+            }
+        }
         let seen = l.detectable();
         if !seen.is_empty() {
             let _ = writeln!(md, "\n## What it could have seen\n");
@@ -333,6 +348,25 @@ pub fn failed(base: &str, head: &str, why: &str) -> (String, String) {
     (md, format!("{json:#}\n"))
 }
 
+/// One row's use of the machine's measure, in words.
+fn machine_words(r: &Row) -> String {
+    let Some(m) = &r.machine else { return String::new() };
+    let head = format!("{} at {}", r.metric.name(), r.load);
+    match &m.not_used {
+        Some(why) => format!("{head}: as measured, {} (not relative to the machine: {why})", signed(r.change_pct)),
+        None => format!(
+            "{head}: {}{} at no change of loadlab's own CPU per request ({} as measured; loadlab's own {}, slope {:.2}, \
+             correlation {:.2})",
+            signed(r.change_pct),
+            r.interval_words(),
+            signed(m.unadjusted_change_pct),
+            signed(m.own_change_pct),
+            m.slope.unwrap_or(f64::NAN),
+            m.correlation.unwrap_or(f64::NAN)
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,6 +385,7 @@ mod tests {
             p: None,
             detectable_pct: Some(0.6),
             said,
+            machine: None,
         }
     }
 

@@ -430,13 +430,22 @@ impl Run<'_> {
         keys.dedup();
         keys.into_iter()
             .map(|key| {
-                let values =
-                    |s: &lab::Side| s.cells.get(key).and_then(|c| c.steps.first()).map(|step| step.values.clone());
+                let step = |s: &lab::Side| s.cells.get(key).and_then(|c| c.steps.first()).cloned();
+                let values = |s: &lab::Side| step(s).map(|step| step.values);
                 let any = base.iter().chain(head).find_map(|s| s.cells.get(key)).expect("a key of some lab");
+                // Bytes an answer brought, over the side's counted steps at this cell.
+                let per_answer = |sides: &[lab::Side]| {
+                    let (bytes, n) = sides[..n]
+                        .iter()
+                        .filter_map(step)
+                        .fold((0u64, 0u64), |(b, k), s| (b + s.bytes_in, k + s.requests));
+                    (n > 0).then(|| bytes as f64 / n as f64)
+                };
                 CellPairs {
                     target: any.target.clone(),
                     load: any.label.clone(),
                     pairs: (0..n).map(|i| (values(&base[i]), values(&head[i]))).collect(),
+                    answer_bytes: per_answer(base).zip(per_answer(head)),
                 }
             })
             .collect()

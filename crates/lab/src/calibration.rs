@@ -213,6 +213,7 @@ mod tests {
                     values: BTreeMap::from([(Metric::P50, *p50), (Metric::Success, 1.0)]),
                     windows: Vec::new(),
                     requests: 1_000,
+                    bytes_in: 0,
                     files: Vec::new(),
                     profile: None,
                 };

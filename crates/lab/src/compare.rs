@@ -351,6 +351,7 @@ mod tests {
                 values,
                 windows,
                 requests: 1_000,
+                bytes_in: 0,
                 files: Vec::new(),
                 profile: None,
             }],

@@ -102,6 +102,7 @@ pub fn side_of(lab: &crate::lab_json::Lab, dir: &Path) -> Result<Side, CompareEr
             values,
             windows,
             requests: n.requests,
+            bytes_in: n.bytes_in,
             files: file.into_iter().collect(),
             profile,
         });
@@ -150,6 +151,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
             values,
             windows: c.windows.windows(),
             requests: n.requests,
+            bytes_in: n.bytes_in,
             files,
             profile: None,
         });

@@ -16,6 +16,8 @@ pub struct StepData {
     pub windows: Vec<Window>,
     /// Requests counted (past the warm-up).
     pub requests: u64,
+    /// The bytes their answers brought in.
+    pub bytes_in: u64,
     /// The results files (a sharded run has several): the charts are drawn from them.
     pub files: Vec<PathBuf>,
     /// The step's profile and the folder its files are in.

@@ -4,6 +4,11 @@
 //! direction a gate calls worse; with a zero among the values (an error share), on the plain
 //! differences relative to the base's mean.
 //!
+//! A control: where a measure of the machine's moment was taken in the same labs (loadlab's own
+//! CPU per request), [`Paired::with_control`] takes out what it explains: the pairs' differences
+//! regressed on the control's, the change read at no change of the control (the regression's
+//! intercept, on n - 2 degrees of freedom), as an analysis of covariance does.
+//!
 //! Sequential looks: a run may stop at [`looks`] pairs. Each look tests at `alpha / looks`
 //! (Bonferroni over the looks), so the chance of a false alarm at any look of a run stays at or
 //! below `alpha` however many looks it took; stopping early because every change is shown to
@@ -27,7 +32,37 @@ pub struct Paired {
     logs: bool,
     /// The base's mean, for the plain scale.
     base_mean: f64,
+    /// The standard error of the mean difference, and its degrees of freedom.
+    se: f64,
+    df: f64,
+    /// What a control took out, when one did.
+    pub control: Option<Control>,
 }
+
+/// What a control took out of a paired comparison.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Control {
+    /// The change per unit change of the control, on logarithms (the regression's slope).
+    pub slope: f64,
+    /// The correlation of the pairs' differences with the control's.
+    pub correlation: f64,
+    /// The comparison without the control.
+    pub unadjusted: Unadjusted,
+}
+
+/// A paired comparison's figures before a control took its part out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Unadjusted {
+    pub ratio: f64,
+    pub sd: f64,
+}
+
+/// One pair's `(base, head)`.
+pub type Pair = (f64, f64);
+
+/// Pairs a control needs: the regression spends a degree of freedom, and a slope from fewer
+/// pairs is too loose to take anything out.
+pub const MIN_CONTROLLED: usize = 5;
 
 fn t(df: f64) -> Option<StudentsT> {
     StudentsT::new(0.0, 1.0, df).ok()
@@ -43,7 +78,49 @@ impl Paired {
         let centre = mean(&d);
         let ratio = if logs { centre.exp() } else { 1.0 + centre };
         let sd = if d.len() >= 2 { variance(&d).sqrt() } else { f64::NAN };
-        Paired { pairs: d.len(), ratio, sd, logs, base_mean }
+        let se = sd / (d.len() as f64).sqrt();
+        Paired { pairs: d.len(), ratio, sd, logs, base_mean, se, df: d.len() as f64 - 1.0, control: None }
+    }
+
+    /// The pairs `(base, head)` with a control measured in the same labs, `(base, head)` each:
+    /// the change at no change of the control. None (use [`Paired::of`]) without logarithms,
+    /// with fewer than [`MIN_CONTROLLED`] pairs, or a control that did not move between pairs.
+    pub fn with_control(pairs: &[(Pair, Pair)]) -> Option<Paired> {
+        let ok = |(b, h): (f64, f64)| b.is_finite() && h.is_finite() && b > 0.0 && h > 0.0;
+        let kept: Vec<(f64, f64)> = pairs
+            .iter()
+            .filter(|(m, c)| ok(*m) && ok(*c))
+            .map(|((b, h), (cb, ch))| ((h / b).ln(), (ch / cb).ln()))
+            .collect();
+        let n = kept.len();
+        if n < MIN_CONTROLLED {
+            return None;
+        }
+        let (d, c): (Vec<f64>, Vec<f64>) = kept.into_iter().unzip();
+        let (dm, cm) = (mean(&d), mean(&c));
+        let sxx: f64 = c.iter().map(|x| (x - cm).powi(2)).sum();
+        let sxy: f64 = c.iter().zip(&d).map(|(x, y)| (x - cm) * (y - dm)).sum();
+        let syy: f64 = d.iter().map(|y| (y - dm).powi(2)).sum();
+        if sxx.is_nan() || sxx <= 0.0 {
+            return None;
+        }
+        let slope = sxy / sxx;
+        let intercept = dm - slope * cm;
+        let residual: f64 = c.iter().zip(&d).map(|(x, y)| (y - intercept - slope * x).powi(2)).sum();
+        let sd = (residual / (n as f64 - 2.0)).sqrt();
+        let se = sd * (1.0 / n as f64 + cm * cm / sxx).sqrt();
+        let plain = Paired::of(&pairs.iter().map(|(m, _)| *m).filter(|m| ok(*m)).collect::<Vec<_>>());
+        let correlation = if syy > 0.0 { sxy / (sxx * syy).sqrt() } else { 0.0 };
+        Some(Paired {
+            pairs: n,
+            ratio: intercept.exp(),
+            sd,
+            logs: true,
+            base_mean: plain.base_mean,
+            se,
+            df: n as f64 - 2.0,
+            control: Some(Control { slope, correlation, unadjusted: Unadjusted { ratio: plain.ratio, sd: plain.sd } }),
+        })
     }
 
     /// The mean difference on the test's scale.
@@ -63,10 +140,6 @@ impl Paired {
         }
     }
 
-    fn se(&self) -> f64 {
-        self.sd / (self.pairs as f64).sqrt()
-    }
-
     /// One-sided p-value that head is not worse: `up` when a larger value is worse. None with
     /// fewer than two pairs.
     pub fn p_worse(&self, up: bool) -> Option<f64> {
@@ -74,11 +147,11 @@ impl Paired {
             return None;
         }
         let c = if up { self.centre() } else { -self.centre() };
-        let se = self.se();
+        let se = self.se;
         if se == 0.0 || !se.is_finite() {
             return Some(if c > 0.0 { 0.0 } else { 1.0 });
         }
-        Some(t(self.pairs as f64 - 1.0)?.sf(c / se))
+        Some(t(self.df)?.sf(c / se))
     }
 
     /// The two-sided interval of the ratio at `confidence`.
@@ -94,7 +167,7 @@ impl Paired {
     }
 
     fn half(&self, q: f64) -> Option<f64> {
-        (self.pairs >= 2).then(|| t(self.pairs as f64 - 1.0).map(|d| d.inverse_cdf(q) * self.se())).flatten()
+        (self.pairs >= 2).then(|| t(self.df).map(|d| d.inverse_cdf(q) * self.se)).flatten()
     }
 
     /// The smallest change (a ratio, on the worse side) that pairs with this spread, as many as
@@ -103,8 +176,8 @@ impl Paired {
         if self.pairs < 2 || !self.sd.is_finite() {
             return None;
         }
-        let d = t(self.pairs as f64 - 1.0)?;
-        let delta = (d.inverse_cdf(1.0 - alpha) + d.inverse_cdf(power)) * self.se();
+        let d = t(self.df)?;
+        let delta = (d.inverse_cdf(1.0 - alpha) + d.inverse_cdf(power)) * self.se;
         Some(self.as_ratio(if up { delta } else { -delta }))
     }
 
@@ -148,6 +221,35 @@ mod tests {
         let (lo, hi) = p.interval(0.95).unwrap();
         assert!(close(lo, 1.0480680, 1e-6) && close(hi, 1.0944587, 1e-6), "{lo} {hi}");
         assert!(p.bound(true, 0.95).unwrap() < hi, "a one-sided bound is nearer than the two-sided one");
+    }
+
+    #[test]
+    fn a_control_takes_out_what_it_explains_as_an_ols_fit_does() {
+        // NumPy 2.4 and SciPy 1.17: the log ratios regressed on the control's with an intercept
+        // (np.linalg.lstsq): intercept 0.059631605, slope 0.39576851, its standard error
+        // 0.0032853575 on 5 degrees of freedom (residual sd 0.0054014755), one-sided p
+        // 4.6642649e-06, 95% interval 1.0525190 to 1.0704476; the correlation 0.96694054.
+        // Without the control: ratio 1.0848661, sd 0.019336520.
+        let b = [700.0, 712.0, 690.0, 705.0, 698.0, 720.0, 701.0];
+        let h = [760.0, 790.0, 735.0, 772.0, 741.0, 800.0, 748.0];
+        let cb = [120.0, 140.0, 118.0, 131.0, 122.0, 150.0, 121.0];
+        let ch = [128.0, 158.0, 119.0, 140.0, 121.0, 166.0, 125.0];
+        let pairs: Vec<((f64, f64), (f64, f64))> = (0..7).map(|i| ((b[i], h[i]), (cb[i], ch[i]))).collect();
+        let p = Paired::with_control(&pairs).unwrap();
+        assert!(close(p.ratio, 0.059631605_f64.exp(), 1e-8), "{}", p.ratio);
+        assert!(close(p.sd, 0.0054014755, 1e-6), "{}", p.sd);
+        assert!(close(p.p_worse(true).unwrap(), 4.6642649e-06, 1e-5), "{:?}", p.p_worse(true));
+        let (lo, hi) = p.interval(0.95).unwrap();
+        assert!(close(lo, 1.0525190, 1e-6) && close(hi, 1.0704476, 1e-6), "{lo} {hi}");
+        let c = p.control.unwrap();
+        assert!(close(c.slope, 0.39576851, 1e-6) && close(c.correlation, 0.96694054, 1e-6), "{c:?}");
+        assert!(close(c.unadjusted.ratio, 1.0848661, 1e-6) && close(c.unadjusted.sd, 0.019336520, 1e-6), "{c:?}");
+        // Too few pairs, a control that never moved, or a zero: no control.
+        assert_eq!(Paired::with_control(&pairs[..4]), None);
+        let still: Vec<_> = pairs.iter().map(|(m, _)| (*m, (100.0, 100.0))).collect();
+        assert_eq!(Paired::with_control(&still), None);
+        let zero: Vec<_> = pairs.iter().map(|(m, c)| ((0.0, m.1), *c)).collect();
+        assert_eq!(Paired::with_control(&zero), None);
     }
 
     #[test]

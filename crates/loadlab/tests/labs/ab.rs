@@ -141,8 +141,17 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert!(!decided || out.contains("or more in target_cpu"), "{out}");
     let ab_json: serde_json::Value = serde_json::from_slice(&std::fs::read(same.join("ab.json")).unwrap()).unwrap();
     assert_eq!(ab_json["verdict"], if decided { "no_change" } else { "undecided" });
-    let o = ab(&repo, &h[0], &h[1], &d.join("same-ok"), &["--repeats", "3", "--undecided-ok"]).output().unwrap();
+    // Five pairs: enough for loadlab's own CPU per request to serve as the machine's measure.
+    let same_ok = d.join("same-ok");
+    let o = ab(&repo, &h[0], &h[1], &same_ok, &["--repeats", "5", "--undecided-ok"]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(same_ok.join("ab.json")).unwrap()).unwrap();
+    let cpu = json["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "target_cpu").unwrap();
+    let machine = &cpu["machine"];
+    assert!(machine["used"].as_bool().unwrap() || machine["not_used"].is_string(), "{cpu}");
+    assert!(machine["unadjusted_change_pct"].is_number() && machine["own_change_pct"].is_number(), "{cpu}");
+    let md = std::fs::read_to_string(same_ok.join("ab.md")).unwrap();
+    assert!(md.contains("## The machine's moment") && md.contains("- target_cpu at 40 req/s"), "{md}");
     nothing_left(&repo);
 
     // A head that does not build: exit 1, naming its log.
