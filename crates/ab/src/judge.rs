@@ -59,6 +59,22 @@ impl CellPairs {
 pub(crate) const CONTROLLED: [Metric; 2] = [Metric::TargetCpu, Metric::P50];
 pub(crate) const MACHINE: Metric = Metric::GeneratorCpu;
 
+/// How sure a run is that a spread is at least as wide as it says before it calls a gate out
+/// of reach (the spread's lower bound at this confidence).
+pub(crate) const REACH_CONFIDENCE: f64 = 0.8;
+/// Pairs a row needs before its spread can call its gate out of reach.
+pub(crate) const REACH_FROM_PAIRS: usize = 5;
+
+/// The most pairs "needs" states: past it, the row's gate is out of reach of any run.
+pub(crate) const MAX_NEEDED_PAIRS: usize = 1_000;
+
+/// Pairs a spread of `sd` (logarithms) needs before the one-sided 95% bound of an unchanged
+/// head falls inside a gate of `limit` (a ratio's logarithm): the smallest n with
+/// t(0.95, n - 1) sd / sqrt(n) below it.
+pub(crate) fn pairs_needed(sd: f64, limit: f64) -> Option<usize> {
+    stats::paired::pairs_needed(sd, limit, stats::CONFIDENCE, MIN_PAIRS..=MAX_NEEDED_PAIRS)
+}
+
 /// Answers whose size differs by more than this share between the sides change loadlab's own
 /// work a request (reading and parsing them): its CPU then measures the head too.
 pub(crate) const ANSWER_BYTES_SAME: f64 = 0.01;
@@ -165,6 +181,13 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detectable_pct: Option<f64>,
     pub said: Said,
+    /// The spread of its pairs' changes (sd of the logarithms, in %), after the machine's part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread_pct: Option<f64>,
+    /// Pairs its spread needs (at least: from the spread's lower bound) before an unchanged head
+    /// can be shown within its gate (gated rows not yet decided; none past [`MAX_NEEDED_PAIRS`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_pairs: Option<usize>,
     /// How the machine's measure served it (the metrics in [`CONTROLLED`], from
     /// [`stats::paired::MIN_CONTROLLED`] pairs).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -237,6 +260,18 @@ impl Look {
         self.rows.iter().filter(|r| r.said == Said::Undecided).collect()
     }
 
+    /// Undecided rows whose spread needs more than `most` pairs to show an unchanged head within
+    /// the gate, and whose change so far is inside it: a run of `most` pairs ends with them
+    /// undecided whatever it does, so it need not run on for them.
+    pub fn out_of_reach(&self, most: usize) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.said == Said::Undecided && r.pairs >= REACH_FROM_PAIRS && r.spread_pct.is_some())
+            .filter(|r| r.needs_pairs.is_none_or(|n| n > most))
+            .filter(|r| r.gate.as_deref().and_then(gate_limit).is_some_and(|limit| r.change_pct.abs() < limit))
+            .collect()
+    }
+
     /// Gated rows that could not be judged.
     pub fn too_few(&self) -> Vec<&Row> {
         self.rows.iter().filter(|r| r.said == Said::TooFew).collect()
@@ -255,6 +290,32 @@ impl Look {
         }
         by.into_iter().collect()
     }
+}
+
+impl Row {
+    /// Why a run of `most` pairs cannot decide this row, and what would: none when it can.
+    pub fn out_of_reach_words(&self, most: usize) -> Option<String> {
+        if self.said != Said::Undecided || self.pairs < REACH_FROM_PAIRS || self.needs_pairs.is_some_and(|n| n <= most)
+        {
+            return None;
+        }
+        let sd = self.spread_pct? / 100.0;
+        let needs = self.needs_pairs.map_or_else(
+            || format!("more than {MAX_NEEDED_PAIRS} pairs"),
+            |n| format!("at least {n} pairs (--most-repeats {n})"),
+        );
+        let gate = stats::paired::half_width(sd, most, stats::CONFIDENCE).map(|h| pct(h.exp()));
+        Some(format!(
+            "its pairs' spread ({:.1}%) needs {needs} to show an unchanged head within its gate{}",
+            sd * 100.0,
+            gate.map_or_else(String::new, |g| format!(", or a gate of {} or wider in {most}", signed(g.ceil())))
+        ))
+    }
+}
+
+/// A gate's threshold in % (`p99>+5%`: 5).
+fn gate_limit(gate: &str) -> Option<f64> {
+    Gate::parse_list(gate).ok()?.first().map(|g| g.limit_pct.abs())
 }
 
 fn pct(ratio: f64) -> f64 {
@@ -296,6 +357,8 @@ pub(crate) fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
                 p: None,
                 detectable_pct: None,
                 said,
+                spread_pct: p.sd.is_finite().then_some(p.sd * 100.0),
+                needs_pairs: None,
                 machine,
             });
         }
@@ -318,6 +381,11 @@ pub(crate) fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
         } else {
             Said::Undecided
         };
+        if r.said == Said::Undecided {
+            // From the spread's lower 80% bound: at least this many.
+            r.needs_pairs = stats::paired::sd_at_least(p.sd, p.pairs, REACH_CONFIDENCE)
+                .and_then(|sd| pairs_needed(sd, (1.0 + g.limit_pct.abs() / 100.0).ln()));
+        }
     }
     Look { pairs: cells.iter().map(|c| c.pairs.len()).max().unwrap_or(0), alpha, rows }
 }
@@ -446,6 +514,33 @@ mod tests {
         let l = look(&[c], &gates(), ALPHA / 4.0);
         let m = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap().machine.clone().unwrap();
         assert!(!m.used && m.not_used.as_deref().unwrap().contains("moved with the head (+10."), "{m:?}");
+    }
+
+    #[test]
+    fn a_spread_no_run_can_decide_is_called_out_of_reach_and_what_would_decide_it() {
+        // p99-like pairs: about 25% spread, no change, against a 5% gate.
+        let wild = [(10.0, 13.0), (10.0, 7.8), (10.0, 12.6), (10.0, 8.1), (10.0, 10.4), (10.0, 7.5), (10.0, 12.9)];
+        let side = |v: f64| Some(BTreeMap::from([(Metric::P99, v)]));
+        let cell = |n: usize| CellPairs {
+            target: "svc".into(),
+            load: "400 req/s".into(),
+            pairs: wild[..n].iter().map(|(b, h)| (side(*b), side(*h))).collect(),
+            answer_bytes: None,
+        };
+        let gates = Gate::parse_list("p99>+5%").unwrap();
+        let l = look(&[cell(7)], &gates, ALPHA / 4.0);
+        let r = &l.rows[0];
+        assert_eq!(r.said, Said::Undecided, "{r:?}");
+        assert_eq!(l.out_of_reach(20).len(), 1, "{r:?}");
+        let words = r.out_of_reach_words(20).unwrap();
+        assert!(words.starts_with("its pairs' spread (2") && words.contains("needs at least "), "{words}");
+        assert!(words.contains(" or wider in 20"), "{words}");
+        // Within reach of a longer run: not called out of reach.
+        let n = r.needs_pairs.unwrap();
+        assert!(n > 20 && l.out_of_reach(n).is_empty(), "{n}");
+        // Three pairs say too little about a spread to call anything out of reach.
+        let l = look(&[cell(3)], &gates, ALPHA / 4.0);
+        assert!(l.out_of_reach(20).is_empty() && l.rows[0].out_of_reach_words(20).is_none());
     }
 
     #[test]

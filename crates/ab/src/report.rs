@@ -71,7 +71,12 @@ pub fn last_line(r: &Report) -> String {
                 0 | 1 => String::new(),
                 n => format!("; {} more gated cells undecided (ab.md)", n - 1),
             };
-            format!("could not decide {first}{more}; nothing past the gates so far: more pairs (--repeats) decide it")
+            let most = r.looks.last().copied().unwrap_or(pairs);
+            let next = undecided.first().and_then(|r| r.out_of_reach_words(most)).map_or_else(
+                || "more pairs (--repeats) decide it".to_owned(),
+                |why| format!("out of reach in {most} pairs: {why}"),
+            );
+            format!("could not decide {first}{more}; nothing past the gates so far: {next}")
         }
         (Ending::NoChange, None) => "no pair ran: no verdict".to_owned(),
         (Ending::CouldNotTell(why), _) => format!("could not tell: {}", history::plain(why)),
@@ -385,6 +390,8 @@ mod tests {
             p: None,
             detectable_pct: Some(0.6),
             said,
+            spread_pct: None,
+            needs_pairs: None,
             machine: None,
         }
     }

@@ -231,6 +231,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         Run { req, signals, say, history: history.as_mut(), labs: Vec::new(), sides: [Vec::new(), Vec::new()] };
     let mut look: Option<Look> = None;
     let mut ending = Ending::NoChange;
+    let mut said_stuck: Vec<String> = Vec::new();
     'pairs: for i in 0..most {
         let first = first_of_pair(i);
         let second = if first == Which::Base { Which::Head } else { Which::Base };
@@ -252,8 +253,21 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
             let l = judge::look(&run.cells(), &req.gates, alpha_look);
             say(&format!("ab: look at {} pairs: {}", i + 1, l.line()));
             let decided = l.decided();
+            // Cells whose spread no run of `most` pairs can decide: said at once, and no reason
+            // to run on for them alone.
+            let stuck = l.out_of_reach(most);
+            for r in &stuck {
+                let key = format!("{} {}", r.metric.name(), r.load);
+                if !said_stuck.contains(&key) {
+                    let why = r.out_of_reach_words(most).unwrap_or_default();
+                    say(&format!("ab: {} at {} cannot be decided in {most} pairs: {why}", r.metric.name(), r.load));
+                    said_stuck.push(key);
+                }
+            }
+            let only_stuck =
+                !decided && l.worse().is_empty() && l.too_few().is_empty() && l.undecided().len() == stuck.len();
             look = Some(l);
-            if decided && matches!(req.repeats, Repeats::Auto { .. }) {
+            if (decided || only_stuck) && matches!(req.repeats, Repeats::Auto { .. }) {
                 break;
             }
         }

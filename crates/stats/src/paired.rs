@@ -187,6 +187,34 @@ impl Paired {
     }
 }
 
+/// Pairs (from `range`) a spread of `sd` (logarithms) needs before the one-sided `confidence`
+/// bound of an unchanged head falls inside `limit` (a ratio's logarithm): the smallest n with
+/// t(confidence, n - 1) sd / sqrt(n) below it; none within the range.
+pub fn pairs_needed(sd: f64, limit: f64, confidence: f64, range: std::ops::RangeInclusive<usize>) -> Option<usize> {
+    if !(sd.is_finite() && limit > 0.0) {
+        return None;
+    }
+    range.filter(|&n| n >= 2).find(|&n| half_width(sd, n, confidence).is_some_and(|h| h < limit))
+}
+
+/// The lower `confidence` bound of a standard deviation `sd` measured from `n` values (n - 1
+/// degrees of freedom, chi-squared): a spread at least this wide, so that few pairs that
+/// happened to spread widely do not pass for a spread no run can decide.
+pub fn sd_at_least(sd: f64, n: usize, confidence: f64) -> Option<f64> {
+    use statrs::distribution::ChiSquared;
+    if n < 2 || !sd.is_finite() {
+        return None;
+    }
+    let chi = ChiSquared::new(n as f64 - 1.0).ok()?;
+    Some(sd * ((n as f64 - 1.0) / chi.inverse_cdf(confidence)).sqrt())
+}
+
+/// How far the one-sided `confidence` bound of `n` pairs with a spread of `sd` lies from their
+/// mean: t(confidence, n - 1) sd / sqrt(n).
+pub fn half_width(sd: f64, n: usize, confidence: f64) -> Option<f64> {
+    (n >= 2 && sd.is_finite()).then(|| t(n as f64 - 1.0).map(|d| d.inverse_cdf(confidence) * sd / (n as f64).sqrt()))?
+}
+
 /// The pair counts a run of at most `limit` pairs looks at: 3, 5, 8, 12, 20, 30, 50, then every
 /// 50, cut at `limit` (which is always a look). Few looks keep each one's share of the
 /// false-alarm rate large.
@@ -262,6 +290,21 @@ mod tests {
         // An error share of zero takes the plain scale.
         let plain = Paired::of(&[(0.0, 0.01), (0.02, 0.03), (0.01, 0.02)]);
         assert!(close(plain.ratio, 1.0 + 0.01 / 0.01, 1e-9), "{}", plain.ratio);
+    }
+
+    #[test]
+    fn pairs_needed_is_where_the_bound_first_falls_inside() {
+        // t(0.95, 4) = 2.1318: 2.1318 * 0.05 / sqrt(5) = 0.0477 < ln 1.05 = 0.0488; at 4 pairs
+        // t(0.95, 3) = 2.3534 gives 0.0588.
+        assert_eq!(pairs_needed(0.05, 1.05_f64.ln(), 0.95, 2..=1000), Some(5));
+        // p99's spread of 25% against a 5% gate: far past 20 pairs.
+        let n = pairs_needed(0.25, 1.05_f64.ln(), 0.95, 2..=1000).unwrap();
+        assert!((60..80).contains(&n), "{n}");
+        assert_eq!(pairs_needed(0.25, 1.05_f64.ln(), 0.95, 2..=20), None);
+        assert_eq!(pairs_needed(f64::NAN, 0.05, 0.95, 2..=20), None);
+        // SciPy: chi2.ppf(0.8, 4) = 5.9886: 0.10 * sqrt(4 / 5.9886) = 0.081727.
+        assert!(close(sd_at_least(0.10, 5, 0.8).unwrap(), 0.081727, 1e-4));
+        assert_eq!(sd_at_least(0.10, 1, 0.8), None);
     }
 
     #[test]
