@@ -4,7 +4,7 @@
 # changes only a comment (CHANGE=comment), or one that does CHANGE percent more work per request
 # (the CPU-bound server's hashing, the origin's latency).
 #
-#   SERVER=cpu|origin|nginx RUNS=10 CHANGE=0|comment|5|10 [PAIRS=auto] [MOST=20] [GATE=...]
+#   SERVER=cpu|origin|nginx|go RUNS=10 CHANGE=0|comment|5|10 [PAIRS=auto] [MOST=20] [GATE=...]
 #     [RATES='[50]'] [SEPARATE=1] [OUT=dir] [LOADLAB_BIN=bin] bash bench/ab.sh
 #
 # The plan is bench/aa/plan.sh's (3 s steps after 1 s of warm-up). SEPARATE=1 also runs, after
@@ -27,6 +27,7 @@ case $SERVER in
   nginx) RATES=${RATES:-[400]};;
   cpu) RATES=${RATES:-[50]};;
   origin) RATES=${RATES:-[400]};;
+  go) RATES=${RATES:-[400]};;
 esac
 export RATES LOADLAB
 OUT=${OUT:-$(mktemp -d /tmp/loadlab-ab.XXXXXX)}
@@ -102,7 +103,10 @@ for r in runs:
         rows.append({"run": r["run"], "metric": row["metric"], "load": row["load"], "pairs": row["pairs"],
                      "change_pct": row["change_pct"], "lo": lo, "hi": hi, "said": row["said"],
                      "separate_change_pct": s["change_pct"] if s else None, "separate_lo": slo, "separate_hi": shi,
-                     "separate_verdict": s["verdict"] if s else None})
+                     "separate_verdict": s["verdict"] if s else None,
+                     "spread_pct": row.get("spread_pct"),
+                     "machine_used": (row.get("machine") or {}).get("used"),
+                     "unadjusted_change_pct": (row.get("machine") or {}).get("unadjusted_change_pct")})
 with open(out / "rows.csv", "w", newline="") as f:
     if rows:
         w = csv.DictWriter(f, fieldnames=list(rows[0])); w.writeheader(); w.writerows(rows)
@@ -123,6 +127,13 @@ for m in sorted({r["metric"] for r in rows}):
     said = {k: sum(r["said"] == k for r in mine) for k in ("worse", "within", "undecided")}
     line = (f"  {m}: change median {statistics.median(r['change_pct'] for r in mine):+.1f}%, interval width median "
             f"{width:.1f} points, excludes 0 in {excl} of {len(mine)}; {said}")
+    spreads = [r["spread_pct"] for r in mine if r["spread_pct"] is not None]
+    if spreads:
+        line += f"; pairs' spread median {statistics.median(spreads):.1f}%"
+    used = [r for r in mine if r["machine_used"] is not None]
+    if used:
+        line += (f"; relative to the machine in {sum(bool(r['machine_used']) for r in used)} of {len(used)}, "
+                 f"as measured median {statistics.median(r['unadjusted_change_pct'] for r in used):+.1f}%")
     sep = [r for r in mine if r["separate_lo"] is not None]
     if sep:
         sw = statistics.median(r["separate_hi"] - r["separate_lo"] for r in sep)
