@@ -260,15 +260,31 @@ impl Look {
         self.rows.iter().filter(|r| r.said == Said::Undecided).collect()
     }
 
-    /// Undecided rows whose spread needs more than `most` pairs to show an unchanged head within
-    /// the gate, and whose change so far is inside it: a run of `most` pairs ends with them
-    /// undecided whatever it does, so it need not run on for them.
+    /// Undecided rows a run of `most` pairs cannot decide either way: their spread needs more
+    /// pairs to show an unchanged head within the gate, and their change so far (on the gate's
+    /// worse side) is less than `most` pairs of that spread would find with [`POWER`]. Such a
+    /// run ends with them undecided whatever it does, so it need not run on for them.
     pub fn out_of_reach(&self, most: usize) -> Vec<&Row> {
+        let m = self.rows.iter().filter(|r| r.p.is_some()).count().max(1) as f64;
         self.rows
             .iter()
-            .filter(|r| r.said == Said::Undecided && r.pairs >= REACH_FROM_PAIRS && r.spread_pct.is_some())
+            .filter(|r| r.said == Said::Undecided && r.pairs >= REACH_FROM_PAIRS)
             .filter(|r| r.needs_pairs.is_none_or(|n| n > most))
-            .filter(|r| r.gate.as_deref().and_then(gate_limit).is_some_and(|limit| r.change_pct.abs() < limit))
+            .filter(|r| {
+                let Some(gate) = r.gate.as_deref().and_then(|g| Gate::parse_list(g).ok()?.into_iter().next()) else {
+                    return false;
+                };
+                let Some(sd) =
+                    r.spread_pct.and_then(|s| stats::paired::sd_at_least(s / 100.0, r.pairs, REACH_CONFIDENCE))
+                else {
+                    return false;
+                };
+                let half = |q: f64| stats::paired::half_width(sd, most, q);
+                let (Some(a), Some(b)) = (half(1.0 - self.alpha / m), half(POWER)) else { return false };
+                let change = (1.0 + r.change_pct / 100.0).ln();
+                let worse_side = if gate.above { change } else { -change };
+                worse_side < a + b
+            })
             .collect()
     }
 
@@ -311,11 +327,6 @@ impl Row {
             gate.map_or_else(String::new, |g| format!(", or a gate of {} or wider in {most}", signed(g.ceil())))
         ))
     }
-}
-
-/// A gate's threshold in % (`p99>+5%`: 5).
-fn gate_limit(gate: &str) -> Option<f64> {
-    Gate::parse_list(gate).ok()?.first().map(|g| g.limit_pct.abs())
 }
 
 fn pct(ratio: f64) -> f64 {

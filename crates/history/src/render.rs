@@ -364,13 +364,27 @@ pub fn check_text(c: &Checked) -> String {
             if let Some(why) = &j.machine {
                 let _ = writeln!(out, "    warning: beyond its level, but {why}");
             }
+            if let Some(why) = &j.machine_scaled {
+                let _ = writeln!(out, "    {why}");
+            }
             if j.alone_beyond && !j.alone_far {
                 let _ = writeln!(
                     out,
-                    "    warning: this lab is beyond its level (p = {:.2e}); {} labs in a row beyond it fail the gate \
-                     (reruns of this commit, or the next commits)",
+                    "    warning: this lab is beyond its level (p = {:.2e}); {} labs in a row beyond it fail the gate: \
+                     red from the {} lab after it if it stays (rerun this commit to know sooner)",
                     j.lab_pvalue,
-                    crate::check::IN_A_ROW
+                    crate::check::IN_A_ROW,
+                    crate::check::judged::nth(crate::check::IN_A_ROW - 1)
+                );
+            }
+            if j.past_gate_unproven {
+                let _ = writeln!(
+                    out,
+                    "    warning: {:+.1}% is past the gate, but the level's spread cannot tell it from noise yet (p = \
+                     {:.2e}): red from the {} lab after it if it stays",
+                    j.change_pct,
+                    j.lab_pvalue,
+                    crate::check::judged::nth(crate::check::IN_A_ROW - 1)
                 );
             }
         } else {

@@ -285,6 +285,67 @@ fn a_change_far_past_its_gate_on_strong_evidence_fails_on_its_first_lab() {
 }
 
 #[test]
+fn a_doubled_cost_is_red_on_its_first_lab_whatever_the_levels_length_and_a_slower_machine() {
+    let svc = Service { name: "3%", p50_sd: 0.03, p99_sd: 0.08, cpu_sd: 0.03, ..CPU_BOUND };
+    // loadlab's own CPU per request beside the target's: `machine` scales it and the latencies.
+    let lab_on = |machine: f64, work: f64, rng: &mut StdRng| {
+        let mut v = lab(&svc, machine * work, false, rng).to_vec();
+        v.push(("generator_cpu".to_owned(), 150.0 * machine * (0.03 * normal(rng)).exp()));
+        v
+    };
+    for level in [3, 5, 10] {
+        for seed in 0..5 {
+            let mut rng = StdRng::seed_from_u64(100 + seed);
+            // The doubled lab ran on a machine 13% slower: that explains 13%, not the rest.
+            let labs: Vec<Stored> = (0..=level)
+                .map(|i| if i < level { lab_on(1.0, 1.0, &mut rng) } else { lab_on(1.13, 2.0, &mut rng) })
+                .enumerate()
+                .map(|(i, v)| entry(i, &v))
+                .collect();
+            let c = check(&labs, level);
+            let text = history::check_text(&c);
+            let failed: Vec<&str> = c.worse().map(|j| j.key.metric.as_str()).collect();
+            assert!(failed.contains(&"target_cpu") && failed.contains(&"p50"), "level {level}, seed {seed}: {text}");
+            assert!(!text.contains("can explain it"), "a 13% slower machine does not explain twice the cost: {text}");
+        }
+    }
+}
+
+#[test]
+fn thirty_percent_past_a_5_percent_gate_is_red_on_its_first_lab_in_nine_of_ten_histories() {
+    // The Go service's labs (target CPU and p50 about 3% apart, p99 8%): ten labs of one build,
+    // then 30% more work a request.
+    let svc = Service { name: "3%", p50_sd: 0.03, p99_sd: 0.08, cpu_sd: 0.03, ..CPU_BOUND };
+    let found = first_failures(&svc, 1.3, 10, 71);
+    let first = found.iter().filter(|&&k| k == 1).count();
+    assert!(first >= 9, "red on the first slower lab in {first} of 10: {found:?}");
+}
+
+#[test]
+fn a_lab_past_its_gate_that_its_level_cannot_yet_tell_from_noise_says_when_it_turns_red() {
+    // A noisy level (12%): +15% is past the 5% gate but within its noise.
+    let noisy = Service { name: "12%", p50_sd: 0.12, p99_sd: 0.2, cpu_sd: 0.12, ..CPU_BOUND };
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut labs: Vec<Stored> = (0..8).map(|i| entry(i, &lab(&noisy, 1.0, false, &mut rng))).collect();
+    let mut last = lab(&CPU_BOUND, 1.0, false, &mut rng);
+    let centre = |m: &str| {
+        let v: Vec<f64> =
+            labs.iter().map(|(_, e)| e.steps[0].values.iter().find(|(k, _)| &**k == m).unwrap().1).collect();
+        stats::describe::centre(&v)
+    };
+    for (m, v) in last.iter_mut() {
+        *v = centre(m) * 1.15;
+    }
+    labs.push(entry(8, &last));
+    let c = check(&labs, 8);
+    let text = history::check_text(&c);
+    assert_eq!(c.worse().count(), 0, "{text}");
+    assert!(text.contains("is past the gate, but the level's spread cannot tell it from noise yet"), "{text}");
+    assert!(text.contains("red from the 2nd lab after it if it stays"), "{text}");
+    assert!(c.warnings().iter().any(|w| w.contains("not yet beyond the level's spread")), "{:?}", c.warnings());
+}
+
+#[test]
 fn a_slower_machine_is_named_and_a_slower_build_still_fails() {
     let steady = Service { name: "steady (2%)", p50_sd: 0.02, p99_sd: 0.05, cpu_sd: 0.02, ..CPU_BOUND };
     // A lab with loadlab's own CPU per request beside the target's figures: `machine` scales

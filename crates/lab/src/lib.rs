@@ -46,7 +46,7 @@ pub use lab_json::Lab;
 pub use measure::estimate::Comparison;
 pub use measure::metric::Metric;
 pub use measure::verdict::{parse_percent, Clause, Finding};
-pub use plan::gate::{Gate, HISTORY_DEFAULT, HISTORY_GATED};
+pub use plan::gate::{Gate, AB_DEFAULT, HISTORY_DEFAULT, HISTORY_GATED};
 pub use plan::matrix::{Axes, Point};
 pub use plan::placement::Mode as PlacementMode;
 pub use plan::{CapacitySpec, LoadSpec, Plan, TargetSpec};

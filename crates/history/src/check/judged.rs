@@ -86,6 +86,9 @@ pub struct Judged {
     /// Failed alone: its change [`super::ALONE_TIMES`] the gate's threshold at p at most
     /// [`super::ALONE_P`].
     pub alone_far: bool,
+    /// A new series with a level but not yet the labs a run needs: judged by the alone rule
+    /// only (a doubled cost is red on its first lab however young the series).
+    pub alone_only: bool,
     /// Where the level began: the commit of its first lab (none: the series' start).
     pub level_since: Option<String>,
     pub change_pct: f64,
@@ -104,6 +107,9 @@ pub struct Judged {
     /// This lab is past the gate and beyond the level without the run of [`IN_A_ROW`] labs that
     /// would fail it: a warning, which the next labs confirm or clear.
     pub alone_beyond: bool,
+    /// This lab is past the gate's threshold, but its level's spread cannot yet tell it from
+    /// noise: said, never a silent green.
+    pub past_gate_unproven: bool,
     pub outcome: Outcome,
     /// Profiled functions at the same target and load whose own CPU per request grew most:
     /// (function, before µs, now µs); against the level, or against the accepted level for a
@@ -118,6 +124,20 @@ pub struct Judged {
     /// A failure the machine explains, taken back (`check::machine`): why, for a reader.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// A failure that stands relative to the machine too (the machine slower, by less than the
+    /// change): what was taken out, for a reader.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine_scaled: Option<String>,
+}
+
+/// 1st, 2nd, 3rd...
+pub(crate) fn nth(n: usize) -> String {
+    match n {
+        1 => "next".into(),
+        2 => "2nd".into(),
+        3 => "3rd".into(),
+        n => format!("{n}th"),
+    }
 }
 
 impl Judged {
@@ -145,6 +165,7 @@ impl Judged {
             level_outliers: 0,
             level_unratioed: 0,
             alone_far: false,
+            alone_only: false,
             level_since: None,
             change_pct: f64::NAN,
             held_to: None,
@@ -154,6 +175,7 @@ impl Judged {
             pvalue: f64::NAN,
             past_level: false,
             alone_beyond: false,
+            past_gate_unproven: false,
             outcome,
             functions: Vec::new(),
             last_change: None,
@@ -161,6 +183,7 @@ impl Judged {
             pending: None,
             accepted: Vec::new(),
             machine: None,
+            machine_scaled: None,
         }
     }
 }
@@ -194,7 +217,22 @@ impl Checked {
                 out.push(format!("{} ({}): beyond its level, but {why}", j.key.text(), j.gate));
             }
             if j.alone_beyond {
-                out.push(format!("{} ({}): this lab alone is beyond its level", j.key.text(), j.gate));
+                out.push(format!(
+                    "{} ({}): this lab alone is beyond its level: red from the {} lab after it if it stays",
+                    j.key.text(),
+                    j.gate,
+                    nth(super::IN_A_ROW - 1)
+                ));
+            }
+            if j.past_gate_unproven {
+                out.push(format!(
+                    "{} ({}): {:+.1}% is past the gate, but not yet beyond the level's spread: red from the {} lab \
+                     after it if it stays",
+                    j.key.text(),
+                    j.gate,
+                    j.change_pct,
+                    nth(super::IN_A_ROW - 1)
+                ));
             }
             if let Some(p) = &j.pending {
                 out.push(format!("{} ({}): a change of {:+.1}% not yet confirmed", j.key.text(), j.gate, p.change_pct));

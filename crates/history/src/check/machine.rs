@@ -10,8 +10,10 @@
 //!   reject, which keeps the gate's false-alarm level and costs power only where loadlab's CPU
 //!   moved with the target's);
 //! - a latency series that fails while loadlab's own CPU per request is beyond its level the
-//!   same way (the machine slower, by the same rules) is a warning instead: the machine, not the
-//!   build, can explain it, and a rerun tells.
+//!   same way (the machine slower, by the same rules) is judged again relative to it (each lab's
+//!   latency divided by loadlab's CPU per request): a warning when that holds (the machine can
+//!   explain it, and a rerun tells), still a failure when it fails: a machine 13% slower does
+//!   not explain a latency that doubled.
 //! - a latency series that fails while other processes used far more of loadlab's machine in
 //!   the labs it rests on than in the level's labs ([`BUSIER_POINTS`], from `machine_other`; a
 //!   carried regression: since the change than before it) is a warning too. A busy neighbour does not slow each cycle, so loadlab's
@@ -103,16 +105,20 @@ fn busier(s: &Series, others: &Series, j: &Judged, in_a_row: usize) -> Option<St
     (!why.is_empty()).then(|| format!("{}: a busy machine can explain it", why.join("; ")))
 }
 
-/// `s` divided, lab by lab, by loadlab's own CPU per request `g`, with change points and
-/// acceptances of its own; none when a lab of `s` lacks loadlab's figure.
+/// `s` divided, lab by lab, by loadlab's own CPU per request `g` (times its median over the
+/// series, so the figures keep their unit and the fixed floors' absolute parts still apply),
+/// with change points and acceptances of its own; none when a lab of `s` lacks loadlab's figure.
 fn relative(s: &Series, g: &Series, rules: &Rules<'_>) -> Option<Series> {
     let own: HashMap<i64, f64> = g.points.iter().map(|p| (p.lab, p.value)).collect();
+    let typical: Vec<f64> =
+        s.points.iter().filter_map(|p| own.get(&p.lab).copied()).filter(|v| v.is_finite()).collect();
+    let typical = (!typical.is_empty()).then(|| stats::describe::median(&typical))?;
     let points: Vec<Point> = s
         .points
         .iter()
         .filter_map(|p| {
             let by = *own.get(&p.lab)?;
-            (by.is_finite() && by > 0.0).then(|| Point { value: p.value / by, ..p.clone() })
+            (by.is_finite() && by > 0.0).then(|| Point { value: p.value / by * typical, ..p.clone() })
         })
         .collect();
     if points.len() < s.points.len() {
@@ -156,23 +162,53 @@ pub(super) fn control(judged: &mut [Judged], all: &[Series], lab_id: i64, gates:
             ));
         }
     }
-    // Latencies: is the machine slower, or busier, in the labs that failed?
-    for j in judged.iter_mut().filter(|j| j.outcome == Outcome::Worse) {
+    // Latencies: is the machine slower, or busier, in the labs that failed? A slower machine
+    // explains at most its own size: the latency is judged again relative to loadlab's own CPU
+    // per request (scaled by it), and fails still when that fails.
+    let mut family = judged.to_vec();
+    let mut scaled = Vec::new();
+    for (i, j) in judged.iter().enumerate().filter(|(_, j)| j.outcome == Outcome::Worse) {
         let Some(gate) = gate_of(j).filter(|g| g.metric.is_latency() && g.above) else { continue };
         let Some(s) = all.iter().find(|s| s.key == j.key) else { continue };
-        let slower = generator_of(s, all).and_then(|g| {
-            let machine_gate = Gate { metric: Metric::GeneratorCpu, above: true, limit_pct: gate.limit_pct };
-            let mut m = [judge(g, lab_id, &machine_gate, all, rules)];
-            holm(&mut m, std::slice::from_ref(&machine_gate), false);
-            (m[0].outcome == Outcome::Worse).then(|| {
-                format!(
-                    "loadlab's own CPU per request is {} over the same labs: the machine is slower, and can explain it",
-                    m[0].change_text()
-                )
-            })
-        });
-        let why = slower.or_else(|| others_of(s, all).and_then(|o| busier(s, o, j, rules.in_a_row)));
-        if let Some(why) = why {
+        let Some(g) = generator_of(s, all) else { continue };
+        let machine_gate = Gate { metric: Metric::GeneratorCpu, above: true, limit_pct: gate.limit_pct };
+        let mut m = [judge(g, lab_id, &machine_gate, all, rules)];
+        holm(&mut m, std::slice::from_ref(&machine_gate), false);
+        if m[0].outcome != Outcome::Worse {
+            continue;
+        }
+        let why = format!(
+            "loadlab's own CPU per request is {} over the same labs: the machine is slower",
+            m[0].change_text()
+        );
+        if let Some(rel) = relative(s, g, rules) {
+            family[i] = judge(&rel, lab_id, gate, all, rules);
+        } else {
+            family[i].outcome = Outcome::Held;
+        }
+        scaled.push((i, why));
+    }
+    if !scaled.is_empty() {
+        holm(&mut family, gates, rules.alone);
+    }
+    for (i, why) in scaled {
+        let j = &mut judged[i];
+        if family[i].outcome == Outcome::Worse {
+            // More than the machine explains: still the build's.
+            j.machine_scaled = Some(format!("{why}, and relative to it {} still fails", family[i].change_text()));
+        } else {
+            j.outcome = Outcome::Held;
+            j.past_level = false;
+            j.regression = None;
+            j.machine = Some(format!("{why}, and can explain it (relative to it, {})", family[i].change_text()));
+        }
+    }
+    for j in judged.iter_mut().filter(|j| j.outcome == Outcome::Worse && j.machine_scaled.is_none()) {
+        if !gate_of(j).is_some_and(|g| g.metric.is_latency() && g.above) {
+            continue;
+        }
+        let Some(s) = all.iter().find(|s| s.key == j.key) else { continue };
+        if let Some(why) = others_of(s, all).and_then(|o| busier(s, o, j, rules.in_a_row)) {
             j.outcome = Outcome::Held;
             j.past_level = false;
             j.regression = None;

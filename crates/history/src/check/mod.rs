@@ -45,13 +45,18 @@ pub const IN_A_ROW: usize = 3;
 pub const TRIM: bool = true;
 
 /// A lab alone fails its gate when its change is this many times the gate's threshold and its
-/// p-value at most [`ALONE_P`] over the gated series (Bonferroni): a change far past its gate on
-/// very strong evidence is red on the lab that brought it, not two labs later (docs/DECISIONS.md
-/// for what it costs in false alarms).
+/// p-value at most [`ALONE_P`] over the gated series (Bonferroni): a change far past its gate is
+/// red on the lab that brought it, not two labs later. The bar is the check's own family-wise
+/// level: 1e-9 (the first rule) let a doubled cost through on a level of a few labs, whose
+/// Student's t on 2-4 degrees of freedom never reaches it (docs/DECISIONS.md for what each costs
+/// in false alarms).
 pub const ALONE_TIMES: f64 = 4.0;
-pub const ALONE_P: f64 = 1e-9;
+pub const ALONE_P: f64 = LEVEL;
+/// On a level too short for a spread of its own, a lab alone fails at this many times the fixed
+/// run-to-run floor (and [`ALONE_TIMES`] its gate).
+pub const ALONE_FLOORS: f64 = 2.0;
 
-mod judged;
+pub(crate) mod judged;
 mod machine;
 pub use judged::{CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules};
 
@@ -265,6 +270,26 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
             "lab {} of the {needs} a series needs before its first judgement",
             s.points.len().min(needs)
         ));
+        // Every lab before it as the level: enough for the alone rule, a change far past the
+        // gate being red on its first lab however young the series.
+        let mut before: Vec<f64> =
+            s.points[..at].iter().map(|p| p.value).filter(|v| v.is_finite() && *v > 0.0).collect();
+        if rules.trim {
+            before = without_outliers(&before);
+        }
+        if let Some(spread) = Spread::of(&before).filter(|_| before.len() >= MIN_LEVEL) {
+            j.alone_only = true;
+            j.level_points = before.len();
+            j.level_mean = spread.centre();
+            j.level_std = stats::describe::variance(&before).sqrt();
+            j.change_pct = (last.value / j.level_mean - 1.0) * 100.0;
+            j.held_to = Some(if spread.replaces_floor() {
+                HeldTo::Spread { labs: spread.labs() }
+            } else {
+                HeldTo::Floor { pct: gate.metric.floor(j.level_mean) * 100.0 }
+            });
+            j.lab_pvalue = spread.p_beyond(last.value, gate.above);
+        }
         return j;
     }
     if level.len() < MIN_LEVEL {
@@ -415,15 +440,38 @@ fn holm(judged: &mut [Judged], gates: &[Gate], alone: bool) {
             judged[i].past_level = true;
         }
     }
-    for j in judged.iter_mut().filter(|j| !j.past_level && j.lab_pvalue.is_finite()) {
-        j.alone_beyond = j.lab_pvalue <= LEVEL / m.max(1) as f64 && past(j, j.change_pct);
-    }
+    // A level too short for its own spread (held to the fixed floor) gives Student's t too few
+    // degrees of freedom to reach any bar (a doubled cost over 3 labs: p = 3e-3); there a change
+    // of ALONE_FLOORS times the run-to-run floor (which one build's labs stay within) is the
+    // evidence a lab alone needs.
+    let beyond_floors = |j: &Judged| match j.held_to {
+        Some(HeldTo::Floor { pct }) => {
+            let (ratio, floor) = (1.0 + j.change_pct / 100.0, 1.0 + ALONE_FLOORS * pct / 100.0);
+            if j.change_pct >= 0.0 {
+                ratio >= floor
+            } else {
+                ratio <= 1.0 / floor
+            }
+        }
+        _ => false,
+    };
     let m_alone = judged.iter().filter(|j| j.lab_pvalue.is_finite()).count().max(1);
-    for j in judged.iter_mut().filter(|j| alone && j.alone_beyond && j.outcome == Outcome::Held) {
+    for j in judged.iter_mut().filter(|j| !j.past_level && j.lab_pvalue.is_finite()) {
+        let evidence = if j.alone_only {
+            j.lab_pvalue <= ALONE_P / m_alone as f64
+        } else {
+            j.lab_pvalue <= LEVEL / m.max(1) as f64
+        };
+        j.alone_beyond = (evidence || beyond_floors(j)) && past(j, j.change_pct);
+        j.past_gate_unproven = !j.alone_beyond && j.outcome == Outcome::Held && past(j, j.change_pct);
+    }
+    let judgeable =
+        |j: &Judged| j.outcome == Outcome::Held || (j.alone_only && matches!(j.outcome, Outcome::NotYet(_)));
+    for j in judged.iter_mut().filter(|j| alone && j.alone_beyond && judgeable(j)) {
         let far = gates.iter().find(|g| g.text() == j.gate).is_some_and(|g| {
             Gate { limit_pct: g.limit_pct * ALONE_TIMES, ..g.clone() }.passed_by(1.0 + j.change_pct / 100.0)
         });
-        if far && j.lab_pvalue <= ALONE_P / m_alone as f64 {
+        if far && (j.lab_pvalue <= ALONE_P / m_alone as f64 || beyond_floors(j)) {
             j.outcome = Outcome::Worse;
             j.alone_far = true;
         }

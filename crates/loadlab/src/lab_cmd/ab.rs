@@ -21,7 +21,7 @@ pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
             }
         },
     };
-    let gates = lab::Gate::parse_list(a.fail_on.as_deref().unwrap_or(lab::HISTORY_DEFAULT))
+    let gates = lab::Gate::parse_list(a.fail_on.as_deref().unwrap_or(lab::AB_DEFAULT))
         .map_err(|e| bad(format!("--fail-on: {e}")))?;
     let out = match a.out.clone() {
         Some(out) => out,
