@@ -32,8 +32,8 @@ mod store;
 pub use accept::{who_default, Acceptance, MIN_COMMIT};
 pub use admit::{plain, reorders_or_controls, Refused};
 pub use check::{
-    check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, ALONE_P, ALONE_TIMES, IN_A_ROW,
-    LEVEL, MIN_LEVEL, TRIM,
+    check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, ALONE_FLOORS, ALONE_P,
+    ALONE_TIMES, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
 };
 pub use entry::{uid, Entry, Step, FUNCTION, RECORDED};
 pub use page::html;

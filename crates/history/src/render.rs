@@ -446,13 +446,15 @@ pub fn check_text(c: &Checked) -> String {
          labs and to the fixed run-to-run floor below that; \
          and the level against the last accepted one (a confirmed change for the worse fails until `history accept`). \
          A change must also pass the gate's threshold; a lab alone fails when its change is over {}x the \
-         threshold at p <= {:.0e} (Bonferroni over the gated series)",
+         threshold at p <= {:.0e} (Bonferroni over the gated series), or, on a level too short for a spread of its \
+         own, over {}x the fixed floor",
         crate::check::IN_A_ROW - 1,
         c.judged.iter().filter(|j| j.pvalue.is_finite()).count(),
         LEVEL * 100.0,
         stats::spread::REPLACES_FLOOR,
         crate::check::ALONE_TIMES,
-        crate::check::ALONE_P
+        crate::check::ALONE_P,
+        crate::check::ALONE_FLOORS
     );
     out
 }
