@@ -283,11 +283,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
             j.level_mean = spread.centre();
             j.level_std = stats::describe::variance(&before).sqrt();
             j.change_pct = (last.value / j.level_mean - 1.0) * 100.0;
-            j.held_to = Some(if spread.replaces_floor() {
-                HeldTo::Spread { labs: spread.labs() }
-            } else {
-                HeldTo::Floor { pct: gate.metric.floor(j.level_mean) * 100.0 }
-            });
+            j.held_to = Some(held_to(&spread, gate, j.level_mean));
             j.lab_pvalue = spread.p_beyond(last.value, gate.above);
         }
         return j;
@@ -314,11 +310,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
     };
     j.level_mean = spread.centre();
     j.change_pct = (last.value / j.level_mean - 1.0) * 100.0;
-    j.held_to = Some(if spread.replaces_floor() {
-        HeldTo::Spread { labs: spread.labs() }
-    } else {
-        HeldTo::Floor { pct: gate.metric.floor(j.level_mean) * 100.0 }
-    });
+    j.held_to = Some(held_to(&spread, gate, j.level_mean));
     j.lab_pvalue = spread.p_beyond(last.value, gate.above);
     j.pvalue = if rules.in_a_row <= 1 { j.lab_pvalue } else { f64::NAN };
     if let Some(first) = previous.first() {
@@ -333,6 +325,16 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         j.pvalue = p.powi(rules.in_a_row.max(1) as i32);
     }
     j
+}
+
+/// What a level of `spread` (centred at `mean`) holds a lab to: its own spread from
+/// [`stats::spread::REPLACES_FLOOR`] labs, the fixed run-to-run floor below that.
+fn held_to(spread: &Spread, gate: &Gate, mean: f64) -> HeldTo {
+    if spread.replaces_floor() {
+        HeldTo::Spread { labs: spread.labs() }
+    } else {
+        HeldTo::Floor { pct: gate.metric.floor(mean) * 100.0 }
+    }
 }
 
 /// The commit at point `i` of `s`, short, or its lab number.

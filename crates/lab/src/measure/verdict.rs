@@ -50,15 +50,46 @@ pub(crate) fn step_line(slo: &[Clause], n: &Numbers, left_out: Option<&str>, unm
 /// 100ms`).
 pub(crate) fn uncounted(slo: &[Clause], n: &Numbers) -> Option<String> {
     if let Some(t) = n.generator_text() {
-        if !n.starved() && !Clause::broken_at_target(slo, n).is_empty() {
+        if (!n.starved() || beyond_the_generator(slo, n)) && !Clause::broken_at_target(slo, n).is_empty() {
             return None;
         }
         return Some(t);
     }
-    if n.starved() && !Clause::broken(slo, n).is_empty() {
+    if n.starved() && !Clause::broken(slo, n).is_empty() && !beyond_the_generator(slo, n) {
         return Some(format!("the SLO broke while the machine was busy: {}", n.busy_text()));
     }
     None
+}
+
+/// How many times the generator's own delays (its sends' lag p99, at least a millisecond) a
+/// latency at the target must be before a busy machine cannot explain it: a generator whose
+/// threads waited for a CPU 13% of the time is late by milliseconds, not by the second a target
+/// past its knee takes.
+pub(crate) const BEYOND_THE_GENERATOR: f64 = 10.0;
+
+/// Whether a latency clause is broken by what the requests took at the target alone (from
+/// their actual sends), by [`BEYOND_THE_GENERATOR`] times the generator's own delays or more:
+/// then the target broke it, busy machine or not (a target past its knee, whose load is what
+/// made the machine busy).
+pub(crate) fn beyond_the_generator(slo: &[Clause], n: &Numbers) -> bool {
+    let own = n.lag_p99.max(1.0);
+    let Some(service) = &n.service_latency else { return false };
+    Clause::broken_at_target(slo, n)
+        .iter()
+        .any(|c| latency_of(service, c.metric).is_some_and(|v| v >= BEYOND_THE_GENERATOR * own))
+}
+
+/// A latency metric's value among `l`; none for a metric that is not a latency.
+fn latency_of(l: &crate::measure::numbers::Latencies, metric: Metric) -> Option<f64> {
+    Some(match metric {
+        Metric::P50 => l.p50,
+        Metric::P90 => l.p90,
+        Metric::P95 => l.p95,
+        Metric::P99 => l.p99,
+        Metric::P999 => l.p999,
+        Metric::Max => l.max,
+        _ => return None,
+    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,18 +190,7 @@ impl Clause {
         clauses
             .iter()
             .filter(|c| matches!(c.op, Op::Lt | Op::Le))
-            .filter(|c| {
-                let v = match c.metric {
-                    Metric::P50 => service.p50,
-                    Metric::P90 => service.p90,
-                    Metric::P95 => service.p95,
-                    Metric::P99 => service.p99,
-                    Metric::P999 => service.p999,
-                    Metric::Max => service.max,
-                    _ => return false,
-                };
-                v.is_finite() && !c.op.holds(v, c.limit)
-            })
+            .filter(|c| latency_of(service, c.metric).is_some_and(|v| v.is_finite() && !c.op.holds(v, c.limit)))
             .collect()
     }
 }
@@ -400,6 +420,21 @@ mod tests {
         // A little waiting is normal.
         let calm = Numbers { cpu_wait: Some(0.02), ..numbers(900.0, 1.0, false) };
         assert!(SloVerdict::of(&slo, &[&calm]).failed());
+        // A target past its knee on the same machine: its load made the machine busy (13% of
+        // waiting), its requests took a second at the target alone from their sends, the
+        // generator's sends were late by 4 ms at p99. The target's, not the generator's.
+        let at_target = |p99: f64| Latencies { p99, ..Default::default() };
+        let knee = Numbers {
+            cpu_wait: Some(0.13),
+            machine_idle: Some(0.5),
+            lag_p99: 4.0,
+            service_latency: Some(at_target(1005.0)),
+            ..numbers(1005.0, 1.0, false)
+        };
+        assert!(SloVerdict::of(&slo, &[&knee]).failed(), "{:?}", SloVerdict::of(&slo, &[&knee]));
+        // The same p99 with the generator's own sends late by 200 ms: the busy machine can explain it.
+        let late = Numbers { lag_p99: 200.0, ..knee.clone() };
+        assert!(SloVerdict::of(&slo, &[&late]).inconclusive());
     }
 
     #[test]

@@ -31,11 +31,13 @@ pub const HISTORY_GATED: [Metric; 7] = [
 /// the tail and the work per request, each at +5%.
 pub const HISTORY_DEFAULT: &str = "p50>+5%,p99>+5%,target_cpu>+5%";
 
-/// What `lab ab` gates when `--fail-on` does not say: the history's, with p99 at +25%. A pull
-/// request's run must decide within its pairs; p99's pairs spread 18-88% on these machines
-/// (docs/DECISIONS.md), which no run of 20 pairs can show within +5%, and every run would end
-/// undecided on it.
-pub const AB_DEFAULT: &str = "p50>+5%,p99>+25%,target_cpu>+5%";
+/// What `lab ab` gates when `--fail-on` does not say: the centre and the work per request. A
+/// pull request's run must decide within its pairs; p99's pairs spread 18-143% on these
+/// machines (a 3 s step's p99 is its 12th slowest request of 1,200, and a hiccup of the machine
+/// of 5-40 ms is one: docs/DECISIONS.md), which no run of 20 pairs can show within +5%, nor
+/// often within +25%. p99 is shown with its interval; `--fail-on` gates it where its spread
+/// allows (the run says at once when it does not).
+pub const AB_DEFAULT: &str = "p50>+5%,target_cpu>+5%";
 
 impl Gate {
     /// `p99>+5%,throughput<-3%`, on the metrics `lab compare` compares.

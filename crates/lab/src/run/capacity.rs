@@ -326,7 +326,8 @@ async fn run_probe(
     // A probe stopped early left its schedule unsent on purpose: only a busy machine makes it
     // the generator's.
     let limited = if watch.stopped {
-        numbers.starved().then(|| format!("the SLO broke while the machine was busy: {}", numbers.busy_text()))
+        (numbers.starved() && !crate::measure::verdict::beyond_the_generator(clauses, &numbers))
+            .then(|| format!("the SLO broke while the machine was busy: {}", numbers.busy_text()))
     } else {
         crate::measure::verdict::uncounted(clauses, &numbers)
     };
