@@ -173,7 +173,7 @@ pub(super) fn control(judged: &mut [Judged], all: &[Series], lab_id: i64, gates:
         let Some(g) = generator_of(s, all) else { continue };
         let machine_gate = Gate { metric: Metric::GeneratorCpu, above: true, limit_pct: gate.limit_pct };
         let mut m = [judge(g, lab_id, &machine_gate, all, rules)];
-        holm(&mut m, std::slice::from_ref(&machine_gate), false);
+        holm(&mut m, std::slice::from_ref(&machine_gate), rules.alone);
         if m[0].outcome != Outcome::Worse {
             continue;
         }
