@@ -467,10 +467,14 @@ fn compare_names_a_30_percent_slower_origin_and_gates_on_it_and_a_rerun_reads_as
     // machine moves it by a third between two runs of one build; the gate is on p50. On a quiet
     // machine the origin's p50 moves under 1% between runs and reads `~`; with the whole suite
     // running beside it, 5% was seen, past the floor of 3% and 100 µs: a true difference between
-    // the two runs, not a large one.)
+    // the two runs, not a large one. loadlab's own CPU per request is left out too: a debug
+    // build at 50 req/s spends most of it waking up, and two runs read 584 and 406 µs once.)
     let rows = json["rows"].as_array().unwrap();
     let near = |r: &&serde_json::Value| r["verdict"] == "same" || r["change_pct"].as_f64().unwrap().abs() < 10.0;
-    assert!(rows.iter().filter(|r| r["measure"] != "p99").all(|r| near(&r)), "{json}");
+    assert!(
+        rows.iter().filter(|r| r["measure"] != "p99" && r["measure"] != "generator_cpu").all(|r| near(&r)),
+        "{json}"
+    );
     // Two plain results files: the same table.
     let o = loadlab()
         .args(["report", "--compare"])
