@@ -137,12 +137,9 @@ impl Metric {
         )
     }
 
-    /// The metric's value in a step: latencies in ms (of all requests; corrected where a closed
-    /// model hid a stall), shares 0..1, rates /s;
-    /// NaN for what is sampled beside it ([`Metric::cpu_per_request`]).
-    pub fn of(self, n: &Numbers) -> f64 {
-        let l = n.judged_latency();
-        match self {
+    /// A latency metric's value among `l` (ms); none for a metric that is not a latency.
+    pub fn of_latencies(self, l: &crate::measure::numbers::Latencies) -> Option<f64> {
+        Some(match self {
             Metric::P50 => l.p50,
             Metric::P90 => l.p90,
             Metric::P95 => l.p95,
@@ -150,6 +147,18 @@ impl Metric {
             Metric::P999 => l.p999,
             Metric::Max => l.max,
             Metric::Mean => l.mean,
+            _ => return None,
+        })
+    }
+
+    /// The metric's value in a step: latencies in ms (of all requests; corrected where a closed
+    /// model hid a stall), shares 0..1, rates /s;
+    /// NaN for what is sampled beside it ([`Metric::cpu_per_request`]).
+    pub fn of(self, n: &Numbers) -> f64 {
+        match self {
+            Metric::P50 | Metric::P90 | Metric::P95 | Metric::P99 | Metric::P999 | Metric::Max | Metric::Mean => {
+                self.of_latencies(n.judged_latency()).unwrap_or(f64::NAN)
+            }
             Metric::Success => n.success,
             Metric::Errors => 1.0 - n.success,
             Metric::Rps => n.rate,

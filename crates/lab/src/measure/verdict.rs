@@ -79,17 +79,12 @@ pub(crate) fn beyond_the_generator(slo: &[Clause], n: &Numbers) -> bool {
         .any(|c| latency_of(service, c.metric).is_some_and(|v| v >= BEYOND_THE_GENERATOR * own))
 }
 
-/// A latency metric's value among `l`; none for a metric that is not a latency.
+/// A percentile clause's latency among `l` (a mean is no request's time, so none for it).
 fn latency_of(l: &crate::measure::numbers::Latencies, metric: Metric) -> Option<f64> {
-    Some(match metric {
-        Metric::P50 => l.p50,
-        Metric::P90 => l.p90,
-        Metric::P95 => l.p95,
-        Metric::P99 => l.p99,
-        Metric::P999 => l.p999,
-        Metric::Max => l.max,
-        _ => return None,
-    })
+    if metric == Metric::Mean {
+        return None;
+    }
+    metric.of_latencies(l)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
