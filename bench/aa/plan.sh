@@ -23,7 +23,7 @@ error_log $dir/error.log;
 events { worker_connections 4096; }
 http { access_log off; server { listen 127.0.0.1:@PORT@; root $dir/html; } }
 NGINX
-      start="[${pin_server:-}\"sh\", \"-c\", \"sed s/@PORT@/{port}/g nginx.conf.in > nginx-{port}.conf && exec nginx -c $dir/nginx-{port}.conf -g 'daemon off;'\"]"
+      start="[${pin_server:-}\"sh\", \"-c\", \"sed s/@PORT@/{port}/g nginx.conf.in > nginx-{port}.conf && exec nginx -c \$PWD/nginx-{port}.conf -g 'daemon off;'\"]"
       url='http://127.0.0.1:{port}/10k'
       rates="[200, 400, 600, 800, 1000, 1200]";;
     cpu)
