@@ -101,15 +101,16 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("machine_other") && stdout(&o).contains("c4"), "{}", stdout(&o));
     assert!(stdout(&o).contains("%\n") && !stdout(&o).contains("µs/req"), "{}", stdout(&o));
-    // A sixth lab at the same level holds its gate. A 10% slower one (past the 5% gate, not 4
-    // times it) is a warning (a busy machine makes outliers and short spells) that says when it
+    // A sixth lab at the same level holds its gate. A 14% slower one (past the 5% gate, not 4
+    // times it; and past what a machine up to 8% slower could explain, as a busy runner's was by
+    // 6%) is a warning (a busy machine makes outliers and short spells) that says when it
     // turns red, and so is its first rerun; the second agrees: three in a row fail the gate
     // (exit 3).
     let (_, code, err) = recorded_lab(&d.join("lab5"), &db, "10ms", "c5", Some("p50>+5%"));
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("over 3 labs since the series' start") && err.contains(": ok"), "{err}");
     for run in ["lab6", "lab6-rerun"] {
-        let (_, code, err) = recorded_lab(&d.join(run), &db, "11ms", "c6", Some("p50>+5%"));
+        let (_, code, err) = recorded_lab(&d.join(run), &db, "11.5ms", "c6", Some("p50>+5%"));
         assert_eq!(code, 0, "{err}");
         assert!(err.contains("warning: this lab is beyond its level"), "{err}");
         assert!(err.contains("if it stays"), "{err}");
@@ -122,7 +123,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
         .unwrap();
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).contains("passed with a warning (--warning-exit 5)"), "{}", stderr(&o));
-    let (_, code, err) = recorded_lab(&d.join("lab6-rerun2"), &db, "11ms", "c6", Some("p50>+5%"));
+    let (_, code, err) = recorded_lab(&d.join("lab6-rerun2"), &db, "11.5ms", "c6", Some("p50>+5%"));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("worse than its history: api / svc @ 50 req/s, http1: p50 (p50>+5%)"), "{err}");
     // `history check` judges the newest lab the same way; without --fail-on, on the stated
