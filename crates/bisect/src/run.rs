@@ -132,6 +132,8 @@ struct Bisect<'a> {
     /// The plan as checked out, for its name and how long a lab takes.
     plan: Option<lab::Plan>,
     labs_run: usize,
+    /// Series that moved between the ends with loadlab's own CPU (the machine's move), in words.
+    machine_moves: Vec<String>,
     signals: &'a Signals,
     say: &'a dyn Fn(&str),
 }
@@ -183,6 +185,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         plan_name: None,
         plan: lab::load_plan(&plan).ok(),
         labs_run: 0,
+        machine_moves: Vec::new(),
         signals,
         say,
     };
@@ -377,6 +380,7 @@ impl Bisect<'_> {
         let query =
             Query { plan: self.plan_name.clone(), load: self.req.load.clone(), off_line: true, ..Default::default() };
         let mut best: Option<(f64, Key, String, Levels)> = None;
+        self.machine_moves.clear();
         for s in history::series(&stored, &query, &Default::default()) {
             let asked = match &self.req.metric {
                 Some(m) => s.key.metric == *m,
@@ -395,6 +399,15 @@ impl Bisect<'_> {
             let c = stats::welch::welch(&levels.bad, &levels.good);
             let moved = c.ratio.ln().abs();
             let beyond = c.p.is_some_and(|p| p <= CHOICE_P) && c.ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
+            // A move loadlab's own CPU made alike is the machine's: no commit brought it.
+            let ends_of = |hash: &str| -> Vec<(f64, Option<f64>)> {
+                s.points.iter().filter(|p| p.commit.as_deref() == Some(hash)).map(|p| (p.value, p.own_cpu)).collect()
+            };
+            let (good, bad) = (ends_of(&ends[0].commit.hash), ends_of(&ends[1].commit.hash));
+            if beyond && history::machine_explains(&s.key.metric, &good, &bad, CHOICE_P) {
+                self.machine_moves.push(format!("{} {:+.1}%", s.key.metric, (c.ratio - 1.0) * 100.0));
+                continue;
+            }
             if beyond && best.as_ref().is_none_or(|b| moved > b.0) {
                 let why = format!(
                     "{} -> {} ({:+.1}%, p = {:.1e}), the largest move of {} between the ends",
@@ -413,9 +426,19 @@ impl Bisect<'_> {
     /// Why no series will do, for exit 4.
     async fn no_difference(&mut self, ends: &[Tried; 2]) -> Result<String, Failure> {
         let asked = self.req.metric.as_deref().map_or_else(|| CHOSEN_FROM.join(", "), str::to_owned);
+        self.machine_moves.dedup();
+        let machine = if self.machine_moves.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} moved, but with loadlab's own CPU per request: the machine changed between their labs, not a \
+                 commit (relab both ends on one machine)",
+                self.machine_moves.join(", ")
+            )
+        };
         Ok(format!(
             "the good ({}) and bad ({}) levels do not differ beyond their noise in {asked}{} (Welch's test on \
-             {LEVEL_LABS}+ labs each, p <= {CHOICE_P})",
+             {LEVEL_LABS}+ labs each, p <= {CHOICE_P}){machine}",
             ends[0].commit.short(),
             ends[1].commit.short(),
             self.req.load.as_deref().map_or_else(String::new, |l| format!(" at load {l}")),

@@ -9,6 +9,7 @@
 //!   control characters;
 //! - `entry`: what a lab adds to a history (through the lab's own types);
 //! - `store`: the SQLite file or PostgreSQL database, one schema;
+//! - `machine_change`: which change points the machine made (loadlab's own CPU moved alike);
 //! - `series`: the stored labs as series, with their change points;
 //! - `check`: the gate on the newest lab;
 //! - `recording`: a lab added and judged, the one path every command takes;
@@ -22,6 +23,7 @@ mod admit;
 mod check;
 mod entry;
 mod figures;
+mod machine_change;
 mod overview;
 mod page;
 mod recording;
@@ -36,6 +38,7 @@ pub use check::{
     ALONE_TIMES, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
 };
 pub use entry::{uid, Entry, Step, FUNCTION, RECORDED};
+pub use machine_change::machine_explains;
 pub use page::html;
 pub use recording::{judge_lab, record, JudgeError, RecordError, Recorded, Recording};
 pub use render::{check_text, csv, json, list_text, markdown, show_text, write_json, write_show};

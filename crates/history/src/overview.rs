@@ -1,5 +1,5 @@
 //! What a team reads first on a history's page or in a CI summary: every change point, newest
-//! first, with its state (confirmed, pending, accepted); each plan's newest lab as the gate sees
+//! first, with its state (confirmed, pending, accepted, the machine's); each plan's newest lab as the gate sees
 //! it; and the series that did not move, folded into one line.
 
 use std::fmt::Write;
@@ -17,6 +17,8 @@ pub(crate) enum State {
     Pending(usize),
     /// Accepted: the words of the acceptance.
     Accepted(String),
+    /// The machine's, not a commit's ([`crate::machine_change`]): why.
+    Machine(String),
 }
 
 impl State {
@@ -24,6 +26,7 @@ impl State {
     pub(crate) fn of(s: &Series, k: usize) -> State {
         match (s.acceptance(k), s.changes[k].pending) {
             (Some(a), _) => State::Accepted(a.text()),
+            (None, _) if s.machine_made(k).is_some() => State::Machine(s.machine_made(k).unwrap_or_default().into()),
             (None, 0) => State::Confirmed,
             (None, n) => State::Pending(n),
         }
@@ -33,7 +36,7 @@ impl State {
         match self {
             State::Confirmed => "confirmed".into(),
             State::Pending(n) => format!("pending ({n} more lab{})", if *n == 1 { "" } else { "s" }),
-            State::Accepted(a) => a.clone(),
+            State::Accepted(a) | State::Machine(a) => a.clone(),
         }
     }
 
@@ -43,6 +46,7 @@ impl State {
             State::Confirmed => "confirmed",
             State::Pending(_) => "pending",
             State::Accepted(_) => "accepted",
+            State::Machine(_) => "machine",
         }
     }
 }

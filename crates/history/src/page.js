@@ -7,7 +7,7 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
   const data = JSON.parse(document.getElementById("data").textContent);
   const NS = "http://www.w3.org/2000/svg";
   const W = 380, H = 190, R = 8, T = 8, B = 34;
-  const STATE = { confirmed: "#d62728", pending: "#ff7f0e", accepted: "#7f7f7f" };
+  const STATE = { confirmed: "#d62728", pending: "#ff7f0e", accepted: "#7f7f7f", machine: "#7f7f7f" };
   const n = Math.max(data.labs.length - 1, 1);
   const tip = document.getElementById("tip");
 
@@ -29,7 +29,7 @@ window.addEventListener("error", e => document.body.setAttribute("data-errors", 
     fig.id = c.id;
     fig.dataset.point = c.point;
     fig.dataset.metric = c.metric;
-    if (c.changes.some(ch => ch[1] !== "accepted")) fig.classList.add("moved");
+    if (c.changes.some(ch => ch[1] !== "accepted" && ch[1] !== "machine")) fig.classList.add("moved");
     const cap = document.createElement("figcaption");
     fig.appendChild(cap);
     const svg = el("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img" }, fig);

@@ -315,7 +315,7 @@ h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 15px; margin: 22px 0 6p
 td, th { border-bottom: 1px solid #eee; padding: 3px 8px; text-align: left; vertical-align: top; }
 td { overflow-wrap: anywhere; } table { max-width: 100%; }
 .badge { border-radius: 3px; padding: 1px 6px; color: #fff; background: #888; white-space: nowrap; }
-tr.confirmed .badge { background: #d62728; } tr.pending .badge { background: #ff7f0e; } tr.accepted .badge { background: #7f7f7f; }
+tr.confirmed .badge { background: #d62728; } tr.pending .badge { background: #ff7f0e; } tr.accepted .badge, tr.machine .badge { background: #7f7f7f; }
 tr.accepted .badge { white-space: normal; overflow-wrap: anywhere; }
 tr.worse td { background: #fdecea; } tr.short td { color: #777; }
 details.quiet { font-size: 13px; margin: 10px 0; }

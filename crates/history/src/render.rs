@@ -172,6 +172,7 @@ fn changes_json(s: &Series) -> Vec<serde_json::Value> {
             let (lo, hi) = c.change_interval_pct();
             serde_json::json!({
                 "accepted": s.acceptance(i),
+                "machine": s.machine_made(i),
                 "index": c.index,
                 "commit_before": s.points.get(c.index.wrapping_sub(1)).and_then(|p| p.commit.clone()),
                 "commit_after": s.points.get(c.index).and_then(|p| p.commit.clone()),

@@ -49,6 +49,10 @@ pub struct Point {
     pub value: f64,
     /// The counted repeats it is the centre of.
     pub repeats: usize,
+    /// loadlab's own CPU per request in the same step (the centre of the same repeats): the
+    /// machine, as the gate's control and bisect read it.
+    #[serde(skip)]
+    pub own_cpu: Option<f64>,
 }
 
 /// What a point says of its lab.
@@ -118,6 +122,10 @@ pub struct Series {
     /// Per change point (in order), the acceptance that covers it ([`Series::mark_accepted`]).
     #[serde(skip)]
     pub accepted: Vec<Option<Acceptance>>,
+    /// Per change point (in order), why the machine made it, when it did
+    /// ([`crate::machine_change`]).
+    #[serde(skip)]
+    pub machine: Vec<Option<String>>,
 }
 
 impl Series {
@@ -143,6 +151,11 @@ impl Series {
     /// The acceptance of change point `i`, if it was marked accepted.
     pub fn acceptance(&self, i: usize) -> Option<&Acceptance> {
         self.accepted.get(i).and_then(Option::as_ref)
+    }
+
+    /// Why the machine made change point `i`, if it did.
+    pub fn machine_made(&self, i: usize) -> Option<&str> {
+        self.machine.get(i).and_then(Option::as_deref)
     }
 }
 
@@ -268,8 +281,9 @@ pub fn series_where(
     struct Gathered {
         key: Key,
         machine_text: String,
-        /// Per counted repeat, in run order: its lab's index and its value.
-        values: Vec<(usize, f64)>,
+        /// Per counted repeat, in run order: its lab's index, its value and loadlab's own CPU
+        /// per request in the same step.
+        values: Vec<(usize, f64, Option<f64>)>,
     }
     let mut steps: HashMap<StepKey<'_>, usize> = HashMap::new();
     let mut by_metric: HashMap<(usize, &str), usize> = HashMap::new();
@@ -292,6 +306,7 @@ pub fn series_where(
             );
             let next = steps.len();
             let at = *steps.entry(step_key).or_insert(next);
+            let own_cpu = step.values.iter().find(|(m, _)| **m == *lab::Metric::GeneratorCpu.name()).map(|v| v.1);
             for (metric, value) in &step.values {
                 let g = match by_metric.get(&(at, &**metric)) {
                     Some(&g) => g,
@@ -322,7 +337,7 @@ pub fn series_where(
                 if g.machine_text != lab.machine_text {
                     g.machine_text.clone_from(&lab.machine_text);
                 }
-                g.values.push((i, *value));
+                g.values.push((i, *value, own_cpu));
             }
         }
     }
@@ -337,6 +352,7 @@ pub fn series_where(
                 .map(|run| {
                     let i = run[0].0;
                     let values: Vec<f64> = run.iter().map(|v| v.1).collect();
+                    let own: Vec<f64> = run.iter().filter_map(|v| v.2).collect();
                     let (id, lab) = &labs[i];
                     let of = shared[i].get_or_insert_with(|| {
                         Arc::new(LabOf {
@@ -352,6 +368,7 @@ pub fn series_where(
                         of: Arc::clone(of),
                         value: stats::describe::centre(&values),
                         repeats: values.len(),
+                        own_cpu: (own.len() == values.len()).then(|| stats::describe::centre(&own)),
                     }
                 })
                 .collect();
@@ -359,18 +376,24 @@ pub fn series_where(
             // rerun of an old commit) are shown, never a change of the line (their order is not
             // the commits').
             let on_line_at: Vec<usize> = (0..points.len()).filter(|&k| line[lab_at[k]]).collect();
-            let changes = if changes_wanted(&g.key) {
+            let (changes, machine) = if changes_wanted(&g.key) {
                 let values: Vec<f64> = on_line_at.iter().map(|&k| points[k].value).collect();
                 let mut found = change_points(&values, settings);
+                let machine = if crate::machine_change::controlled(&g.key.metric) {
+                    let own: Vec<Option<f64>> = on_line_at.iter().map(|&k| points[k].own_cpu).collect();
+                    crate::machine_change::explained(&values, &own, &found, settings)
+                } else {
+                    vec![None; found.len()]
+                };
                 for c in &mut found {
                     c.index = on_line_at[c.index];
                 }
-                found
+                (found, machine)
             } else {
-                Vec::new()
+                (Vec::new(), Vec::new())
             };
             let accepted = vec![None; changes.len()];
-            Series { key: g.key, machine_text: g.machine_text, points, changes, accepted }
+            Series { key: g.key, machine_text: g.machine_text, points, changes, accepted, machine }
         })
         .collect();
     out.sort_by(|a, b| a.key.cmp(&b.key));
@@ -393,7 +416,7 @@ mod tests {
             path: String::new(),
             tags: String::new(),
         };
-        let p = Point { lab: 1, of: Arc::new(of), value: 1.0, repeats: 1 };
+        let p = Point { lab: 1, of: Arc::new(of), value: 1.0, repeats: 1, own_cpu: None };
         assert_eq!((p.short_commit(), p.branch_text()), ("c0ffee?[31".to_owned(), "feat?next".to_owned()));
     }
 }

@@ -383,6 +383,12 @@ fn a_slower_machine_is_named_and_a_slower_build_still_fails() {
             .collect();
         let c = check(&labs, 10);
         let text = history::check_text(&c);
+        // The change point is the machine's (shown so, never a regression) only in the first.
+        let all = history::series(&labs, &history::Query::default(), &Settings::default());
+        for s in all.iter().filter(|s| ["target_cpu", "p50"].contains(&s.key.metric.as_str())) {
+            assert_eq!(s.changes.iter().map(|c| c.index).collect::<Vec<_>>(), [8], "{}", s.key.text());
+            assert_eq!(s.machine_made(0).is_some(), !worse, "{}: {:?}", s.key.text(), s.machine);
+        }
         if worse {
             // The build: the target's CPU and its latencies, loadlab's own unchanged.
             let failed: Vec<&str> = c.worse().map(|j| j.key.metric.as_str()).collect();

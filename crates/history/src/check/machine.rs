@@ -126,8 +126,14 @@ fn relative(s: &Series, g: &Series, rules: &Rules<'_>) -> Option<Series> {
     }
     let values: Vec<f64> = points.iter().map(|p| p.value).collect();
     let changes = stats::change_points::change_points(&values, rules.settings);
-    let mut r =
-        Series { key: s.key.clone(), machine_text: s.machine_text.clone(), points, changes, accepted: Vec::new() };
+    let mut r = Series {
+        key: s.key.clone(),
+        machine_text: s.machine_text.clone(),
+        points,
+        changes,
+        accepted: Vec::new(),
+        machine: Vec::new(),
+    };
     r.mark_accepted(rules.accepted);
     Some(r)
 }

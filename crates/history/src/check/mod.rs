@@ -346,8 +346,10 @@ fn commit_of(s: &Series, i: usize) -> String {
 /// last accepted one.
 fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>]) -> Option<Regression> {
     let confirmed: Vec<usize> = (0..s.changes.len()).filter(|&i| s.changes[i].pending == 0).collect();
-    // The level after the last accepted change (or the series' start) is the reference.
-    let reference = confirmed.iter().rposition(|&i| accepted[i].is_some()).map_or(0, |r| r + 1);
+    // The level after the last accepted change, or the last the machine made (a commit did not
+    // bring it), or the series' start, is the reference.
+    let reference =
+        confirmed.iter().rposition(|&i| accepted[i].is_some() || s.machine_made(i).is_some()).map_or(0, |r| r + 1);
     if reference == confirmed.len() {
         return None;
     }
