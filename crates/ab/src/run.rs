@@ -43,6 +43,9 @@ pub struct Request {
     pub branch: Option<String>,
     pub tags: BTreeMap<String, String>,
     pub out: PathBuf,
+    /// Each lab's charts and report.html too (by default a lab writes report.md without charts
+    /// and lab.json: ab.md is the run's report).
+    pub lab_charts: bool,
 }
 
 /// Why it could not be done.
@@ -418,7 +421,8 @@ impl Run<'_> {
         let done = lab::run(&ready.plan, &opts, &watch)
             .await
             .map_err(|e| failed(format!("{}'s lab did not run: {e}", which.name())))?;
-        lab::write_reports(&done, &out).map_err(|e| failed(e.to_string()))?;
+        let write = if self.req.lab_charts { lab::write_reports } else { lab::write_brief_reports };
+        write(&done, &out).map_err(|e| failed(e.to_string()))?;
         self.labs.push((which, out.clone()));
         if let Some(h) = self.history.as_deref_mut() {
             let how = history::Recording::default();

@@ -62,7 +62,7 @@ pub use plan::matrix::expand as expand_matrix;
 pub use plan::measure::remote as measure_remote;
 pub use plan::{load as load_plan, parse as parse_plan, PlanError, TargetKind};
 pub use render::profiles::{differential_md, differential_text};
-pub use render::write as write_reports;
+pub use render::{write as write_reports, write_brief as write_brief_reports};
 pub use run::step::config as step_config;
 
 // Comparisons: two sides, their changes, and the reports of them.

@@ -18,11 +18,30 @@ use results::files::put;
 /// Writes the lab's reports into `dir`; returns the files written (report.md, report.html,
 /// lab.json).
 pub fn write(lab: &Lab, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    write_as(lab, dir, true)
+}
+
+/// Writes report.md without its charts and lab.json into `dir` (profiles' differentials stay):
+/// what one lab of many needs, where a summary of them all is the report (`lab ab`'s pairs:
+/// their charts and pages were 93% of a run's 12 MB).
+pub fn write_brief(lab: &Lab, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    write_as(lab, dir, false)
+}
+
+fn write_as(lab: &Lab, dir: &Path, whole: bool) -> std::io::Result<Vec<PathBuf>> {
     // lab.json last: a lab.json says the reports beside it are whole.
     let json = dir.join("lab.json");
-    let figures = charts::figures(lab);
     let chart_dir = dir.join("charts");
     let _ = std::fs::remove_dir_all(&chart_dir);
+    if !whole {
+        let (diffs, problems) = profiles::differentials(lab, dir);
+        let md = dir.join("report.md");
+        put(&md, (markdown::render(lab, &[]) + &profiles::markdown(lab, &diffs, &problems)).as_bytes())?;
+        let _ = std::fs::remove_file(dir.join("report.html"));
+        put(&json, &serde_json::to_vec_pretty(lab).map_err(std::io::Error::other)?)?;
+        return Ok(vec![md, json]);
+    }
+    let figures = charts::figures(lab);
     std::fs::create_dir_all(&chart_dir)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", chart_dir.display())))?;
     let mut images = Vec::new();

@@ -41,6 +41,7 @@ pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
         branch: a.branch,
         tags: given.tags,
         out: out.clone(),
+        lab_charts: a.lab_charts,
     };
     // The first signal stops the lab running after its current step, and the run with it;
     // worktrees are removed and targets stopped either way.

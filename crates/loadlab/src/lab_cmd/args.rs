@@ -76,6 +76,10 @@ pub struct LabAbArgs {
     /// Where ab.md, ab.json, the labs and the build logs go (default: ab-DATE-TIME).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Each lab's charts (PNG) and report.html too; by default each lab writes report.md
+    /// without charts and lab.json, about 45 KB a lab, for a CI artifact (ab.md is the report).
+    #[arg(long)]
+    pub lab_charts: bool,
     /// Record every lab into this history with its commit, tagged ab=BASE..HEAD and off the
     /// branch's line (an SQLite file or a postgres:// URL).
     #[arg(long, value_name = "FILE|URL")]

@@ -94,6 +94,10 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     let sides: Vec<&str> = json["labs"].as_array().unwrap().iter().map(|l| l[0].as_str().unwrap()).collect();
     assert_eq!(&sides[..4], ["base", "head", "head", "base"], "{sides:?}");
     assert!(slower.join("build-base.log").is_file() && slower.join("build-head.log").is_file());
+    // Each lab brief (report.md and lab.json, no charts): ab.md is the run's report.
+    let first = slower.join("labs/01-base");
+    assert!(first.join("report.md").is_file() && first.join("lab.json").is_file());
+    assert!(!first.join("charts").exists() && !first.join("report.html").exists());
     let md = std::fs::read_to_string(slower.join("ab.md")).unwrap();
     assert!(md.contains("**WORSE**") && md.contains("paired t"), "{md}");
     assert!(md.contains("## What next") && md.contains("`profile = true` in the plan"), "{md}");
@@ -143,7 +147,7 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert_eq!(ab_json["verdict"], if decided { "no_change" } else { "undecided" });
     // Five pairs: enough for loadlab's own CPU per request to serve as the machine's measure.
     let same_ok = d.join("same-ok");
-    let o = ab(&repo, &h[0], &h[1], &same_ok, &["--repeats", "5", "--undecided-ok"]).output().unwrap();
+    let o = ab(&repo, &h[0], &h[1], &same_ok, &["--repeats", "5", "--undecided-ok", "--lab-charts"]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(same_ok.join("ab.json")).unwrap()).unwrap();
     let cpu = json["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "target_cpu").unwrap();
@@ -152,6 +156,7 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert!(machine["unadjusted_change_pct"].is_number() && machine["own_change_pct"].is_number(), "{cpu}");
     let md = std::fs::read_to_string(same_ok.join("ab.md")).unwrap();
     assert!(md.contains("## The machine's moment") && md.contains("- target_cpu at 40 req/s"), "{md}");
+    assert!(same_ok.join("labs/01-base/report.html").is_file() && same_ok.join("labs/01-base/charts").is_dir());
     nothing_left(&repo);
 
     // A head that does not build: exit 1, naming its log.
