@@ -65,6 +65,9 @@ pub struct AttackConfig {
     pub pace_window: Duration,
     /// Where weighted targets start in their cycle (`--seed`): the same seed, the same run.
     pub seed: u64,
+    /// Each request carries a W3C `traceparent` made from this key and its sequence number
+    /// (`--traces`; a lab's target with `traces = true`).
+    pub trace: Option<results::trace::TraceKey>,
     /// Close and reopen a connection after this many requests.
     pub requests_per_conn: Option<u64>,
     /// Recorded in the results file's header as given.
@@ -98,6 +101,7 @@ impl AttackConfig {
             pace_tick: Duration::ZERO,
             pace_window: Duration::ZERO,
             seed: 0,
+            trace: None,
             requests_per_conn: None,
             settings: serde_json::Map::new(),
             threads: None,

@@ -103,6 +103,7 @@ async fn run_with(
             .map(|t| t.template.is_some().then(|| asking_gzip(t, config.client.compressed)))
             .collect(),
         seed: config.seed,
+        trace: config.trace,
         mix,
         start,
         requests_per_conn: config.requests_per_conn,
@@ -233,5 +234,6 @@ fn plan(config: &AttackConfig, threads: usize) -> results::RunPlan {
             Model::Replay(spec) => Some(spec.plan()),
             _ => None,
         },
+        trace: config.trace.map(|k| k.text()),
     }
 }

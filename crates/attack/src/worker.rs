@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use results::trace::TRACEPARENT_LEN;
 use results::Record;
 
 use crate::sink::{Outcome, SinkQueue};
@@ -20,6 +21,13 @@ use results::Gauges;
 
 /// How often a request the server refused unprocessed is sent (on a new connection each time).
 const MAX_REFUSED_ATTEMPTS: u32 = 3;
+
+static TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+
+/// A `traceparent` value as a header value (hex digits and dashes: always valid).
+fn traceparent_value(v: &[u8; TRACEPARENT_LEN]) -> http::HeaderValue {
+    http::HeaderValue::from_bytes(v).expect("hex digits and dashes make a header value")
+}
 
 pub(crate) struct SlotConn {
     conn: Conn,
@@ -50,6 +58,8 @@ pub(crate) struct Shared {
     pub(crate) templated: Vec<Option<Target>>,
     /// Templates' random values are a function of this and the sequence number.
     pub(crate) seed: u64,
+    /// Each request's `traceparent`, from this key and its sequence number.
+    pub(crate) trace: Option<results::trace::TraceKey>,
     /// Which of `prepared` each request goes to.
     pub(crate) mix: crate::mix::Mix,
     pub(crate) start: Instant,
@@ -76,12 +86,14 @@ pub(crate) struct Worker {
     /// The worker's lean HTTP/1.1 connection, when it has one.
     lean: Option<LeanConn>,
     slot: usize,
+    /// A traced request's HTTP/1.1 bytes, written here again for each (no allocation per request).
+    traced: Vec<u8>,
 }
 
 impl Worker {
     /// A worker with no connection yet; `slot` picks its shared HTTP/2 connection.
     pub(crate) fn new(shared: Arc<Shared>, slot: usize) -> Worker {
-        Worker { shared, own: None, lean: None, slot }
+        Worker { shared, own: None, lean: None, slot, traced: Vec::new() }
     }
 
     /// Opens the worker's plain HTTP/1.1 keep-alive connection before it takes a hit, where every
@@ -162,14 +174,26 @@ impl Worker {
         self.own = None;
     }
 
-    async fn exchange(&mut self, prepared: &Prepared, ex: &mut Exchange) -> Result<(), Failure> {
+    /// Sends `prepared` (with `traceparent` when given), following redirects.
+    async fn exchange(
+        &mut self,
+        prepared: &Prepared,
+        traceparent: Option<&[u8; TRACEPARENT_LEN]>,
+        ex: &mut Exchange,
+    ) -> Result<(), Failure> {
         let shared = Arc::clone(&self.shared);
         let opts = shared.connector.options();
         let mut current = Cow::Borrowed(prepared);
+        let lean = |p: &Prepared| shared.lean && !p.origin.tls;
+        // The pooled clients send a header map: a traced request gets its own copy with the
+        // header (the lean client splices it into its bytes instead).
+        if let Some(v) = traceparent.filter(|_| !lean(prepared)) {
+            current = Cow::Owned(prepared.with_header(TRACEPARENT.clone(), traceparent_value(v)));
+        }
         let mut hops = 0u32;
         loop {
-            let location = if shared.lean && !current.origin.tls {
-                self.lean_exchange(&current, ex).await?
+            let location = if lean(&current) {
+                self.lean_exchange(&current, traceparent, ex).await?
             } else {
                 self.pooled_exchange(&current, ex).await?
             };
@@ -188,10 +212,41 @@ impl Worker {
     }
 
     /// One request over the worker's lean connection (opened, or reopened, as needed).
-    async fn lean_exchange(&mut self, p: &Prepared, ex: &mut Exchange) -> Result<Option<http::Uri>, Failure> {
+    async fn lean_exchange(
+        &mut self,
+        p: &Prepared,
+        traceparent: Option<&[u8; TRACEPARENT_LEN]>,
+        ex: &mut Exchange,
+    ) -> Result<Option<http::Uri>, Failure> {
         let shared = Arc::clone(&self.shared);
         let opts = shared.connector.options();
-        let request = if opts.keepalive { &p.h1_keepalive } else { &p.h1_close };
+        let mut request: &[u8] = if opts.keepalive { &p.h1_keepalive } else { &p.h1_close };
+        let mut traced = std::mem::take(&mut self.traced);
+        if let Some(v) = traceparent {
+            // The header line goes before the blank line that ends the head.
+            let at = request.len() - p.body.len() - 2;
+            traced.clear();
+            traced.extend_from_slice(&request[..at]);
+            traced.extend_from_slice(b"traceparent: ");
+            traced.extend_from_slice(v);
+            traced.extend_from_slice(b"\r\n");
+            traced.extend_from_slice(&request[at..]);
+            request = &traced;
+        }
+        let out = self.lean_send(p, request, ex).await;
+        self.traced = traced;
+        out
+    }
+
+    /// Sends `request`, the bytes of `p`, over the worker's lean connection.
+    async fn lean_send(
+        &mut self,
+        p: &Prepared,
+        request: &[u8],
+        ex: &mut Exchange,
+    ) -> Result<Option<http::Uri>, Failure> {
+        let shared = Arc::clone(&self.shared);
+        let opts = shared.connector.options();
         loop {
             let reuse = self
                 .lean
@@ -313,7 +368,8 @@ impl Worker {
         let compressed = shared.connector.options().compressed;
         ex.decode = compressed;
         let timeout = shared.connector.options().timeout;
-        let result = tokio::time::timeout(timeout, self.exchange(prepared, &mut ex)).await;
+        let traceparent = shared.trace.map(|k| k.traceparent(job.seq));
+        let result = tokio::time::timeout(timeout, self.exchange(prepared, traceparent.as_ref(), &mut ex)).await;
         let done = Instant::now();
         shared.gauges.in_flight.fetch_sub(1, Ordering::Relaxed);
         let error = match result {

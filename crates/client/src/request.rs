@@ -123,6 +123,22 @@ impl Prepared {
         p
     }
 
+    /// This request with one more header (`traceparent`, per request): every form gets it, the
+    /// HTTP/3 one encoded again on first use.
+    pub fn with_header(&self, name: HeaderName, value: HeaderValue) -> Prepared {
+        let mut p = self.clone();
+        p.h3_headers = Default::default();
+        p.h2_headers.append(name.clone(), value.clone());
+        p.headers.append(name, value);
+        if !p.h1_keepalive.is_empty() {
+            p.h1_keepalive = request_bytes(&p, true);
+        }
+        if !p.h1_close.is_empty() {
+            p.h1_close = request_bytes(&p, false);
+        }
+        p
+    }
+
     /// The request for hyper's HTTP/1.1 connection (TLS).
     pub fn request(&self, keepalive: bool) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(self.body.clone()));

@@ -202,8 +202,11 @@ async fn run_steps(
         }
         let target = &up.targets[s.target];
         watch.event(&Event::Started { index: i, of: matrix.steps.len(), id: &s.id });
-        let config = step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration, &target.tls)
-            .map_err(|message| step::StepError { step: s.id.clone(), message })?;
+        let mut config =
+            step::config(&s.id, &target.url, point, load, variant, load.warmup + load.duration, &target.tls)
+                .map_err(|message| step::StepError { step: s.id.clone(), message })?;
+        // Each step's requests get trace ids of their own (the key is in its results file).
+        config.trace = target.traces.then(results::trace::TraceKey::random);
         let file = dir.join(&s.file);
         let stem = s.file.trim_end_matches(".llr").to_owned();
         let profiling =
@@ -467,6 +470,7 @@ impl Up {
                 sampled: pid.is_some() || named.is_some(),
                 measured_by: remote.as_ref().map(scrape::Remote::provenance),
                 tls,
+                traces: t.traces,
             });
         }
         Ok(())

@@ -23,6 +23,8 @@ pub struct Exported<'a> {
     pub record: &'a Record,
     pub target: Option<&'a str>,
     pub error: Option<&'a str>,
+    /// The key of the run's trace ids, when its requests carried `traceparent`.
+    pub trace: Option<crate::trace::TraceKey>,
 }
 
 impl Exported<'_> {
@@ -71,6 +73,10 @@ pub fn write_json(out: &mut impl Write, e: &Exported<'_>) -> io::Result<()> {
         "ttfb": r.ttfb_us * 1000,
         "lag": r.lag_us * 1000,
     });
+    let mut v = v;
+    if let Some(k) = e.trace {
+        v["trace_id"] = crate::trace::trace_id_text(k.trace_id(r.seq)).into();
+    }
     serde_json::to_writer(&mut *out, &v)?;
     out.write_all(b"\n")
 }
@@ -110,11 +116,12 @@ pub fn write_csv<W: Write>(out: &mut csv::Writer<W>, e: &Exported<'_>) -> io::Re
 pub struct JsonExporter<W: Write> {
     out: W,
     header: RunHeader,
+    trace: Option<crate::trace::TraceKey>,
 }
 
 impl<W: Write> JsonExporter<W> {
     pub fn new(out: W) -> Self {
-        JsonExporter { out, header: RunHeader::default() }
+        JsonExporter { out, header: RunHeader::default(), trace: None }
     }
 
     pub fn into_inner(self) -> W {
@@ -125,12 +132,13 @@ impl<W: Write> JsonExporter<W> {
 impl<W: Write> Consumer for JsonExporter<W> {
     fn start(&mut self, header: &RunHeader) -> io::Result<()> {
         self.header = header.clone();
+        self.trace = header.plan().trace_key();
         Ok(())
     }
     fn record(&mut self, e: &Entry<'_>) -> io::Result<()> {
         write_json(
             &mut self.out,
-            &Exported { header: &self.header, record: e.record, target: e.target, error: e.error },
+            &Exported { header: &self.header, record: e.record, target: e.target, error: e.error, trace: self.trace },
         )
     }
     fn end(&mut self, _: &RunEnd) -> io::Result<()> {
@@ -159,7 +167,10 @@ impl<W: Write> Consumer for CsvExporter<W> {
         Ok(())
     }
     fn record(&mut self, e: &Entry<'_>) -> io::Result<()> {
-        write_csv(&mut self.out, &Exported { header: &self.header, record: e.record, target: e.target, error: e.error })
+        write_csv(
+            &mut self.out,
+            &Exported { header: &self.header, record: e.record, target: e.target, error: e.error, trace: None },
+        )
     }
     fn end(&mut self, _: &RunEnd) -> io::Result<()> {
         self.out.flush()
@@ -445,7 +456,13 @@ mod tests {
             bytes_in: 10,
             ..Default::default()
         };
-        let e = Exported { header: &header, record: &rec, target: Some("GET http://127.0.0.1/a"), error: None };
+        let e = Exported {
+            header: &header,
+            record: &rec,
+            target: Some("GET http://127.0.0.1/a"),
+            error: None,
+            trace: None,
+        };
         let mut line = Vec::new();
         write_json(&mut line, &e).unwrap();
         let f = parse_vegeta_json(std::str::from_utf8(&line).unwrap().trim()).unwrap();

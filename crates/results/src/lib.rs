@@ -24,6 +24,7 @@ mod run_plan;
 mod shard_set;
 mod stall;
 pub mod text;
+pub mod trace;
 pub mod varint;
 
 pub use codec::{Item, Reader, Writer, BLOCK_RECORDS, MAGIC};

@@ -41,6 +41,17 @@ pub struct RunPlan {
     /// An access log replayed at its recorded timing (`attack --replay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayPlan>,
+    /// Each request carried a W3C `traceparent` made from this key and its sequence number
+    /// ([`crate::trace::TraceKey`], its text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+impl RunPlan {
+    /// The key the run's trace ids were made with, when its requests carried them.
+    pub fn trace_key(&self) -> Option<crate::trace::TraceKey> {
+        self.trace.as_deref().and_then(crate::trace::TraceKey::parse)
+    }
 }
 
 /// What was replayed, and how fast.
@@ -116,6 +127,7 @@ impl RunPlan {
             imported_from: text("imported_from"),
             pace_window_us: 0,
             replay: None,
+            trace: None,
         }
     }
 }
@@ -152,6 +164,7 @@ mod tests {
                 imported_from: None,
                 pace_window_us: 0,
                 replay: None,
+                trace: None,
             }
         );
         let constant = serde_json::json!({"rate": "700", "connections": 4});

@@ -65,6 +65,7 @@ impl TargetSpec {
             measure: None,
             tls: attack::TlsOptions::default(),
             profile: None,
+            traces: false,
         }
     }
 
@@ -79,6 +80,7 @@ impl TargetSpec {
             measure: None,
             tls: attack::TlsOptions::default(),
             profile: None,
+            traces: false,
         }
     }
 }

@@ -105,6 +105,9 @@ pub struct TargetSpec {
     pub tls: attack::TlsOptions,
     /// Profiled while the steps run (`profile = true` or a pprof URL).
     pub profile: Option<::profile::Profiler>,
+    /// Each request carries a W3C `traceparent` (`traces = true`), its trace id made from the
+    /// step's key and the request's number.
+    pub traces: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -82,6 +82,8 @@ pub(super) struct RawTarget {
     pub(super) process: Option<String>,
     /// Measured by what it exports (`[targets.NAME.measure]`).
     pub(super) measure: Option<super::measure::RawMeasure>,
+    /// Each request carries a W3C `traceparent`.
+    pub(super) traces: Option<bool>,
 }
 
 /// One value or a list of them.

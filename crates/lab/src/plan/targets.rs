@@ -74,6 +74,7 @@ impl Doc<'_> {
                 measure,
                 tls,
                 profile,
+                traces: t.traces.unwrap_or(false),
             });
         }
         Ok(targets)

@@ -224,7 +224,11 @@ pub(crate) async fn search_target(
                 requests_per_conn: plan.load.requests_per_conn[0],
                 streams: 1,
             };
-            let config = crate::run::step::config(&id, url, &point, &plan.load, None, spec.probe, &target.tls);
+            let config =
+                crate::run::step::config(&id, url, &point, &plan.load, None, spec.probe, &target.tls).map(|mut c| {
+                    c.trace = target.traces.then(results::trace::TraceKey::random);
+                    c
+                });
             let stop = opts.stop.clone();
             async move {
                 if stop.is_cancelled() {

@@ -28,6 +28,9 @@ pub struct TargetRun {
     /// certificate when it serves HTTP/3.
     #[serde(skip)]
     pub tls: attack::TlsOptions,
+    /// Its requests carried a W3C `traceparent` (each step's key in its results file).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub traces: bool,
 }
 
 /// Why a system could not be brought up.

@@ -64,6 +64,13 @@ pub struct AttackArgs {
     /// targets.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Send a W3C `traceparent` (version 00, sampled) on every request, each its own trace id:
+    /// made from the run's key and the request's number (kept in the results file's header), so
+    /// `encode --to json` gives each request's `trace_id` and the target's spans join to it. The key comes from --seed when
+    /// given (the same seed, the same ids), else from the run a sharded attack's workers share,
+    /// else at random.
+    #[arg(long)]
+    pub traces: bool,
 
     /// Close and reopen each connection after this many requests.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]

@@ -77,6 +77,37 @@ fn config(a: &AttackArgs) -> anyhow::Result<AttackConfig> {
     Ok(config)
 }
 
+/// The run's trace key: from `--seed` when given, else from the run every shard shares, else a
+/// new one.
+fn trace_key(seed: u64, run: Option<&str>) -> results::trace::TraceKey {
+    use std::hash::{Hash, Hasher};
+    match (seed, run) {
+        (0, None) => results::trace::TraceKey::random(),
+        (seed, run) => {
+            // A fixed hasher (not std's per-process keys): every worker reads the same key.
+            let mut h = FixedHasher(0xcbf2_9ce4_8422_2325);
+            seed.hash(&mut h);
+            run.hash(&mut h);
+            results::trace::TraceKey::from_seed(h.finish())
+        }
+    }
+}
+
+/// FNV-1a: the same on every machine and process.
+struct FixedHasher(u64);
+
+impl std::hash::Hasher for FixedHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
 /// This worker's shard: `--shard I/N`, or `--shards N` with the index a Kubernetes Indexed Job
 /// gives its pods.
 fn shard(a: &AttackArgs) -> anyhow::Result<attack::Shard> {
@@ -147,6 +178,9 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
                     on_file(serving.as_ref(), config.shard.count),
                 ));
             }
+        }
+        if a.traces {
+            config.trace = Some(trace_key(a.seed, config.run.as_deref()));
         }
         let out = BufWriter::with_capacity(1 << 16, open()?);
         // vegeta's own formats, so `loadlab attack ... | vegeta report` works as it does after

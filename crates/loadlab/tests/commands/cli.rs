@@ -351,7 +351,7 @@ fn demo_runs_end_to_end_and_leaves_nothing_running() {
 
 /// Starts `loadlab origin` with `args` and `env`, waits for its "serving on" line, returns the
 /// child and the address it serves on.
-fn start_origin(args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, String) {
+pub(crate) fn start_origin(args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, String) {
     use std::io::BufRead;
     let mut child =
         loadlab().arg("origin").args(args).envs(env.iter().copied()).stderr(Stdio::piped()).spawn().unwrap();

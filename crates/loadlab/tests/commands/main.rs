@@ -12,3 +12,4 @@ mod origin_fds;
 mod plot;
 mod replay;
 mod signals;
+mod traces;
