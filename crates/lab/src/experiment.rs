@@ -195,6 +195,7 @@ async fn run_steps(
                 uncounted: None,
                 profile: None,
                 profile_missing: None,
+                traces: None,
                 text: String::new(),
                 windows: Vec::new(),
             });
@@ -207,6 +208,10 @@ async fn run_steps(
                 .map_err(|message| step::StepError { step: s.id.clone(), message })?;
         // Each step's requests get trace ids of their own (the key is in its results file).
         config.trace = target.traces.then(results::trace::TraceKey::random);
+        if let (Some(key), Some(tr)) = (config.trace, &up.tracing) {
+            tr.register(key);
+        }
+        let trace_key = config.trace;
         let file = dir.join(&s.file);
         let stem = s.file.trim_end_matches(".llr").to_owned();
         let profiling =
@@ -295,6 +300,10 @@ async fn run_steps(
                 }
             }
         };
+        let traces = match (trace_key, &up.tracing) {
+            (Some(key), Some(tr)) => Some(tr.after_step(key, &file, load.warmup.as_micros() as u64, &opts.stop).await),
+            _ => None,
+        };
         if let Some(r) = ran.series {
             series.push((results.len(), r));
         }
@@ -321,6 +330,7 @@ async fn run_steps(
             uncounted: None,
             profile,
             profile_missing,
+            traces,
             text: ran.text,
             windows: ran.windows,
         });
@@ -353,6 +363,8 @@ struct Up {
     remotes: Vec<Option<scrape::Remote>>,
     /// The CPUs the targets it starts run on, when the lab splits them.
     placement: Option<placement::Placement>,
+    /// The spans' receiver, when a target is traced.
+    tracing: Option<crate::run::traced::Tracing>,
 }
 
 impl Up {
@@ -360,6 +372,9 @@ impl Up {
         if let Some(o) = &plan.origin {
             self.origin = Some(Embedded::start(o.listen.as_deref(), o.recipe.as_deref(), false).await?);
         }
+        self.tracing = crate::run::traced::Tracing::start_for(plan)
+            .await
+            .map_err(|e| StartError(format!("the spans' receiver: {e}")))?;
         for t in &plan.targets {
             let mut metrics = t.metrics.clone();
             let mut tls = t.tls.clone();
@@ -390,6 +405,7 @@ impl Up {
                         dir,
                         &systems::log_path(samples, &t.name),
                         &url,
+                        &self.tracing.as_ref().filter(|_| t.traces).map_or_else(Vec::new, |tr| tr.env(&t.name)),
                         systems::Readiness {
                             probe: ready.as_deref().map(|r| crate::plan::fill_port(r, port)).as_deref(),
                             tls: &t.tls,

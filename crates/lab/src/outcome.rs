@@ -69,6 +69,9 @@ pub struct StepResult {
     /// A profile asked for and not taken: why, in one line.
     #[serde(default)]
     pub profile_missing: Option<String>,
+    /// A traced target's spans: where the step's tail went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces: Option<crate::run::traced::StepTraces>,
     /// vegeta's text report of the step.
     #[serde(skip)]
     pub text: String,

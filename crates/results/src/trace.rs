@@ -76,6 +76,11 @@ impl TraceKey {
         TraceKey::from_seed(h.finish())
     }
 
+    /// The high half every trace id of the run shares: which run a span belongs to.
+    pub fn high(&self) -> u64 {
+        self.high
+    }
+
     /// Request `seq`'s trace id.
     pub fn trace_id(&self, seq: u64) -> u128 {
         (u128::from(self.high) << 64) | u128::from(mix(seq ^ self.low))

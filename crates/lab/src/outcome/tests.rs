@@ -47,6 +47,7 @@ fn steps(plan: &Plan, m: &Matrix) -> Vec<StepResult> {
                 uncounted: None,
                 profile: None,
                 profile_missing: None,
+                traces: None,
                 text: String::new(),
                 windows: Vec::new(),
             }

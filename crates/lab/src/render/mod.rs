@@ -7,6 +7,7 @@ pub(crate) mod compare;
 pub(crate) mod html;
 pub(crate) mod markdown;
 pub(crate) mod profiles;
+pub(crate) mod traces;
 
 use std::path::{Path, PathBuf};
 
@@ -36,7 +37,11 @@ fn write_as(lab: &Lab, dir: &Path, whole: bool) -> std::io::Result<Vec<PathBuf>>
     if !whole {
         let (diffs, problems) = profiles::differentials(lab, dir);
         let md = dir.join("report.md");
-        put(&md, (markdown::render(lab, &[]) + &profiles::markdown(lab, &diffs, &problems)).as_bytes())?;
+        put(
+            &md,
+            (markdown::render(lab, &[]) + &profiles::markdown(lab, &diffs, &problems) + &traces::markdown(lab))
+                .as_bytes(),
+        )?;
         let _ = std::fs::remove_file(dir.join("report.html"));
         put(&json, &serde_json::to_vec_pretty(lab).map_err(std::io::Error::other)?)?;
         return Ok(vec![md, json]);
@@ -51,7 +56,7 @@ fn write_as(lab: &Lab, dir: &Path, whole: bool) -> std::io::Result<Vec<PathBuf>>
         images.push((f.title.clone(), format!("charts/{}.png", f.stem)));
     }
     let (diffs, problems) = profiles::differentials(lab, dir);
-    let md_text = markdown::render(lab, &images) + &profiles::markdown(lab, &diffs, &problems);
+    let md_text = markdown::render(lab, &images) + &profiles::markdown(lab, &diffs, &problems) + &traces::markdown(lab);
     let md = dir.join("report.md");
     put(&md, md_text.as_bytes())?;
     let runs = ChartData {

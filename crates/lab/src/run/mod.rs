@@ -12,3 +12,4 @@ pub(crate) mod placement;
 pub(crate) mod sample;
 pub(crate) mod step;
 pub(crate) mod systems;
+pub(crate) mod traced;

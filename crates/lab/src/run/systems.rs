@@ -124,6 +124,7 @@ impl Started {
         dir: &Path,
         log: &Path,
         url: &str,
+        env: &[(String, String)],
         ready: Readiness<'_>,
         stop: &CancellationToken,
     ) -> Result<Started, StartError> {
@@ -148,6 +149,7 @@ impl Started {
         let child = Command::new(&run[0])
             .args(&run[1..])
             .current_dir(dir)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

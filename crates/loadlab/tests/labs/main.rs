@@ -18,3 +18,4 @@ mod placement;
 mod profile;
 mod remote;
 mod stalls;
+mod traces;

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# What `--traces` costs the generator: loadlab's own CPU per 1,000 requests with a W3C
+# traceparent on every request against the same run without, rounds interleaved (each mode
+# first in turn), against one nginx worker serving a small file. The goal is within 5%.
+# Generator on core 0, nginx on core 1; CPU from the attack's own rusage (GNU time's user+sys).
+# Run by hand (not in CI): bash bench/traces.sh   Environment: REPS (6), RATES ("2000 20000"),
+# SECS (5), PROTOCOLS ("http1 h2c").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS=${REPS:-6}
+RATES=${RATES:-2000 20000}
+SECS=${SECS:-5}
+PROTOCOLS=${PROTOCOLS:-http1 h2c}
+source bench/common.sh
+need_tools nginx taskset
+build_loadlab
+work=$(mktemp -d)
+port=18471
+start_nginx "$work" 1 "server { listen 127.0.0.1:$port; http2 on; root $work/html; location = /small { return 200 'ok'; } }"
+trap 'nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+sleep 0.5
+
+# round PROTOCOL RATE MODE: µs of loadlab's CPU per request.
+round() {
+  local protocol=$1 rate=$2 mode=$3 flags=() out
+  [ "$mode" = on ] && flags+=(--traces)
+  [ "$protocol" = h2c ] && flags+=(--h2c)
+  out=$( { /usr/bin/time -f "%U %S" taskset -c 0 "$LOADLAB" attack "http://127.0.0.1:$port/small" \
+      --rate "$rate" --duration "${SECS}s" "${flags[@]}" --output "$work/r.llr" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  local n
+  n=$("$LOADLAB" report "$work/r.llr" --type json | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+  echo "$out $n" | awk '{ printf "%.2f\n", ($1 + $2) * 1e6 / $3 }'
+}
+
+printf "%-6s %7s %12s %12s %8s\n" protocol rate "off us/req" "on us/req" "on/off"
+for protocol in $PROTOCOLS; do
+  for rate in $RATES; do
+    off=(); on=()
+    for r in $(seq 1 "$REPS"); do
+      if [ $((r % 2)) = 1 ]; then off+=("$(round "$protocol" "$rate" off)"); on+=("$(round "$protocol" "$rate" on)")
+      else on+=("$(round "$protocol" "$rate" on)"); off+=("$(round "$protocol" "$rate" off)"); fi
+    done
+    median() { printf "%s\n" "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+    m_off=$(median "${off[@]}"); m_on=$(median "${on[@]}")
+    printf "%-6s %7s %12s %12s %8.3f\n" "$protocol" "$rate" "$m_off" "$m_on" "$(echo "$m_on / $m_off" | bc -l)"
+  done
+done

@@ -1,0 +1,90 @@
+//! A traced target: a Python service instrumented with the OpenTelemetry SDK (from PyPI, as its
+//! authors would), started by the lab, sends its spans to the lab's receiver through the
+//! standard variables, and the report says which span its slowest requests spent their time in.
+
+use std::path::Path;
+
+use crate::support::{loadlab, stderr, tempdir};
+
+/// The OpenTelemetry SDK and its OTLP/HTTP exporter, installed by scripts/test-all.
+fn sdk_installed() {
+    let o = std::process::Command::new("python3")
+        .args(["-c", "import opentelemetry.sdk, opentelemetry.exporter.otlp.proto.http"])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "the OpenTelemetry SDK for Python is missing (pip3 install opentelemetry-sdk \
+         opentelemetry-exporter-otlp-proto-http): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn app(dir: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/labs/traced/app.py");
+    std::fs::copy(src, dir.join("app.py")).unwrap();
+}
+
+#[test]
+fn a_traced_python_service_says_which_span_its_slowest_requests_spent_their_time_in() {
+    sdk_installed();
+    let d = tempdir("traced");
+    app(&d);
+    // 1 request in 33 waits 40 ms in db.query, the rest 2 ms: the slowest 1% of 150 requests
+    // (2) are slow ones.
+    let plan = "name = \"traced\"\n[targets.app]\nurl = \"http://127.0.0.1:{port}/\"\n\
+                start = [\"python3\", \"app.py\", \"{port}\"]\ntraces = true\n\
+                [load]\nrate = 50\nduration = \"3s\"\nwarmup = \"500ms\"\n";
+    std::fs::write(d.join("plan.toml"), plan).unwrap();
+    let out = d.join("out");
+    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    assert_eq!(lab["targets"][0]["traces"], true, "{}", lab["targets"]);
+    let traces = &lab["steps"][0]["traces"];
+    let tail = &traces["tail"];
+    assert!(traces["missing"].is_null(), "{traces}");
+    let slowest = &tail["slowest"];
+    assert_eq!(slowest["with_spans"], slowest["requests"], "{tail}");
+    let first = &slowest["names"][0];
+    assert_eq!(first["name"], "db.query", "{tail}");
+    let db = first["self_us"].as_f64().unwrap();
+    assert!((38_000.0..80_000.0).contains(&db), "{tail}");
+    // The median requests: db.query about 2 ms, the server span's own time small, the rest
+    // (the network, the queue) covered by nothing.
+    let median = &tail["median"];
+    let med_db = median["names"].as_array().unwrap().iter().find(|n| n["name"] == "db.query").unwrap();
+    assert!((1_500.0..15_000.0).contains(&med_db["self_us"].as_f64().unwrap()), "{median}");
+    assert!(median["names"].as_array().unwrap().iter().any(|n| n["name"] == "render"), "{median}");
+    assert!(median["uncovered_us"].as_f64().unwrap() >= 0.0);
+    // The trace ids of the slowest, as Jaeger or Tempo take them.
+    let ids = slowest["trace_ids"].as_array().unwrap();
+    assert!(!ids.is_empty() && ids.iter().all(|i| i.as_str().unwrap().len() == 32), "{slowest}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Where the tail's time went"), "{md}");
+    assert!(md.contains("**The slowest 1% (") && md.contains("): db.query "), "{md}");
+    assert!(md.contains("| db.query | ") && md.contains("| (no span: network, queues) |"), "{md}");
+    assert!(md.contains(ids[0].as_str().unwrap()), "{md}");
+}
+
+#[test]
+fn a_traced_target_that_sends_no_spans_is_said_not_guessed() {
+    // The target is not instrumented (python's own http.server): every request carries a
+    // traceparent, nothing comes back, and the report says so after a bounded wait.
+    let d = tempdir("untraced");
+    let plan = "name = \"silent\"\n[targets.web]\nurl = \"http://127.0.0.1:{port}/\"\n\
+                start = [\"python3\", \"-m\", \"http.server\", \"--bind\", \"127.0.0.1\", \"{port}\"]\ntraces = true\n\
+                [load]\nrate = 20\nduration = \"1s\"\nwarmup = \"200ms\"\n";
+    std::fs::write(d.join("plan.toml"), plan).unwrap();
+    let out = d.join("out");
+    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    let traces = &lab["steps"][0]["traces"];
+    assert!(traces["missing"].as_str().unwrap().contains("no spans came for 1 of the 1 slowest"), "{traces}");
+    let waited = traces["waited_s"].as_f64().unwrap();
+    assert!((1.0..12.0).contains(&waited), "{traces}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("No spans came for these requests"), "{md}");
+}
