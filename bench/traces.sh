@@ -15,17 +15,18 @@ source bench/common.sh
 need_tools nginx taskset
 build_loadlab
 work=$(mktemp -d)
-port=18471
-start_nginx "$work" 1 "server { listen 127.0.0.1:$port; http2 on; root $work/html; location = /small { return 200 'ok'; } }"
+port=18471 h2port=18472
+start_nginx "$work" 1 "server { listen 127.0.0.1:$port; location = /small { return 200 'ok'; } }
+  server { listen 127.0.0.1:$h2port http2; location = /small { return 200 'ok'; } }"
 trap 'nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
 sleep 0.5
 
 # round PROTOCOL RATE MODE: µs of loadlab's CPU per request.
 round() {
-  local protocol=$1 rate=$2 mode=$3 flags=() out
+  local protocol=$1 rate=$2 mode=$3 flags=() out p=$port
   [ "$mode" = on ] && flags+=(--traces)
-  [ "$protocol" = h2c ] && flags+=(--h2c)
-  out=$( { /usr/bin/time -f "%U %S" taskset -c 0 "$LOADLAB" attack "http://127.0.0.1:$port/small" \
+  [ "$protocol" = h2c ] && { flags+=(--h2c); p=$h2port; }
+  out=$( { /usr/bin/time -f "%U %S" taskset -c 0 "$LOADLAB" attack "http://127.0.0.1:$p/small" \
       --rate "$rate" --duration "${SECS}s" "${flags[@]}" --output "$work/r.llr" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
   local n
   n=$("$LOADLAB" report "$work/r.llr" --type json | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
