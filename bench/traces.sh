@@ -26,8 +26,9 @@ round() {
   local protocol=$1 rate=$2 mode=$3 flags=() out p=$port
   [ "$mode" = on ] && flags+=(--traces)
   [ "$protocol" = h2c ] && { flags+=(--h2c); p=$h2port; }
-  out=$( { /usr/bin/time -f "%U %S" taskset -c 0 "$LOADLAB" attack "http://127.0.0.1:$p/small" \
-      --rate "$rate" --duration "${SECS}s" "${flags[@]}" --output "$work/r.llr" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  /usr/bin/time -f "%U %S" -o "$work/time" taskset -c 0 "$LOADLAB" attack "http://127.0.0.1:$p/small" \
+    --rate "$rate" --duration "${SECS}s" "${flags[@]}" --output "$work/r.llr" >/dev/null 2>&1
+  out=$(tail -1 "$work/time")
   local n
   n=$("$LOADLAB" report "$work/r.llr" --type json | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
   echo "$out $n" | awk '{ printf "%.2f\n", ($1 + $2) * 1e6 / $3 }'
