@@ -216,6 +216,7 @@ mod tests {
                     bytes_in: 0,
                     files: Vec::new(),
                     profile: None,
+                    tail: None,
                 };
                 let cell =
                     CellData { target: "svc".into(), label: key.to_string(), steps: vec![step], ..Default::default() };

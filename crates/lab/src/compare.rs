@@ -121,6 +121,9 @@ pub struct Changes {
     pub profiles: Vec<profile::diff::Differential>,
     /// Profiles that could not be compared, one line each.
     pub profile_problems: Vec<String>,
+    /// Per cell traced on both sides, the span whose time in the slowest requests grew most.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tails: Vec<crate::measure::tails::TailGrowth>,
 }
 
 impl Changes {
@@ -265,8 +268,10 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
     let Rule { threshold_pct, gates, calibration } = rule;
     let mut rows = Vec::new();
     let mut excluded = Vec::new();
+    let mut tails = Vec::new();
     for (key, n) in &new.cells {
         let Some(o) = old.cells.get(key) else { continue };
+        tails.extend(crate::measure::tails::grew(o, n));
         for (side, c) in [("old", o), ("new", n)] {
             excluded.extend(c.excluded.iter().map(|e| format!("{side} {e}")));
         }
@@ -326,6 +331,7 @@ pub fn changes(old: &Side, new: &Side, rule: Rule) -> Changes {
         not_judged,
         profiles: Vec::new(),
         profile_problems: Vec::new(),
+        tails,
     }
 }
 
@@ -354,6 +360,7 @@ mod tests {
                 bytes_in: 0,
                 files: Vec::new(),
                 profile: None,
+                tail: None,
             }],
             excluded: vec![],
         };

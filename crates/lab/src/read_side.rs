@@ -105,6 +105,7 @@ pub fn side_of(lab: &crate::lab_json::Lab, dir: &Path) -> Result<Side, CompareEr
             bytes_in: n.bytes_in,
             files: file.into_iter().collect(),
             profile,
+            tail: s.traces.as_ref().and_then(|t| t.tail.clone()),
         });
     }
     Ok(side)
@@ -154,6 +155,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
             bytes_in: n.bytes_in,
             files,
             profile: None,
+            tail: None,
         });
     }
     Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]), machine: None })

@@ -22,6 +22,8 @@ pub struct StepData {
     pub files: Vec<PathBuf>,
     /// The step's profile and the folder its files are in.
     pub profile: Option<(profile::StepProfile, PathBuf)>,
+    /// Where its slowest requests' time went, when its target was traced.
+    pub tail: Option<spans::Tail>,
 }
 
 /// A target at a load point on one side.

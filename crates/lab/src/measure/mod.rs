@@ -8,5 +8,6 @@ pub(crate) mod estimate;
 pub(crate) mod function;
 pub(crate) mod metric;
 pub(crate) mod numbers;
+pub(crate) mod tails;
 pub(crate) mod verdict;
 pub(crate) mod windows;

@@ -67,6 +67,9 @@ pub fn text(o: &Changes) -> String {
     for p in &o.profile_problems {
         let _ = writeln!(s, "{p}");
     }
+    for t in &o.tails {
+        let _ = writeln!(s, "tail: {}", t.text());
+    }
     if let Some(c) = &o.calibration {
         let _ = writeln!(s, "\n{}", crate::measure::ab::calibrated_sentence(c, o.calibration_labs));
     } else if let Some(rows) = one_run_rows(o) {
@@ -170,6 +173,17 @@ pub(crate) fn markdown(o: &Changes, charts: &[(String, String)]) -> String {
         }
         for p in &o.profile_problems {
             let _ = writeln!(md, "- {p}");
+        }
+    }
+    if !o.tails.is_empty() {
+        let _ = writeln!(md, "\n## What grew in the tail\n");
+        let _ = writeln!(
+            md,
+            "Per cell traced on both sides, the span whose self time in the slowest 1% of requests grew most (a mean \
+             over each side's steps; its interval with two or more steps a side):\n"
+        );
+        for t in &o.tails {
+            let _ = writeln!(md, "- {}", t.text().replace('|', "/"));
         }
     }
     if !charts.is_empty() {

@@ -88,3 +88,35 @@ fn a_traced_target_that_sends_no_spans_is_said_not_guessed() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("No spans came for these requests"), "{md}");
 }
+
+#[test]
+fn lab_compare_names_the_span_that_grew_in_the_tail_with_its_interval() {
+    sdk_installed();
+    let d = tempdir("traced-compare");
+    app(&d);
+    // Old: db.query never slow; new: 1 request in 20 waits 40 ms in it. Two repeats a side.
+    let lab = |name: &str, slow_every: u64| {
+        let plan = format!(
+            "name = \"traced\"\n[targets.app]\nurl = \"http://127.0.0.1:{{port}}/\"\n\
+             start = [\"python3\", \"app.py\", \"{{port}}\", \"{slow_every}\"]\ntraces = true\n\
+             [load]\nrate = 50\nduration = \"2s\"\nwarmup = \"300ms\"\nrepeats = 2\n"
+        );
+        std::fs::write(d.join(format!("{name}.toml")), plan).unwrap();
+        let out = d.join(name);
+        let o =
+            loadlab().args(["lab", "run"]).arg(d.join(format!("{name}.toml"))).arg("--out").arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        out
+    };
+    let (old, new) = (lab("old", 1_000_000), lab("new", 20));
+    let o = loadlab().args(["lab", "compare"]).arg(&old).arg(&new).arg("--out").arg(d.join("cmp")).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
+    let line = out.lines().find(|l| l.starts_with("tail: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("app at ") && line.contains(": db.query in the slowest 1% "), "{line}");
+    // About 2 ms before, 40 ms after: a growth of some +1,900%, with its interval.
+    let pct: f64 = line.split(" (+").nth(1).and_then(|r| r.split('%').next()).and_then(|p| p.parse().ok()).unwrap();
+    assert!((800.0..4000.0).contains(&pct), "{line}");
+    assert!(line.contains("% [+"), "{line}");
+    let md = std::fs::read_to_string(d.join("cmp/compare.md")).unwrap();
+    assert!(md.contains("## What grew in the tail") && md.contains("db.query in the slowest 1%"), "{md}");
+}
