@@ -7,6 +7,24 @@ use profile::diff::Differential;
 
 /// The differentials of every cell profiled on both sides (flame graphs into `out/profiles`),
 /// and one line per cell that could not be compared.
+/// Per cell traced on both sides, the span whose self time in the slowest 1% grew most from
+/// base's labs to head's (every lab's step of the cell on each side; Welch's interval over them).
+pub(crate) fn tails(sides: &[Vec<lab::Side>; 2]) -> Vec<lab::TailGrowth> {
+    let [base, head] = sides;
+    let mut keys: Vec<&String> = head.iter().flat_map(|s| s.cells.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let merged = |labs: &[lab::Side], key: &str| -> Option<lab::CellData> {
+        let mut cells = labs.iter().filter_map(|s| s.cells.get(key));
+        let mut all = cells.next()?.clone();
+        for c in cells {
+            all.steps.extend(c.steps.iter().cloned());
+        }
+        Some(all)
+    };
+    keys.into_iter().filter_map(|key| lab::tail_growth(&merged(base, key)?, &merged(head, key)?)).collect()
+}
+
 pub(crate) fn differentials(sides: &[Vec<lab::Side>; 2], out: &Path) -> (Vec<Differential>, Vec<String>) {
     let first = |labs: &[lab::Side], key: &str| labs.iter().find_map(|side| side.cells.get(key)?.first_profile());
     let [base, head] = sides;

@@ -215,6 +215,17 @@ pub fn markdown(r: &Report) -> String {
             let _ = writeln!(md, "- {}", history::md_cell(p));
         }
     }
+    if !r.tails.is_empty() {
+        let _ = writeln!(md, "\n## What grew in the tail\n");
+        let _ = writeln!(
+            md,
+            "Per cell traced on both sides, the span whose self time in the slowest 1% of requests grew most from \
+             base's labs to head's (a mean over each side's labs, Welch's interval over them):\n"
+        );
+        for t in &r.tails {
+            let _ = writeln!(md, "- {}", history::md_cell(&t.text()));
+        }
+    }
     let _ = writeln!(md, "\n## Labs, in run order\n");
     for (which, dir) in &r.labs {
         let name = dir.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
@@ -289,6 +300,8 @@ struct Json<'a> {
     labs: Vec<(&'static str, String)>,
     notes: &'a [String],
     profiles: &'a [profile::diff::Differential],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tails: &'a [lab::TailGrowth],
 }
 
 #[derive(Serialize)]
@@ -333,6 +346,7 @@ pub fn json(r: &Report) -> String {
         labs: r.labs.iter().map(|(w, d)| (w.name(), d.display().to_string())).collect(),
         notes: &r.notes,
         profiles: &r.profiles,
+        tails: &r.tails,
     };
     serde_json::to_string_pretty(&j).unwrap_or_default()
 }

@@ -135,6 +135,8 @@ pub struct Report {
     pub gates: Vec<Gate>,
     pub profiles: Vec<profile::diff::Differential>,
     pub profile_problems: Vec<String>,
+    /// Per cell traced on both sides, the span that grew most in the slowest requests.
+    pub tails: Vec<lab::TailGrowth>,
     /// Anything a reader should know (the plans differ, a capacity search left out).
     pub notes: Vec<String>,
 }
@@ -293,6 +295,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         }
     }
     let (profiles, profile_problems) = crate::profiles::differentials(&run.sides, &req.out);
+    let tails = crate::profiles::tails(&run.sides);
     Ok(Report {
         base: base.built,
         head: head.built,
@@ -305,6 +308,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         gates: req.gates.clone(),
         profiles,
         profile_problems,
+        tails,
         notes,
     })
 }
@@ -412,10 +416,10 @@ impl Run<'_> {
         let folder = ready.plan_path.parent().unwrap_or(&ready.tree.path);
         opts.provenance = Some(lab::Provenance::gather(&given, folder));
         let say = self.say;
-        let watch = move |e: &lab::Event<'_>| {
-            if let lab::Event::Finished { index, of, id, line, .. } = e {
-                say(&format!("  [{}/{of}] {id}: {line}", index + 1));
-            }
+        let watch = move |e: &lab::Event<'_>| match e {
+            lab::Event::Finished { index, of, id, line, .. } => say(&format!("  [{}/{of}] {id}: {line}", index + 1)),
+            lab::Event::Spans { id, line } => say(&format!("    {id}: {line}")),
+            _ => {}
         };
         say(&format!("ab: pair {} {} ({})", i + 1, which.name(), ready.built.commit.short()));
         let done = lab::run(&ready.plan, &opts, &watch)

@@ -301,7 +301,11 @@ async fn run_steps(
             }
         };
         let traces = match (trace_key, &up.tracing) {
-            (Some(key), Some(tr)) => Some(tr.after_step(key, &file, load.warmup.as_micros() as u64, &opts.stop).await),
+            (Some(key), Some(tr)) => {
+                let t = tr.after_step(key, &file, load.warmup.as_micros() as u64, &opts.stop).await;
+                watch.event(&Event::Spans { id: &s.id, line: &t.line() });
+                Some(t)
+            }
             _ => None,
         };
         if let Some(r) = ran.series {

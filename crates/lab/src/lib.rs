@@ -45,6 +45,7 @@ pub use experiment::{run, Event, LabError, RunOptions, Watcher};
 pub use lab_json::Lab;
 pub use measure::estimate::Comparison;
 pub use measure::metric::Metric;
+pub use measure::tails::{grew as tail_growth, TailGrowth};
 pub use measure::verdict::{parse_percent, Clause, Finding};
 pub use plan::gate::{Gate, AB_DEFAULT, HISTORY_DEFAULT, HISTORY_GATED};
 pub use plan::matrix::{Axes, Point};
@@ -54,7 +55,7 @@ pub use provenance::{Given, Machine, Provenance, MEASUREMENT};
 pub use render::markdown::capacity_sentence;
 pub use run::capacity::{CapacityResult, Searched};
 pub use run::traced::StepTraces;
-pub use side::Side;
+pub use side::{CellData, Side};
 
 // Plans, labs and their reports.
 pub use demo::run as run_demo;

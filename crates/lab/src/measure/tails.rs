@@ -77,7 +77,7 @@ fn latency(c: &CellData) -> f64 {
 
 /// The span whose tail self time grew most from `old` to `new` (by its mean over each side's
 /// steps), when both sides have spans in their slowest requests.
-pub(crate) fn grew(old: &CellData, new: &CellData) -> Option<TailGrowth> {
+pub fn grew(old: &CellData, new: &CellData) -> Option<TailGrowth> {
     let names: std::collections::BTreeSet<&str> = [old, new]
         .iter()
         .flat_map(|c| c.steps.iter().filter_map(|s| s.tail.as_ref()))

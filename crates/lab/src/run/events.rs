@@ -41,6 +41,11 @@ pub enum Event<'a> {
         id: &'a str,
         line: &'a str,
     },
+    /// A traced step's spans: where its slowest requests' time went, or what did not come.
+    Spans {
+        id: &'a str,
+        line: &'a str,
+    },
     /// A step not run: its target was down (why).
     Skipped {
         index: usize,

@@ -41,6 +41,32 @@ pub struct StepTraces {
     pub receiver: spans::Counts,
 }
 
+impl StepTraces {
+    /// The step's spans in one line: `spans: the slowest 1% db.query 40.15ms of 42.39ms (95%),
+    /// median db.query 2.16ms of 4.29ms (50%)`, and what did not come.
+    pub fn line(&self) -> String {
+        let show = results::duration::show_us;
+        let lead = |g: &spans::Group| match g.names.first() {
+            Some(n) if g.with_spans > 0 => format!(
+                "{} {} of {} ({:.0}%)",
+                n.name,
+                show(n.self_us),
+                show(g.latency_us),
+                100.0 * n.self_us / g.latency_us.max(1e-9)
+            ),
+            _ => "no spans".to_owned(),
+        };
+        let mut line = match &self.tail {
+            Some(t) => format!("spans: the slowest 1% {}, median {}", lead(&t.slowest), lead(&t.median)),
+            None => "spans: no counted requests".to_owned(),
+        };
+        if let Some(m) = &self.missing {
+            line.push_str(&format!("; {m}"));
+        }
+        line
+    }
+}
+
 impl Tracing {
     /// The receiver, when a target of `plan` is traced.
     pub(crate) async fn start_for(plan: &crate::Plan) -> std::io::Result<Option<Tracing>> {

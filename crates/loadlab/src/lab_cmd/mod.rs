@@ -242,7 +242,7 @@ fn execute(
                 eprintln!("{}[{}/{of}] {id}: not run: {why}", if tty { "\r\x1b[2K" } else { "" }, index + 1)
             }
             Event::Probe { target, line, .. } => eprintln!("capacity {target}: {line}"),
-            Event::Profile { id, line } => eprintln!("  {id}: {line}"),
+            Event::Profile { id, line } | Event::Spans { id, line } => eprintln!("  {id}: {line}"),
         };
         let watch = (console, serving.as_ref().map(|s| crate::live_view::LabView(Arc::clone(&s.live))));
         let result = lab::run(plan, &opts, &watch).await;

@@ -46,6 +46,7 @@ class App(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128
 
 
 try:
