@@ -5,7 +5,7 @@
 # the labs from FROM on run a slower server (CHANGE percent more work per request: the CPU-bound
 # server's hashing, the origin's latency), and the tally is how soon a check fails after it.
 #
-#   SERVER=cpu|nginx|origin LABS=25 TRIALS=1 [CHANGE=10 FROM=13] [GATE='p50>+5%'] [PIN=1]
+#   SERVER=cpu|nginx|origin|go LABS=25 TRIALS=1 [CHANGE=10 FROM=13] [GATE='p50>+5%'] [PIN=1]
 #     [BUSY_FROM=20] [RATES='[100, 200]'] [OUT=dir] [LOADLAB=bin] bash bench/gate.sh
 #
 # BUSY_FROM: the labs from that one on run beside a busy neighbour (a busy loop per core at
@@ -31,6 +31,7 @@ case $SERVER in
   nginx) RATES=${RATES:-[200, 800]};;
   cpu) RATES=${RATES:-[100, 200]};;
   origin) RATES=${RATES:-[200, 600]};;
+  go) RATES=${RATES:-[200, 400]};;
 esac
 export RATES
 OUT=${OUT:-$(mktemp -d /tmp/loadlab-gate.XXXXXX)}
