@@ -289,6 +289,16 @@ fn a_change_far_past_its_gate_on_strong_evidence_fails_on_its_first_lab() {
     let text = history::check_text(&c);
     assert!(c.judged.iter().any(|j| j.alone_far && j.outcome == history::Outcome::Worse), "{text}");
     assert!(text.contains("WORSE (this lab alone: over 4x the gate's threshold"), "{text}");
+    // A p99 three times its level in one lab, the rest as before: a tail spikes alone now and
+    // then (a Go service's A/A labs here), so a tail waits for its run; a warning, not red.
+    labs.pop();
+    let mut spike = lab(&steady, 1.0, false, &mut rng);
+    spike[1].1 *= 3.0;
+    labs.push(entry(12, &spike));
+    let c = check(&labs, 12);
+    let text = history::check_text(&c);
+    assert_eq!(c.worse().count(), 0, "{text}");
+    assert!(text.contains("red from the 2nd lab after it if it stays"), "{text}");
 }
 
 #[test]

@@ -155,10 +155,11 @@ async fn exercise(mut h: History) {
     let stored = h.labs().await.unwrap();
     let checked = history::check(&stored, id, &rules(&accepted)).unwrap();
     let text = history::check_text(&checked);
-    // Far past its gate (16 times it, past the floor) against a steady level: red on this lab
-    // alone; two reruns of the same commit that agree fail it as a run of three as well.
-    assert_eq!(checked.worse().count(), 1, "{text}");
-    assert!(text.contains("WORSE (this lab alone: over 4x the gate's threshold"), "{text}");
+    // Far past its gate (16 times it, past the floor) against a steady level: a tail (p99) is
+    // not judged alone (it spikes alone now and then on a shared machine), so a warning that
+    // says when it turns red; two reruns of the same commit that agree fail it as a run of three.
+    assert_eq!(checked.worse().count(), 0, "{text}");
+    assert!(text.contains("red from the 2nd lab after it if it stays"), "{text}");
     let mut id = 0;
     for rerun in 1..=2 {
         let mut again = worse.clone();

@@ -79,6 +79,10 @@ pub struct Judged {
     pub level_points: usize,
     /// Labs of the level left out of its spread and centre as outliers (`stats::outliers`).
     pub level_outliers: usize,
+    /// The level's most extreme lab on the gate's worse side, its outliers included (NaN when
+    /// unknown): a lab alone within what the level itself produced is no change by itself.
+    #[serde(skip)]
+    pub level_extreme: f64,
     /// Values of the level left out because they have no ratio (0 or below, on a metric that
     /// cannot be 0: a history written around its checks): one such lab cannot switch off the
     /// gate.
@@ -163,6 +167,7 @@ impl Judged {
             level_std: f64::NAN,
             level_points: 0,
             level_outliers: 0,
+            level_extreme: f64::NAN,
             level_unratioed: 0,
             alone_far: false,
             alone_only: false,

@@ -198,8 +198,14 @@ pub(super) fn control(judged: &mut [Judged], all: &[Series], lab_id: i64, gates:
         holm(&mut family, gates, rules.alone);
     }
     for (i, why) in scaled {
+        // A change still far past its gate relative to the machine (a tail, which is not judged
+        // alone, too) is more than the machine explains.
+        let far = gate_of(&judged[i]).is_some_and(|g| {
+            Gate { limit_pct: g.limit_pct * super::ALONE_TIMES, ..g.clone() }
+                .passed_by(1.0 + family[i].change_pct / 100.0)
+        });
         let j = &mut judged[i];
-        if family[i].outcome == Outcome::Worse {
+        if family[i].outcome == Outcome::Worse || far {
             // More than the machine explains: still the build's.
             j.machine_scaled = Some(format!("{why}, and relative to it {} still fails", family[i].change_text()));
         } else {
