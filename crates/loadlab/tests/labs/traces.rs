@@ -1,8 +1,10 @@
-//! A traced target: a Python service instrumented with the OpenTelemetry SDK (from PyPI, as its
-//! authors would), started by the lab, sends its spans to the lab's receiver through the
-//! standard variables, and the report says which span its slowest requests spent their time in.
+//! A traced target: a service instrumented with the OpenTelemetry SDK as its authors would (for
+//! Python from PyPI, for Go from the module proxy), started by the lab, sends its spans to the
+//! lab's receiver through the standard variables, and the report says which span its slowest
+//! requests spent their time in.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::support::{loadlab, stderr, tempdir};
 
@@ -67,6 +69,59 @@ fn a_traced_python_service_says_which_span_its_slowest_requests_spent_their_time
     assert!(md.contains("**The slowest 1% (") && md.contains("): db.query "), "{md}");
     assert!(md.contains("| db.query | ") && md.contains("| (no span: network, queues) |"), "{md}");
     assert!(md.contains(ids[0].as_str().unwrap()), "{md}");
+}
+
+/// traced/go (otelhttp, the SDK's batch processor and OTLP/HTTP exporter), built once.
+fn go_app() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = tempdir("traced-go-build");
+            let o = std::process::Command::new("go")
+                .args(["build", "-buildvcs=false", "-o"])
+                .arg(dir.join("traced"))
+                .arg(".")
+                .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/labs/traced/go"))
+                .output()
+                .expect("go is needed for this test (scripts/test-all installs golang-go)");
+            assert!(o.status.success(), "go build (the SDK comes from the Go module proxy): {}", stderr(&o));
+            dir.keep().join("traced")
+        })
+        .clone()
+}
+
+#[test]
+fn a_traced_go_service_says_which_span_its_slowest_requests_spent_their_time_in() {
+    let app = go_app();
+    let d = tempdir("traced-go");
+    // 1 request in 25 waits 40 ms in db.query, the rest 2 ms.
+    let plan = format!(
+        "name = \"traced go\"\n[targets.api]\nurl = \"http://127.0.0.1:{{port}}/\"\n\
+         start = [\"{}\", \"127.0.0.1:{{port}}\", \"25\"]\ntraces = true\n\
+         [load]\nrate = 50\nduration = \"3s\"\nwarmup = \"500ms\"\n",
+        app.display()
+    );
+    std::fs::write(d.join("plan.toml"), plan).unwrap();
+    let out = d.join("out");
+    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(": spans: the slowest 1% db.query "), "{err}");
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    let traces = &lab["steps"][0]["traces"];
+    assert!(traces["missing"].is_null(), "{traces}");
+    let slowest = &traces["tail"]["slowest"];
+    assert_eq!(slowest["with_spans"], slowest["requests"], "{traces}");
+    assert_eq!(slowest["names"][0]["name"], "db.query", "{traces}");
+    assert!((38_000.0..80_000.0).contains(&slowest["names"][0]["self_us"].as_f64().unwrap()), "{traces}");
+    // The three spans of a request (otelhttp names the server's by its method, as the semantic
+    // conventions ask), each request's tree whole.
+    let median = traces["tail"]["median"]["names"].as_array().unwrap();
+    for name in ["GET", "db.query", "render"] {
+        assert!(median.iter().any(|n| n["name"] == name), "{name}: {median:?}");
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("): db.query ") && md.contains("| render | "), "{md}");
 }
 
 #[test]
