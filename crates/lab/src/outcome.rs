@@ -187,6 +187,9 @@ pub struct HypothesisResult {
     /// Judged on a function's CPU per request as well (`where`), from the profiles.
     #[serde(default)]
     pub function: Option<crate::measure::function::FunctionFinding>,
+    /// Judged on a span's self time in the slowest 1% as well (`span`), from the traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<crate::measure::span::SpanFinding>,
 }
 
 /// Everything the lab found.
@@ -401,6 +404,8 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
     };
     let mut points = Vec::new();
     let mut function_points = Vec::new();
+    let mut span_points = Vec::new();
+    let tails = |t: usize, p: usize| counted(t, p).filter_map(|s| s.traces.as_ref()?.tail.as_ref());
     // A counted step's profile, else any whose target was up: how the target's CPU splits by
     // function per request does not depend on whether the generator kept pace (only the
     // first repeat is profiled by default, and a busy machine may leave it uncounted).
@@ -412,6 +417,9 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
     let mut add = |label: String, (ta, pa): (usize, usize), (tb, pb): (usize, usize)| {
         if let (Some(f), Some(a), Some(b)) = (&h.function, profiled(ta, pa), profiled(tb, pb)) {
             function_points.extend(crate::measure::function::point(label.clone(), f, a, b, h.lower));
+        }
+        if let Some(name) = &h.span {
+            span_points.extend(crate::measure::span::point(label.clone(), name, tails(ta, pa), tails(tb, pb), h.lower));
         }
         let (a, b) = (values(ta, pa), values(tb, pb));
         if a.is_empty() || b.is_empty() {
@@ -466,6 +474,11 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         finding: Finding::overall(&function_points.iter().map(|p| p.finding).collect::<Vec<_>>()),
         points: function_points,
     });
+    let span = h.span.as_ref().map(|name| crate::measure::span::SpanFinding {
+        span: name.clone(),
+        finding: Finding::overall(&span_points.iter().map(|p| p.finding).collect::<Vec<_>>()),
+        points: span_points,
+    });
     HypothesisResult {
         claim: h.claim.clone(),
         metric: h.metric,
@@ -475,6 +488,7 @@ fn hypothesis(h: &Hypothesis, plan: &Plan, matrix: &Matrix, steps: &[StepResult]
         points,
         finding,
         function,
+        span,
     }
 }
 

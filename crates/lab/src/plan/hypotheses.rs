@@ -1,5 +1,5 @@
 //! `[[hypotheses]]`: claims the lab judges, naming targets or variants (and a profiled
-//! function), checked against what the plan holds.
+//! function, or a traced span), checked against what the plan holds.
 
 use super::raw::RawHypothesis;
 use super::{Doc, Hypothesis, PlanError, TargetSpec, Variant};
@@ -37,7 +37,21 @@ impl Doc<'_> {
             if h.function.is_some() && !targets.iter().any(|t| t.profile.is_some()) {
                 return Err(bad("where: needs a profiled target (profile = true, or a pprof URL)".into()));
             }
-            hypotheses.push(Hypothesis { claim: h.claim, metric, subject, than: h.than, lower, function: h.function });
+            if h.span.as_deref().is_some_and(|s| s.trim().is_empty()) {
+                return Err(bad("span: name a span, as the target's instrumentation names it".into()));
+            }
+            if h.span.is_some() && !targets.iter().any(|t| t.traces) {
+                return Err(bad("span: needs a traced target (traces = true)".into()));
+            }
+            hypotheses.push(Hypothesis {
+                claim: h.claim,
+                metric,
+                subject,
+                than: h.than,
+                lower,
+                function: h.function,
+                span: h.span,
+            });
         }
         Ok(hypotheses)
     }

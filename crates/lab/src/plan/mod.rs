@@ -186,6 +186,9 @@ pub struct Hypothesis {
     /// Also judged on the CPU per request of the functions whose names contain this
     /// (`where = "deflate"`), from the steps' profiles.
     pub function: Option<String>,
+    /// Also judged on the self time of the span of this name in the slowest 1% of requests
+    /// (`span = "db.query"`), from the spans of traced targets.
+    pub span: Option<String>,
 }
 
 /// A bad plan: where and why (`plan.toml:12: load.rate: ...`; no line when the whole file is

@@ -168,6 +168,7 @@ pub(super) struct RawHypothesis {
     pub(super) than: String,
     #[serde(rename = "where")]
     pub(super) function: Option<String>,
+    pub(super) span: Option<String>,
 }
 
 pub(super) fn empty_load() -> RawLoad {

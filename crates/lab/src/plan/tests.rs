@@ -143,6 +143,11 @@ fn rejections_name_file_line_and_field() {
             5,
             "\"b\" is not a target or a variant",
         ),
+        (
+            &format!("{base}[[hypotheses]]\nclaim = \"x\"\nmetric = \"p99\"\nlower = \"a\"\nthan = \"a\"\nspan = \"db\"\n"),
+            5,
+            "hypotheses: span: needs a traced target (traces = true)",
+        ),
         (&format!("{base}[capacity]\nstart = 100\nmax = 50\n"), 7, "capacity.max: 50 is not above start"),
         (
             "[targets.a]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"srv\", \"{port}\"]\nprocess = \"srv\"\n[load]\nrate = 1\n",

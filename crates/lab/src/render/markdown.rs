@@ -302,6 +302,9 @@ pub(crate) fn hypothesis_sentence(h: &crate::outcome::HypothesisResult, emphasis
         });
         s += &format!(" In {}: {emphasis}{}{emphasis}{effect}.", f.function, f.finding.label());
     }
+    if let Some(f) = &h.span {
+        s += &crate::render::traces::span_sentence(f, emphasis);
+    }
     s
 }
 
@@ -506,6 +509,9 @@ fn hypotheses(md: &mut String, lab: &Lab) {
         let _ = writeln!(md);
         if let Some(f) = &h.function {
             let _ = writeln!(md, "{}\n", crate::render::profiles::function_text(f, &h.subject, &h.than));
+        }
+        if let Some(f) = &h.span {
+            let _ = writeln!(md, "{}\n", crate::render::traces::span_text(f, &h.subject, &h.than));
         }
     }
 }

@@ -140,3 +140,62 @@ pub(crate) fn markdown(lab: &Lab) -> String {
     }
     md
 }
+
+/// A ratio to three places; none (`-`) where the other side never had the span.
+fn ratio(r: f64) -> String {
+    if r.is_finite() {
+        format!("{r:.3}")
+    } else {
+        "-".into()
+    }
+}
+
+/// A span's finding in a hypothesis's sentence: ` In the slowest 1%, db.query: **supported**
+/// (e.g. 50 req/s: 40.2ms -> 2.1ms of self time, ratio 0.052).`
+pub(crate) fn span_sentence(f: &crate::measure::span::SpanFinding, emphasis: &str) -> String {
+    let e = f.points.iter().find(|p| p.finding == f.finding).or(f.points.first());
+    let effect = e.map_or(" (no load point has spans of both sides)".into(), |p| {
+        format!(
+            " (e.g. {}: {} -> {} of self time, ratio {})",
+            p.point,
+            show_us(p.other_us),
+            show_us(p.subject_us),
+            ratio(p.ratio)
+        )
+    });
+    format!(" In the slowest 1%, {}: {emphasis}{}{emphasis}{effect}.", cell(&f.span), f.finding.label())
+}
+
+/// A hypothesis judged on a span, a line per load point: `db.query: 40.2ms -> 2.1ms of self
+/// time in the slowest 1% (new -> old), ratio 0.052 [0.041, 0.066] over 3 and 3 steps; supported`.
+pub(crate) fn span_text(f: &crate::measure::span::SpanFinding, subject: &str, than: &str) -> String {
+    let name = cell(&f.span);
+    if f.points.is_empty() {
+        return format!(
+            "**{name}** (self time in the slowest 1%): inconclusive: no load point has spans of both {than} and \
+             {subject}."
+        );
+    }
+    let mut s = format!("**{name}** (self time in the slowest 1%, from the spans): **{}**.\n", f.finding.label());
+    for p in &f.points {
+        let ci = p.ci.map_or_else(
+            || {
+                if p.steps.0 < 2 || p.steps.1 < 2 {
+                    " (one step a side: no interval)".to_owned()
+                } else {
+                    format!(" (no interval: {than}'s slowest requests never had it)")
+                }
+            },
+            |(lo, hi)| format!(" [{lo:.3}, {hi:.3}] over {} and {} steps", p.steps.0, p.steps.1),
+        );
+        s += &format!(
+            "\n- {}: {name}: {} -> {} of self time in the slowest 1% ({than} -> {subject}), ratio {}{ci}; {}",
+            p.point,
+            show_us(p.other_us),
+            show_us(p.subject_us),
+            ratio(p.ratio),
+            p.finding.label()
+        );
+    }
+    s
+}

@@ -260,3 +260,24 @@ fn the_two_hosts_example_reads_each_targets_cpu_from_its_own_exporter() {
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("from exporter http://127.0.0.3:9256/metrics, in 10 ms steps"), "{report}");
 }
+
+#[test]
+fn the_tail_example_finds_the_wait_in_the_span_it_names() {
+    // 010: the small pool's slowest requests wait ~40 ms in db.query; the hypothesis names the
+    // span, and the span's self time in each step's slowest 1% supports it. p99 from 100
+    // requests a step (`--quick`) is too few to judge, and says so.
+    crate::traces::sdk_installed();
+    let (code, lab, out) = run("010-where-the-tail-went");
+    assert_eq!(code, 0, "{}", lab["findings"]);
+    let h = &lab["findings"]["hypotheses"][0];
+    assert_eq!(h["finding"], "inconclusive", "{h}");
+    assert!(h["points"][0]["comparison"]["note"].as_str().unwrap().contains("a verdict needs 10"), "{h}");
+    let span = &h["span"];
+    assert_eq!((&span["span"], &span["finding"]), (&"db.query".into(), &"supported".into()), "{span}");
+    let p = &span["points"][0];
+    assert_eq!(p["steps"], serde_json::json!([3, 3]), "{p}");
+    assert!(p["other_us"].as_f64().unwrap() > 30_000.0 && p["subject_us"].as_f64().unwrap() < 15_000.0, "{p}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("In the slowest 1%, db.query: **supported**"), "{md}");
+    assert!(md.contains("**db.query** (self time in the slowest 1%, from the spans): **supported**."), "{md}");
+}

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use crate::support::{loadlab, stderr, tempdir};
 
 /// The OpenTelemetry SDK and its OTLP/HTTP exporter, installed by scripts/test-all.
-fn sdk_installed() {
+pub(crate) fn sdk_installed() {
     let o = std::process::Command::new("python3")
         .args(["-c", "import opentelemetry.sdk, opentelemetry.exporter.otlp.proto.http"])
         .output()
@@ -23,7 +23,7 @@ fn sdk_installed() {
 }
 
 fn app(dir: &Path) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/labs/traced/app.py");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/010-where-the-tail-went/app.py");
     std::fs::copy(src, dir.join("app.py")).unwrap();
 }
 
@@ -71,7 +71,7 @@ fn a_traced_python_service_says_which_span_its_slowest_requests_spent_their_time
     assert!(md.contains(ids[0].as_str().unwrap()), "{md}");
 }
 
-/// traced/go (otelhttp, the SDK's batch processor and OTLP/HTTP exporter), built once.
+/// traced-go (otelhttp, the SDK's batch processor and OTLP/HTTP exporter), built once.
 fn go_app() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -81,7 +81,7 @@ fn go_app() -> PathBuf {
                 .args(["build", "-buildvcs=false", "-o"])
                 .arg(dir.join("traced"))
                 .arg(".")
-                .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/labs/traced/go"))
+                .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/labs/traced-go"))
                 .output()
                 .expect("go is needed for this test (scripts/test-all installs golang-go)");
             assert!(o.status.success(), "go build (the SDK comes from the Go module proxy): {}", stderr(&o));

@@ -32,6 +32,7 @@ fn a_hypothesis_with_one_side_unmeasured_shows_no_values_but_why() {
         }],
         finding: Finding::Inconclusive,
         function: None,
+        span: None,
     };
     assert_eq!(
         hypothesis_sentence(&h, ""),
