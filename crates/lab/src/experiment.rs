@@ -155,6 +155,9 @@ async fn run_steps(
     let mut variant_loaded: Option<&str> = None;
     let ids: Vec<String> = matrix.steps.iter().map(|s| s.id.clone()).collect();
     watch.event(&Event::Planned { ids: &ids });
+    if let Some(tr) = &up.tracing {
+        watch.event(&Event::Receiving { endpoint: &tr.endpoint() });
+    }
     for (i, s) in matrix.steps.iter().enumerate() {
         if opts.stop.is_cancelled() {
             break;

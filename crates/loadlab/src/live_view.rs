@@ -34,7 +34,11 @@ impl lab::Watcher for LabView {
         match *event {
             Event::Planned { ids } => self.0.set_steps(ids.iter().cloned()),
             Event::Finished { id, line, .. } | Event::Probe { id, line, .. } => self.0.step_done(id, line),
-            Event::Started { .. } | Event::Skipped { .. } | Event::Profile { .. } | Event::Spans { .. } => {}
+            Event::Started { .. }
+            | Event::Skipped { .. }
+            | Event::Profile { .. }
+            | Event::Spans { .. }
+            | Event::Receiving { .. } => {}
         }
     }
 

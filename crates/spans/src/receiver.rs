@@ -45,7 +45,13 @@ impl Drop for Receiver {
 impl Receiver {
     /// Listens on a free loopback port and serves until stopped.
     pub async fn start() -> std::io::Result<Receiver> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        Receiver::start_on(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Listens on `addr` (where a collector the lab does not start is pointed) and serves until
+    /// stopped.
+    pub async fn start_on(addr: std::net::SocketAddr) -> std::io::Result<Receiver> {
+        let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let collector = Collector::default();
         let stop = CancellationToken::new();

@@ -108,6 +108,7 @@ impl Plan {
             baseline: None,
             history: None,
             profile: Default::default(),
+            traces_listen: None,
         }
     }
 }

@@ -28,6 +28,9 @@ pub struct Plan {
     pub history: Option<HistorySpec>,
     /// How profiled targets are recorded (`[profile]`).
     pub profile: ::profile::ProfileSpec,
+    /// Where the spans' receiver listens (`[traces] listen`), for targets the lab does not start
+    /// (their collector is pointed there); a free loopback port when none is given.
+    pub traces_listen: Option<std::net::SocketAddr>,
 }
 
 impl Plan {
@@ -435,7 +438,10 @@ impl Doc<'_> {
             baseline,
             history,
             profile: raw.profile.map(|p| self.profile_spec(p)).transpose()?.unwrap_or_default(),
+            traces_listen: None,
         };
+        let plan =
+            Plan { traces_listen: raw.traces.map(|t| self.traces_listen(t, &plan)).transpose()?.flatten(), ..plan };
         let steps = plan.step_count();
         if steps > MAX_STEPS as u128 {
             return Err(self

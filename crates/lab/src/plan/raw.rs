@@ -24,6 +24,13 @@ pub(super) struct RawPlan {
     pub(super) baseline: Option<RawBaseline>,
     pub(super) history: Option<RawHistory>,
     pub(super) profile: Option<RawProfile>,
+    pub(super) traces: Option<RawTraces>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTraces {
+    pub(super) listen: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -7,6 +7,22 @@ use super::raw::{OneOrMany, RawTarget};
 use super::{fill_port, slug, Doc, PlanError, TargetKind, TargetSpec};
 
 impl Doc<'_> {
+    /// `[traces] listen`: an address and port for the spans' receiver, given a traced target.
+    pub(super) fn traces_listen(
+        &self,
+        raw: super::raw::RawTraces,
+        plan: &super::Plan,
+    ) -> Result<Option<std::net::SocketAddr>, PlanError> {
+        let Some(listen) = raw.listen else { return Ok(None) };
+        let addr = listen.parse::<std::net::SocketAddr>().map_err(|_| {
+            self.err("traces.listen", format!("{listen:?}: an address and port, as \"127.0.0.1:4318\""))
+        })?;
+        if !plan.targets.iter().any(|t| t.traces) {
+            return Err(self.err("traces.listen", "no target has traces = true"));
+        }
+        Ok(Some(addr))
+    }
+
     pub(super) fn targets(
         &self,
         raw: toml::map::Map<String, toml::Value>,

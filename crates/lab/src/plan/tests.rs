@@ -148,6 +148,8 @@ fn rejections_name_file_line_and_field() {
             5,
             "hypotheses: span: needs a traced target (traces = true)",
         ),
+        (&format!("{base}[traces]\nlisten = \"4318\"\n"), 6, "traces.listen: \"4318\": an address and port"),
+        (&format!("{base}[traces]\nlisten = \"127.0.0.1:4318\"\n"), 6, "traces.listen: no target has traces = true"),
         (&format!("{base}[capacity]\nstart = 100\nmax = 50\n"), 7, "capacity.max: 50 is not above start"),
         (
             "[targets.a]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"srv\", \"{port}\"]\nprocess = \"srv\"\n[load]\nrate = 1\n",

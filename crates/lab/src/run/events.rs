@@ -41,6 +41,10 @@ pub enum Event<'a> {
         id: &'a str,
         line: &'a str,
     },
+    /// The lab receives spans at `endpoint` (OTLP/HTTP), before its first step.
+    Receiving {
+        endpoint: &'a str,
+    },
     /// A traced step's spans: where its slowest requests' time went, or what did not come.
     Spans {
         id: &'a str,

@@ -73,7 +73,18 @@ impl Tracing {
         if !plan.targets.iter().any(|t| t.traces) {
             return Ok(None);
         }
-        Ok(Some(Tracing { receiver: spans::Receiver::start().await? }))
+        let receiver = match plan.traces_listen {
+            Some(addr) => spans::Receiver::start_on(addr).await.map_err(|e| {
+                std::io::Error::new(e.kind(), format!("could not listen on {addr} (traces.listen): {e}"))
+            })?,
+            None => spans::Receiver::start().await?,
+        };
+        Ok(Some(Tracing { receiver }))
+    }
+
+    /// Where spans are received (`http://ADDR/v1/traces`).
+    pub(crate) fn endpoint(&self) -> String {
+        self.receiver.traces_endpoint()
     }
 
     /// What a traced target the lab starts is given, unless the lab's own environment sets it:

@@ -243,6 +243,7 @@ fn execute(
             }
             Event::Probe { target, line, .. } => eprintln!("capacity {target}: {line}"),
             Event::Profile { id, line } | Event::Spans { id, line } => eprintln!("  {id}: {line}"),
+            Event::Receiving { endpoint } => eprintln!("loadlab: receiving spans at {endpoint} (OTLP/HTTP)"),
         };
         let watch = (console, serving.as_ref().map(|s| crate::live_view::LabView(Arc::clone(&s.live))));
         let result = lab::run(plan, &opts, &watch).await;

@@ -224,3 +224,51 @@ fn lab_ab_names_the_span_that_grew_in_a_heads_tail() {
     assert_eq!(tail["name"], "db.query", "{json}");
     assert!(tail["new_us"].as_f64().unwrap() > 5.0 * tail["old_us"].as_f64().unwrap(), "{tail}");
 }
+
+#[test]
+fn a_target_the_lab_does_not_start_sends_its_spans_to_the_address_the_plan_gives() {
+    // The service runs on its own, its SDK pointed (as a collector's otlphttp exporter would be)
+    // at the address the plan's [traces] listen gives: the base endpoint, /v1/traces added by
+    // the SDK.
+    sdk_installed();
+    let d = tempdir("traced-running");
+    app(&d);
+    let (port, receiver) = (crate::support::free_port(), crate::support::free_port());
+    let mut cmd = std::process::Command::new("python3");
+    cmd.current_dir(&d)
+        .args(["app.py", &port.to_string()])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{receiver}"))
+        .env("OTEL_SERVICE_NAME", "api")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "200");
+    let mut service = crate::support::Watched::spawn(cmd);
+    service.wait_until("it listens", |_| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let plan = format!(
+        "name = \"elsewhere\"\n[targets.api]\nurl = \"http://127.0.0.1:{port}/\"\ntraces = true\n\
+         [traces]\nlisten = \"127.0.0.1:{receiver}\"\n\
+         [load]\nrate = 50\nduration = \"3s\"\nwarmup = \"500ms\"\n"
+    );
+    std::fs::write(d.join("plan.toml"), plan).unwrap();
+    let out = d.join("out");
+    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("receiving spans at http://127.0.0.1:{receiver}/v1/traces")), "{err}");
+    assert!(err.contains(": spans: the slowest 1% db.query "), "{err}");
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    let traces = &lab["steps"][0]["traces"];
+    assert!(traces["missing"].is_null(), "{traces}");
+    assert_eq!(traces["tail"]["slowest"]["names"][0]["name"], "db.query", "{traces}");
+    // The address taken: the lab says so and stops before any load.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let plan = format!(
+        "[targets.api]\nurl = \"http://127.0.0.1:{port}/\"\ntraces = true\n[traces]\nlisten = \"{}\"\n\
+         [load]\nrate = 5\nduration = \"1s\"\n",
+        taken.local_addr().unwrap()
+    );
+    std::fs::write(d.join("taken.toml"), plan).unwrap();
+    let o =
+        loadlab().args(["lab", "run"]).arg(d.join("taken.toml")).arg("--out").arg(d.join("taken")).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("could not listen on") && err.contains("(traces.listen)"), "{err}");
+}
