@@ -17,6 +17,11 @@
 # 1 s of warm-up, one repeat. OUT keeps the labs, each trial's history.db and checks.csv (trial,
 # lab, changed, exit), and cpu.csv (every step's CPU per request, for its lab-to-lab spread).
 # RESCORE=1 with the same OUT checks the labs already there again, with this build's gate.
+#
+# BRANCHES='10 30 100': instead of CHANGE, each trial's unchanged labs (1 to FROM-1) are
+# continued once per change size, each in a copy of the history (labs FROM to LABS at that
+# change): the sizes share their A/A labs, as a team's history would have them before any
+# change. checks.csv's `change` column says which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -44,14 +49,33 @@ BUSY_FROM=${BUSY_FROM:-0} BUSY_NICE=${BUSY_NICE:-0}
 spinners=()
 stop_spinners() { [ ${#spinners[@]} = 0 ] || kill "${spinners[@]}" 2>/dev/null || true; spinners=(); }
 trap stop_spinners EXIT
-echo "trial,lab,changed,busy,exit" > "$OUT/checks.csv"
+BRANCHES=${BRANCHES:-}
+echo "trial,lab,changed,busy,exit,change" > "$OUT/checks.csv"
+# One lab of trial $t: lab $i at change $change into $db (folder $dir), checked from the 6th.
 for t in $(seq 1 "$TRIALS"); do
   db=$OUT/trial$t/history.db
   mkdir -p "$OUT/trial$t"
   [ "${RESCORE:-0}" = 1 ] || rm -f "$db"
+  runs=()
   for i in $(seq 1 "$LABS"); do
-    change=0; [ "$i" -ge "$FROM" ] && change=$CHANGE
-    dir=$OUT/trial$t/lab$i
+    if [ -z "$BRANCHES" ]; then
+      c=0; [ "$i" -ge "$FROM" ] && c=$CHANGE
+      runs+=("$i:$c:")
+    elif [ "$i" -lt "$FROM" ]; then
+      runs+=("$i:0:")
+    fi
+  done
+  for b in $BRANCHES; do
+    for i in $(seq "$FROM" "$LABS"); do runs+=("$i:$b:-c$b"); done
+  done
+  for run in "${runs[@]}"; do
+    IFS=: read -r i change branch <<< "$run"
+    db=$OUT/trial$t/history$branch.db
+    # A branch starts from the unchanged labs' history.
+    if [ -n "$branch" ] && [ "$i" = "$FROM" ] && [ "${RESCORE:-0}" != 1 ]; then
+      cp "$OUT/trial$t/history.db" "$db"
+    fi
+    dir=$OUT/trial$t/lab$i$branch
     busy=0; [ "$BUSY_FROM" -gt 0 ] && [ "$i" -ge "$BUSY_FROM" ] && busy=1
     if [ "${RESCORE:-0}" != 1 ]; then
       aa_plan "$dir" "$change"
@@ -66,7 +90,7 @@ for t in $(seq 1 "$TRIALS"); do
     code=0
     # The lab by its folder: judged against the labs before it only (so RESCORE=1 replays them).
     "$LOADLAB" history check "$dir/lab" --history "$db" "${gate[@]}" > /dev/null 2>"$dir/check.txt" || code=$?
-    echo "$t,$i,$([ "$change" = 0 ] && echo 0 || echo 1),$busy,$code" >> "$OUT/checks.csv"
+    echo "$t,$i,$([ "$change" = 0 ] && echo 0 || echo 1),$busy,$code,$change" >> "$OUT/checks.csv"
     echo "trial $t lab $i of $LABS (change $change%): history check exit $code" >&2
   done
 done
@@ -96,16 +120,23 @@ same = [r for r in rows if r["changed"] == "0"]
 fails = sum(r["exit"] == "3" for r in same)
 short = sum(r["exit"] == "4" for r in same)
 print(f"unchanged build: {fails} of {len(same)} checks failed ({fails / max(len(same), 1):.1%}), {short} could not tell")
-if change:
-    for t in sorted({r["trial"] for r in rows}):
-        slow = [r for r in rows if r["trial"] == t and r["changed"] == "1"]
+for size in sorted({float(r["change"]) for r in rows if r["changed"] == "1"}):
+    firsts = []
+    for t in sorted({r["trial"] for r in rows}, key=int):
+        slow = [r for r in rows if r["trial"] == t and r["changed"] == "1" and float(r["change"]) == size]
+        if not slow:
+            continue
         first = next((k + 1 for k, r in enumerate(slow) if r["exit"] == "3"), None)
+        firsts.append(first)
         held = sum(r["exit"] != "3" for r in slow)
-        print(f"trial {t}: first failing slower lab: {first or 'none'}; {held} of {len(slow)} slower labs passed")
+        print(f"+{size:g}%, trial {t}: first failing slower lab: {first or 'none'}; {held} of {len(slow)} slower labs passed")
+    n = len(firsts)
+    by = lambda k: sum(f is not None and f <= k for f in firsts)
+    print(f"+{size:g}%: red on its 1st lab in {by(1)} of {n} histories, by its 2nd {by(2)}, by its 3rd {by(3)}")
 for who in ("target", "generator"):
     for rate in sorted({c["rate"] for c in cpu if c["who"] == who}, key=lambda r: r or 0):
         v = [c["us_per_req"] for c in cpu if c["who"] == who and c["rate"] == rate
-             and int(c["lab"].split("lab")[-1]) < start]
+             and "-c" not in c["lab"] and int(c["lab"].split("lab")[-1]) < start]
         if len(v) >= 3:
             sd = statistics.stdev(math.log(x) for x in v)
             print(f"{who} CPU at {rate}/s: {statistics.median(v):.1f} µs/req, lab-to-lab sd of logs {sd:.1%} over {len(v)} labs")
