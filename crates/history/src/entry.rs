@@ -16,11 +16,19 @@ use crate::figures::MACHINE_OTHER;
 
 /// The step figures a history keeps (as `lab compare` compares them, with p90), by the names
 /// `history show --metric` takes. A profiled step adds `fn:NAME` for each of its top functions:
-/// µs of the function's own CPU per successful request.
+/// µs of the function's own CPU per successful request; a traced step `span:NAME` for the spans
+/// its slowest 1% spent most in.
 pub const RECORDED: [Metric; 7] = lab::HISTORY_GATED;
 
 /// The prefix of a profiled function's series.
 pub const FUNCTION: &str = "fn:";
+
+/// The prefix of a traced span's series: its self time in the step's slowest 1% of requests
+/// (µs of wall time a request), for the span names that took most of it.
+pub const SPAN: &str = "span:";
+
+/// The span names of a step's slowest requests a history keeps, by their self time.
+const SPANS_KEPT: usize = 8;
 
 /// One lab in a history.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -196,6 +204,12 @@ pub(crate) fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Result<En
                 for f in s.profile.iter().flat_map(|p| &p.top) {
                     if f.self_us.is_finite() {
                         values.push((format!("{FUNCTION}{}", f.name).into(), f.self_us));
+                    }
+                }
+                let tail = s.traces.as_ref().and_then(|t| t.tail.as_ref()).filter(|t| t.slowest.with_spans > 0);
+                for n in tail.iter().flat_map(|t| t.slowest.names.iter().take(SPANS_KEPT)) {
+                    if n.self_us.is_finite() {
+                        values.push((format!("{SPAN}{}", n.name).into(), n.self_us));
                     }
                 }
             }

@@ -37,7 +37,7 @@ pub use check::{
     check, CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules, ALONE_FLOORS, ALONE_P,
     ALONE_TIMES, IN_A_ROW, LEVEL, MIN_LEVEL, TRIM,
 };
-pub use entry::{uid, Entry, Step, FUNCTION, RECORDED};
+pub use entry::{uid, Entry, Step, FUNCTION, RECORDED, SPAN};
 pub use machine_change::machine_explains;
 pub use page::html;
 pub use recording::{judge_lab, record, JudgeError, RecordError, Recorded, Recording};

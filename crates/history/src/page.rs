@@ -49,6 +49,9 @@ struct Data {
 
 /// The unit a metric's axis is in.
 fn unit(metric: &str) -> &'static str {
+    if metric.starts_with(crate::entry::SPAN) {
+        return "µs";
+    }
     match lab::Metric::parse(metric) {
         Ok(m) if m.is_latency() => "ms",
         Ok(lab::Metric::Success | lab::Metric::Errors) => "%",

@@ -437,6 +437,11 @@ pub fn check_text(c: &Checked) -> String {
             for (f, was, now) in &j.functions {
                 let _ = writeln!(out, "    grew: {f} {was:.1} -> {now:.1} µs of its own CPU per request");
             }
+            let show = results::duration::show_us;
+            for (name, was, now) in &j.spans {
+                let _ =
+                    writeln!(out, "    grew in the slowest 1%: {name} {} -> {} of self time", show(*was), show(*now));
+            }
         }
     }
     let _ = writeln!(

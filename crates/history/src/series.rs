@@ -100,7 +100,8 @@ pub fn md_cell(s: &str) -> String {
 }
 
 /// A value of a series in its metric's unit, as every table and line shows it (a function's CPU
-/// series, named by the function, in µs per request; other processes' share of the machine, in %);
+/// series, named by the function, in µs per request; a span's self time in the slowest 1%, as a
+/// duration; other processes' share of the machine, in %);
 /// "-" when there is none.
 pub fn show(metric: &str, v: f64) -> String {
     if !v.is_finite() {
@@ -108,6 +109,9 @@ pub fn show(metric: &str, v: f64) -> String {
     }
     if metric == crate::figures::MACHINE_OTHER {
         return format!("{v:.1}%");
+    }
+    if metric.starts_with(crate::entry::SPAN) {
+        return results::duration::show_us(v);
     }
     lab::Metric::parse(metric).map_or_else(|_| format!("{v:.1}µs/req"), |m| m.show(v))
 }
@@ -164,7 +168,7 @@ impl Series {
 pub struct Query {
     pub plan: Option<String>,
     pub target: Option<String>,
-    /// A metric name (`p99`), or `fn:` for every profiled function's.
+    /// A metric name (`p99`), or `fn:` for every profiled function's, `span:` for every span's.
     pub metric: Option<String>,
     /// A load point: its rate (`400`) or its words (`400/s http2`).
     pub load: Option<String>,
@@ -247,7 +251,7 @@ impl Query {
             }
         });
         let metric_ok = self.metric.as_deref().is_none_or(|m| {
-            if m == crate::entry::FUNCTION {
+            if m == crate::entry::FUNCTION || m == crate::entry::SPAN {
                 key.metric.starts_with(m)
             } else {
                 key.metric == m

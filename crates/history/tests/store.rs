@@ -9,7 +9,8 @@ use history::{Added, Entry, History, Step};
 use stats::change_points::Settings;
 
 /// Twelve labs of one plan: p99 at 10 ms for six, then 13 ms; the sixth lab's second step
-/// not counted (generator-limited); profiled functions, `deflate` growing with the p99.
+/// not counted (generator-limited); profiled functions, `deflate` growing with the p99, and
+/// traced spans, `db.query`'s self time in the slowest 1% growing with it.
 fn labs() -> Vec<Entry> {
     (0..12)
         .map(|i| {
@@ -26,6 +27,8 @@ fn labs() -> Vec<Entry> {
                     ("throughput".into(), 400.0),
                     ("fn:deflate".into(), if i < 6 { 20.0 } else { 29.0 }),
                     ("fn:memcpy".into(), 5.0),
+                    ("span:db.query".into(), if i < 6 { 2_000.0 } else { 5_000.0 }),
+                    ("span:render".into(), 1_000.0),
                 ],
             };
             let uncounted = Step {
@@ -92,6 +95,10 @@ async fn exercise(mut h: History) {
     let names: std::collections::BTreeSet<&str> =
         functions.iter().flat_map(|(_, e)| &e.steps).flat_map(|s| s.values.iter().map(|(m, _)| &**m)).collect();
     assert_eq!(names.into_iter().collect::<Vec<_>>(), ["fn:deflate", "fn:memcpy"]);
+    let spans = only(history::Filter { metric: Some("span:".into()), ..Default::default() }).await;
+    let names: std::collections::BTreeSet<&str> =
+        spans.iter().flat_map(|(_, e)| &e.steps).flat_map(|s| s.values.iter().map(|(m, _)| &**m)).collect();
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["span:db.query", "span:render"]);
     assert!(only(history::Filter { plan: Some("other".into()), ..Default::default() }).await.is_empty());
     let none = only(history::Filter { target: Some("db".into()), ..Default::default() }).await;
     assert!(none.iter().all(|(_, e)| e.steps.is_empty()), "no step of target db");
@@ -126,6 +133,8 @@ async fn exercise(mut h: History) {
     assert!(text.contains("WORSE (a regression not accepted)"), "{text}");
     assert!(text.contains("regression since 06aaaaaaaa (after 05aaaaaaaa): 10.0ms -> 13.0ms, +30.0% ["), "{text}");
     assert!(text.contains("grew: deflate 20.0 -> 29.0"), "{text}");
+    assert!(text.contains("grew in the slowest 1%: db.query 2.00ms -> 5.00ms of self time"), "{text}");
+    assert!(!text.contains("render"), "{text}");
     assert!(checked.too_short().is_empty(), "{:?}", checked.too_short());
     // Accepted (by a prefix of its commit), it holds, and the acceptance is kept and shown.
     assert!(h.acceptances().await.unwrap().is_empty());
@@ -178,7 +187,7 @@ async fn exercise(mut h: History) {
     // CSV in Otava's layout, JSON, Markdown and HTML.
     let one = history::series(&stored, &history::Query { load: Some("400".into()), ..Default::default() }, &s);
     let csv = history::csv(&one);
-    assert!(csv.starts_with("time,commit,fn:deflate,fn:memcpy,p99,throughput\n"), "{csv}");
+    assert!(csv.starts_with("time,commit,fn:deflate,fn:memcpy,p99,span:db.query,span:render,throughput\n"), "{csv}");
     assert_eq!(csv.lines().count(), 16);
     // Every series: each column named by its whole key, no two alike.
     let all = history::csv(&history::series(&stored, &history::Query::default(), &s));
@@ -187,13 +196,16 @@ async fn exercise(mut h: History) {
     assert_eq!(distinct.len(), header.len(), "{header:?}");
     assert!(header[2].starts_with("api / ") && header[2].contains(" on "), "{header:?}");
     let json: serde_json::Value = serde_json::from_str(&history::json(&one, &s)).unwrap();
-    assert_eq!(json["series"].as_array().unwrap().len(), 4);
+    assert_eq!(json["series"].as_array().unwrap().len(), 6);
     assert!(history::markdown(&one, &s, &[], true).contains("| 7 |"));
     let md = history::markdown(&one, &s, &[], false);
     assert!(md.contains("## Changes, newest first") && !md.contains("| 7 |"), "the overview only: {md}");
     let html = history::html(&one, &s, &[], std::path::Path::new("."));
     assert!(html.contains("labs/6/report.html"), "a change links to the first lab at its new level");
-    assert_eq!(html.matches("\"point\":").count(), 4, "a chart per series");
+    assert_eq!(html.matches("\"point\":").count(), 6, "a chart per series");
+    // The span whose time in the slowest 1% moved is among the changes, with its unit.
+    let overview = html.split("</section>").next().unwrap();
+    assert!(overview.contains("span:db.query") && overview.contains("2.00ms"), "{overview}");
 }
 
 /// A lab of schema 2's layout (the key plan + start second + machine), with one step.

@@ -18,4 +18,4 @@ mod tail;
 pub use decode::{spans, Encoding, Span, MAX_BODY, MAX_INFLATED, MAX_NAME};
 pub use receiver::Receiver;
 pub use store::{Collector, Counts, Kept, MAX_PER_LAB, MAX_PER_REQUEST};
-pub use tail::{groups, tail, Group, NameTime, Tail, LISTED, MEDIAN_BAND, TAIL};
+pub use tail::{groups, tail, Bar, Group, NameTime, Tail, Waterfall, LISTED, MEDIAN_BAND, TAIL};

@@ -49,6 +49,60 @@ pub struct Group {
 pub struct Tail {
     pub slowest: Group,
     pub median: Group,
+    /// The slowest request with spans, drawn as a waterfall.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waterfall: Option<Waterfall>,
+}
+
+/// One request's spans in the order they began: where each began after the request's first
+/// span, how long it lasted, and how deep it sits in the request's span tree.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Waterfall {
+    pub trace_id: String,
+    /// The request's latency as the client saw it, µs.
+    pub latency_us: f64,
+    pub spans: Vec<Bar>,
+}
+
+/// A span of a waterfall.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bar {
+    pub name: String,
+    /// After the request's first span began, µs.
+    pub start_us: f64,
+    pub length_us: f64,
+    /// 0 for a span whose parent is not among the request's spans (the server's own), 1 for
+    /// its children, and so on.
+    pub depth: usize,
+}
+
+/// `spans` (one request's) as a waterfall.
+fn waterfall(spans: &[Kept], trace_id: String, latency_us: f64) -> Waterfall {
+    let first = spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let depth = |s: &Kept| {
+        // Up the parents among the request's own spans; a request holds at most
+        // MAX_PER_REQUEST spans, so a cycle (a hostile export) ends there.
+        let (mut d, mut at) = (0usize, s);
+        while let Some(p) = spans.iter().find(|p| p.span_id == at.parent && p.span_id != at.span_id) {
+            d += 1;
+            at = p;
+            if d >= crate::store::MAX_PER_REQUEST {
+                break;
+            }
+        }
+        d
+    };
+    let mut bars: Vec<Bar> = spans
+        .iter()
+        .map(|s| Bar {
+            name: s.name.to_string(),
+            start_us: (s.start_ns - first) as f64 / 1000.0,
+            length_us: (s.end_ns - s.start_ns) as f64 / 1000.0,
+            depth: depth(s),
+        })
+        .collect();
+    bars.sort_by(|a, b| a.start_us.total_cmp(&b.start_us).then(a.depth.cmp(&b.depth)).then(a.name.cmp(&b.name)));
+    Waterfall { trace_id, latency_us, spans: bars }
 }
 
 impl Tail {
@@ -164,7 +218,11 @@ pub fn tail(requests: &[(u64, u64)], key: TraceKey, collector: &Collector) -> Op
         return None;
     }
     let (slowest, median) = split(requests);
-    Some(Tail { slowest: group(&slowest, key, collector), median: group(&median, key, collector) })
+    let waterfall = slowest.iter().find_map(|&(seq, latency_us)| {
+        let spans = collector.of_request(key, seq);
+        (!spans.is_empty()).then(|| waterfall(&spans, trace_id_text(key.trace_id(seq)), latency_us as f64))
+    });
+    Some(Tail { slowest: group(&slowest, key, collector), median: group(&median, key, collector), waterfall })
 }
 
 #[cfg(test)]
@@ -240,6 +298,16 @@ mod tests {
         assert_eq!(t.median.requests, 20);
         assert_eq!(t.grew_most(), Some(("db.query", 40_000.0)));
         assert_eq!(t.slowest.trace_ids[0], trace_id_text(key.trace_id(7)));
+        // The slowest request's waterfall: the server span, db.query 1 ms into it, one deeper.
+        let w = t.waterfall.as_ref().unwrap();
+        assert_eq!((w.trace_id.as_str(), w.latency_us), (t.slowest.trace_ids[0].as_str(), 45_000.0));
+        let bar = |name: &str, start_us: f64, length_us: f64, depth: usize| Bar {
+            name: name.into(),
+            start_us,
+            length_us,
+            depth,
+        };
+        assert_eq!(w.spans, [bar("GET /", 0.0, 44_000.0, 0), bar("db.query", 1_000.0, 42_000.0, 1)]);
         // Requests whose spans never came are counted, not guessed.
         let late: Vec<(u64, u64)> = (1000..1100).map(|s| (s, 5000)).collect();
         let t = tail(&late, key, &c).unwrap();

@@ -119,6 +119,9 @@ pub struct Judged {
     /// (function, before µs, now µs); against the level, or against the accepted level for a
     /// regression.
     pub functions: Vec<(String, f64, f64)>,
+    /// Traced spans at the same target and load whose self time in the slowest 1% grew most:
+    /// (span, before µs, now µs), as `functions`.
+    pub spans: Vec<(String, f64, f64)>,
     /// The series' last confirmed change before this lab, with the commits on either side.
     pub last_change: Option<(ChangePoint, Option<String>, Option<String>)>,
     pub regression: Option<Regression>,
@@ -183,6 +186,7 @@ impl Judged {
             past_gate_unproven: false,
             outcome,
             functions: Vec::new(),
+            spans: Vec::new(),
             last_change: None,
             regression: None,
             pending: None,

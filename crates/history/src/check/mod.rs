@@ -217,14 +217,18 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
     j.level_since = s.points.get(since).filter(|_| since > 0).and_then(Point::commit_text);
     j.level_points = level.len();
     let level_labs: Vec<i64> = s.points[since..until].iter().map(|p| p.lab).collect();
-    j.functions = match &j.regression {
+    (j.functions, j.spans) = match &j.regression {
         Some(r) => {
             let from = s.points.iter().position(|p| p.lab == r.from_lab).unwrap_or(0);
             let before: Vec<i64> = s.points[..from].iter().map(|p| p.lab).collect();
             let now: Vec<i64> = s.points[from..].iter().map(|p| p.lab).collect();
-            grown(s, all, &before[before.len().saturating_sub(r.labs_before)..], &now)
+            let before = &before[before.len().saturating_sub(r.labs_before)..];
+            (grown(s, all, before, &now, crate::entry::FUNCTION), grown(s, all, before, &now, crate::entry::SPAN))
         }
-        None => grown(s, all, &level_labs, &[lab_id]),
+        None => (
+            grown(s, all, &level_labs, &[lab_id], crate::entry::FUNCTION),
+            grown(s, all, &level_labs, &[lab_id], crate::entry::SPAN),
+        ),
     };
     if j.regression.is_some() {
         j.outcome = Outcome::Worse;
@@ -401,9 +405,11 @@ fn regression(s: &Series, gate: &Gate, accepted: &[Option<&Acceptance>]) -> Opti
     })
 }
 
-/// The profiled functions at the series' target and load whose own CPU grew most from the labs
-/// `before` to the labs `now` (their means), largest first (at most 5).
-fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String, f64, f64)> {
+/// The profiled functions (`prefix` [`crate::entry::FUNCTION`]) or traced spans
+/// ([`crate::entry::SPAN`]) at the series' target and load whose own CPU (or self time in the
+/// slowest 1%) grew most from the labs `before` to the labs `now` (their means), largest first
+/// (at most 5).
+fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64], prefix: &str) -> Vec<(String, f64, f64)> {
     let (before, now): (HashSet<i64>, HashSet<i64>) = (before.iter().copied().collect(), now.iter().copied().collect());
     let mean_at = |f: &Series, labs: &HashSet<i64>| {
         let v: Vec<f64> = f.points.iter().filter(|p| labs.contains(&p.lab)).map(|p| p.value).collect();
@@ -412,7 +418,7 @@ fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String
     let mut out: Vec<(String, f64, f64)> = all
         .iter()
         .filter(|f| {
-            f.key.metric.starts_with(crate::entry::FUNCTION)
+            f.key.metric.starts_with(prefix)
                 && f.key.target == s.key.target
                 && f.key.load_key == s.key.load_key
                 && f.key.machine == s.key.machine
@@ -420,7 +426,7 @@ fn grown(s: &Series, all: &[Series], before: &[i64], now: &[i64]) -> Vec<(String
         })
         .filter_map(|f| {
             let (was, is) = (mean_at(f, &before)?, mean_at(f, &now)?);
-            let name = f.key.metric.trim_start_matches(crate::entry::FUNCTION).to_owned();
+            let name = f.key.metric.trim_start_matches(prefix).to_owned();
             (is > was).then_some((name, was, is))
         })
         .collect();

@@ -59,8 +59,8 @@ impl Filter {
         steps.equal("s.target", self.target.as_ref());
         let mut figures = labs.clone();
         match self.metric.as_deref() {
-            Some(crate::entry::FUNCTION) => {
-                figures.conditions.push(format!("f.metric LIKE '{}%'", crate::entry::FUNCTION));
+            Some(prefix @ (crate::entry::FUNCTION | crate::entry::SPAN)) => {
+                figures.conditions.push(format!("f.metric LIKE '{prefix}%'"));
             }
             other => figures.equal("f.metric", other.map(str::to_owned).as_ref()),
         }

@@ -104,7 +104,7 @@ mod tests {
             uncovered_us: 500.0,
             trace_ids: Vec::new(),
         };
-        spans::Tail { slowest: group(names, 2), median: group(&[], 2) }
+        spans::Tail { slowest: group(names, 2), median: group(&[], 2), waterfall: None }
     }
 
     #[test]

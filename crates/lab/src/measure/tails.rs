@@ -129,7 +129,7 @@ mod tests {
             bytes_in: 0,
             files: Vec::new(),
             profile: None,
-            tail: Some(spans::Tail { slowest: group(names), median: group(&[]) }),
+            tail: Some(spans::Tail { slowest: group(names), median: group(&[]), waterfall: None }),
         }
     }
 

@@ -7,6 +7,7 @@ pub(crate) mod compare;
 pub(crate) mod html;
 pub(crate) mod markdown;
 pub(crate) mod profiles;
+pub(crate) mod tail_charts;
 pub(crate) mod traces;
 
 use std::path::{Path, PathBuf};
@@ -39,7 +40,7 @@ fn write_as(lab: &Lab, dir: &Path, whole: bool) -> std::io::Result<Vec<PathBuf>>
         let md = dir.join("report.md");
         put(
             &md,
-            (markdown::render(lab, &[]) + &profiles::markdown(lab, &diffs, &problems) + &traces::markdown(lab))
+            (markdown::render(lab, &[]) + &profiles::markdown(lab, &diffs, &problems) + &traces::markdown(lab, &[]))
                 .as_bytes(),
         )?;
         let _ = std::fs::remove_file(dir.join("report.html"));
@@ -47,16 +48,22 @@ fn write_as(lab: &Lab, dir: &Path, whole: bool) -> std::io::Result<Vec<PathBuf>>
         return Ok(vec![md, json]);
     }
     let figures = charts::figures(lab);
+    let tail_figures = tail_charts::figures(lab);
     std::fs::create_dir_all(&chart_dir)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", chart_dir.display())))?;
-    let mut images = Vec::new();
-    for f in &figures {
+    // Each chart as a PNG beside the report: (title, its path).
+    let png = |f: &charts::Figure| -> std::io::Result<(String, String)> {
         let png = render_png(&f.svg, 1.5).map_err(std::io::Error::other)?;
         put(&chart_dir.join(format!("{}.png", f.stem)), &png)?;
-        images.push((f.title.clone(), format!("charts/{}.png", f.stem)));
-    }
+        Ok((f.title.clone(), format!("charts/{}.png", f.stem)))
+    };
+    let images = figures.iter().map(png).collect::<std::io::Result<Vec<_>>>()?;
+    let tail_images = tail_figures.iter().map(png).collect::<std::io::Result<Vec<_>>>()?;
+    let figures: Vec<charts::Figure> = figures.into_iter().chain(tail_figures).collect();
     let (diffs, problems) = profiles::differentials(lab, dir);
-    let md_text = markdown::render(lab, &images) + &profiles::markdown(lab, &diffs, &problems) + &traces::markdown(lab);
+    let md_text = markdown::render(lab, &images)
+        + &profiles::markdown(lab, &diffs, &problems)
+        + &traces::markdown(lab, &tail_images);
     let md = dir.join("report.md");
     put(&md, md_text.as_bytes())?;
     let runs = ChartData {

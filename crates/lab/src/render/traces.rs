@@ -24,7 +24,9 @@ fn cell(name: &str) -> String {
     name.replace('|', "/").replace('`', "'")
 }
 
-pub(crate) fn markdown(lab: &Lab) -> String {
+/// The section; `charts` are the tail charts written beside the report (title, relative path:
+/// `charts/tail-N.png`, `charts/waterfall-N.png` for step N), none for a report without charts.
+pub(crate) fn markdown(lab: &Lab, charts: &[(String, String)]) -> String {
     let mut md = String::new();
     if !lab.steps.iter().any(|s| s.traces.is_some()) {
         return md;
@@ -38,7 +40,7 @@ pub(crate) fn markdown(lab: &Lab) -> String {
          what its children cover), a mean over the requests with spans, and the time no span covers (the network \
          and the queues before the server's first span).\n"
     );
-    for s in &lab.steps {
+    for (i, s) in lab.steps.iter().enumerate() {
         let Some(t) = &s.traces else { continue };
         let _ = writeln!(md, "### {}\n", s.id);
         if let Some(why) = &t.missing {
@@ -126,6 +128,12 @@ pub(crate) fn markdown(lab: &Lab) -> String {
         }
         let ids: Vec<String> = slow.trace_ids.iter().map(|i| format!("`{i}`")).collect();
         let _ = writeln!(md, "Trace ids of the slowest: {}.\n", ids.join(", "));
+        for stem in ["tail", "waterfall"] {
+            let path = format!("charts/{stem}-{i}.png");
+            if let Some((title, _)) = charts.iter().find(|(_, p)| *p == path) {
+                let _ = writeln!(md, "![{}]({path})\n", cell(title).replace(['[', ']'], ""));
+            }
+        }
     }
     if let Some(c) = lab.steps.iter().rev().find_map(|s| s.traces.as_ref()).map(|t| &t.receiver) {
         let dropped = c.unknown_trace + c.over_request + c.over_lab + c.malformed;

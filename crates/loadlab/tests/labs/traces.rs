@@ -39,12 +39,30 @@ fn a_traced_python_service_says_which_span_its_slowest_requests_spent_their_time
                 [load]\nrate = 50\nduration = \"3s\"\nwarmup = \"500ms\"\n";
     std::fs::write(d.join("plan.toml"), plan).unwrap();
     let out = d.join("out");
-    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(&out).output().unwrap();
+    let db = d.join("history.db");
+    let o = loadlab()
+        .args(["lab", "run"])
+        .arg(d.join("plan.toml"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--history")
+        .arg(&db)
+        .output()
+        .unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains(": spans: the slowest 1% db.query "), "{err}");
     let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
     assert_eq!(lab["targets"][0]["traces"], true, "{}", lab["targets"]);
+    // The history keeps each span's self time in the slowest 1% as a series of its own.
+    let o = loadlab().args(["history", "show", "--metric", "span:db.query", "--history"]).arg(&db).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(crate::support::stdout(&o).contains("span:db.query"), "{}", crate::support::stdout(&o));
+    // report.html draws both: the two groups by span, and the slowest request's waterfall.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains(">slowest 1% (") && html.contains(">median ("), "no tail chart");
+    assert!(html.contains("the client saw "), "no waterfall");
+    assert!(html.contains("<title>db.query: 4"), "the slowest request's db.query bar");
     let traces = &lab["steps"][0]["traces"];
     let tail = &traces["tail"];
     assert!(traces["missing"].is_null(), "{traces}");
