@@ -16,7 +16,8 @@
 # Each lab: 2 load points (RATES; default the server's lowest and a middle one), 3 s steps after
 # 1 s of warm-up, one repeat. OUT keeps the labs, each trial's history.db and checks.csv (trial,
 # lab, changed, exit), and cpu.csv (every step's CPU per request, for its lab-to-lab spread).
-# RESCORE=1 with the same OUT checks the labs already there again, with this build's gate.
+# RESCORE=1 with the same OUT checks the labs already there again, with this build's gate (each
+# history added again from the labs' folders, as this build records them).
 #
 # BRANCHES='10 30 100': instead of CHANGE, each trial's unchanged labs (1 to FROM-1) are
 # continued once per change size, each in a copy of the history (labs FROM to LABS at that
@@ -55,7 +56,8 @@ echo "trial,lab,changed,busy,exit,change" > "$OUT/checks.csv"
 for t in $(seq 1 "$TRIALS"); do
   db=$OUT/trial$t/history.db
   mkdir -p "$OUT/trial$t"
-  [ "${RESCORE:-0}" = 1 ] || rm -f "$db"
+  # RESCORE=1 builds each history again from the labs' folders, with this build's figures.
+  rm -f "$OUT/trial$t"/history*.db
   runs=()
   for i in $(seq 1 "$LABS"); do
     if [ -z "$BRANCHES" ]; then
@@ -72,7 +74,7 @@ for t in $(seq 1 "$TRIALS"); do
     IFS=: read -r i change branch <<< "$run"
     db=$OUT/trial$t/history$branch.db
     # A branch starts from the unchanged labs' history.
-    if [ -n "$branch" ] && [ "$i" = "$FROM" ] && [ "${RESCORE:-0}" != 1 ]; then
+    if [ -n "$branch" ] && [ "$i" = "$FROM" ]; then
       cp "$OUT/trial$t/history.db" "$db"
     fi
     dir=$OUT/trial$t/lab$i$branch
@@ -85,6 +87,8 @@ for t in $(seq 1 "$TRIALS"); do
       "${pin_lab[@]}" "$LOADLAB" lab run "$dir/plan.toml" --out "$dir/lab" --history "$db" \
         --commit "$(printf 'c%02d' "$i")" --branch main >/dev/null 2>"$dir/lab.err" || true
       stop_spinners
+    else
+      "$LOADLAB" history add "$dir/lab" --history "$db" >/dev/null 2>&1 || true
     fi
     [ "$i" -ge 6 ] || continue
     code=0

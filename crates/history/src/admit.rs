@@ -102,7 +102,7 @@ pub(crate) fn lab(lab: &Lab) -> Result<(), Refused> {
 
 /// The largest value a figure of `metric` can have, and its unit.
 pub(crate) fn range(metric: &str) -> (f64, &'static str) {
-    if metric == crate::figures::MACHINE_OTHER {
+    if crate::figures::is_machine_share(metric) {
         return (100.0, "% of the machine");
     }
     match lab::Metric::parse(metric) {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::admit::{
     name, plain, range, within, Refused, CLOCK_AHEAD_S, EARLIEST_START, MAX_COMMIT, MAX_NAME, MAX_PATH, MAX_TAGS,
 };
-use crate::figures::MACHINE_OTHER;
+use crate::figures::{MACHINE_OTHER, MACHINE_STEAL};
 
 /// The step figures a history keeps (as `lab compare` compares them, with p90), by the names
 /// `history show --metric` takes. A profiled step adds `fn:NAME` for each of its top functions:
@@ -200,6 +200,9 @@ pub(crate) fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Result<En
                 }
                 if let Some(o) = s.machine.as_ref().and_then(|m| m.other_pct).filter(|o| o.is_finite()) {
                     values.push((MACHINE_OTHER.into(), o));
+                }
+                if let Some(stolen) = s.machine.as_ref().map(|m| m.steal_pct).filter(|v| v.is_finite()) {
+                    values.push((MACHINE_STEAL.into(), stolen));
                 }
                 for f in s.profile.iter().flat_map(|p| &p.top) {
                     if f.self_us.is_finite() {

@@ -80,7 +80,7 @@ impl Change<'_> {
     /// `+9.9% [+7.5, +12.4]`; a share of the machine in points (`+94.3 points`): from near
     /// nothing, a ratio says nothing.
     pub(crate) fn size(&self) -> String {
-        if self.of.key.metric == crate::figures::MACHINE_OTHER {
+        if crate::figures::is_machine_share(&self.of.key.metric) {
             return format!("{:+.1} points", self.change.mean_after - self.change.mean_before);
         }
         let (lo, hi) = self.change.change_interval_pct();
@@ -105,13 +105,13 @@ impl<'a> Overview<'a> {
                 changes.push(Change { series: i, of: s, change: c, state: State::of(s, k) });
             }
         }
-        // loadlab's own CPU and the share other processes took of its machine are the machine's
+        // loadlab's own CPU and the shares others took of its machine are the machine's
         // health, not the service's: their changes come after every change of the target, newest
         // first among themselves, and never lead.
         changes.sort_by_key(|c| {
             let m = &c.of.key.metric;
             (
-                m == lab::Metric::GeneratorCpu.name() || m == crate::figures::MACHINE_OTHER,
+                m == lab::Metric::GeneratorCpu.name() || crate::figures::is_machine_share(m),
                 std::cmp::Reverse((c.after().started_unix_s, c.after().lab)),
             )
         });

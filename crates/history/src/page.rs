@@ -52,6 +52,9 @@ fn unit(metric: &str) -> &'static str {
     if metric.starts_with(crate::entry::SPAN) {
         return "µs";
     }
+    if crate::figures::is_machine_share(metric) {
+        return "%";
+    }
     match lab::Metric::parse(metric) {
         Ok(m) if m.is_latency() => "ms",
         Ok(lab::Metric::Success | lab::Metric::Errors) => "%",

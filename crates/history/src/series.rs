@@ -107,7 +107,7 @@ pub fn show(metric: &str, v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }
-    if metric == crate::figures::MACHINE_OTHER {
+    if crate::figures::is_machine_share(metric) {
         return format!("{v:.1}%");
     }
     if metric.starts_with(crate::entry::SPAN) {

@@ -147,6 +147,12 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
     })
 }
 
+/// A tail of the latencies (p95 and beyond, max): spikes alone, spreads wide and grows faster
+/// than the machine slows, so it is judged by runs of labs, on a level that keeps its outliers.
+pub(super) fn is_tail(m: lab::Metric) -> bool {
+    m.tail_quantile().is_some() || m == lab::Metric::Max
+}
+
 /// The series is of the lab's machine and kind.
 fn owns(s: &Series, lab: &crate::entry::Entry, any_machine: bool) -> bool {
     s.key.quick == lab.quick && (any_machine || (s.key.machine == lab.machine && s.key.measurement == lab.measurement))
@@ -209,7 +215,10 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         j.level_unratioed = all - level.len();
     }
     j.level_extreme = extreme(&level, gate.above);
-    if rules.trim {
+    // A tail keeps its outliers: they are how it spreads (a Go service's p99 level of 7 A/A labs,
+    // 2 left out, read a spread of 1.9% and failed two checks on +5-7%).
+    let trim = rules.trim && !is_tail(gate.metric);
+    if trim {
         let all = level.len();
         level = without_outliers(&level);
         j.level_outliers = all - level.len();
@@ -239,7 +248,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         let start = s.level_starts().into_iter().filter(|&i| i < since).max().unwrap_or(0);
         let mut before: Vec<f64> =
             s.points[start..since].iter().map(|p| p.value).filter(|v| v.is_finite() && *v > 0.0).collect();
-        if rules.trim {
+        if trim {
             before = without_outliers(&before);
         }
         if let Some(donor) = Spread::of(&before) {
@@ -280,7 +289,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         let mut before: Vec<f64> =
             s.points[..at].iter().map(|p| p.value).filter(|v| v.is_finite() && *v > 0.0).collect();
         j.level_extreme = extreme(&before, gate.above);
-        if rules.trim {
+        if trim {
             before = without_outliers(&before);
         }
         if let Some(spread) = Spread::of(&before).filter(|_| before.len() >= MIN_LEVEL) {
@@ -500,7 +509,7 @@ fn holm(judged: &mut [Judged], gates: &[Gate], alone: bool) {
         let above = gate.is_none_or(|g| g.above);
         // A tail percentile spikes alone on a shared machine (a Go service's p99 tripled in one
         // of 12 A/A labs, 3 of 21 checks failed alone): a tail waits for its run.
-        if gate.is_some_and(|g| g.metric.tail_quantile().is_some() || g.metric == lab::Metric::Max) {
+        if gate.is_some_and(|g| is_tail(g.metric)) {
             continue;
         }
         let seen =
