@@ -30,6 +30,18 @@ fn x_of(v: f64, scale: f64) -> f64 {
     LEFT + (WIDTH - LEFT - RIGHT) * (v / scale).clamp(0.0, 1.0)
 }
 
+/// The time scale under a chart's bars at `y`: from 0 to `scale` µs.
+fn axis(svg: &mut String, y: f64, scale: f64) {
+    let end = x_of(scale, scale);
+    let _ = write!(
+        svg,
+        r##"<line x1="{LEFT}" y1="{y}" x2="{end:.1}" y2="{y}" stroke="#888"/><text x="{LEFT}" y="{}">0</text><text x="{end:.1}" y="{}" text-anchor="end">{}</text>"##,
+        y + 14.0,
+        y + 14.0,
+        show_us(scale)
+    );
+}
+
 /// The charts of every traced step whose requests had spans: `tail-N` and `waterfall-N`, N the
 /// step's place in the lab.
 pub(crate) fn figures(lab: &Lab) -> Vec<Figure> {
@@ -115,15 +127,7 @@ fn groups(tail: &spans::Tail) -> String {
     }
     // The scale, then the legend.
     let axis_y = 20.0 + 2.0 * 34.0;
-    let _ = write!(
-        svg,
-        r##"<line x1="{LEFT}" y1="{axis_y}" x2="{:.1}" y2="{axis_y}" stroke="#888"/><text x="{LEFT}" y="{}">0</text><text x="{:.1}" y="{}" text-anchor="end">{}</text>"##,
-        x_of(scale, scale),
-        axis_y + 14.0,
-        x_of(scale, scale),
-        axis_y + 14.0,
-        show_us(scale)
-    );
+    axis(&mut svg, axis_y, scale);
     let entries = names.iter().map(|n| (*n, colour(n))).chain([("other spans", OTHER), ("no span", UNCOVERED)]);
     for (k, (name, fill)) in entries.enumerate() {
         let (x, y) = (LEFT + (k % 4) as f64 * 170.0, axis_y + 30.0 + (k / 4) as f64 * 20.0);
@@ -178,15 +182,7 @@ fn waterfall(w: &spans::Waterfall, names: &[&str]) -> String {
         );
     }
     let axis_y = 30.0 + 22.0 * bars.len() as f64;
-    let _ = write!(
-        svg,
-        r##"<line x1="{LEFT}" y1="{axis_y}" x2="{:.1}" y2="{axis_y}" stroke="#888"/><text x="{LEFT}" y="{}">0</text><text x="{:.1}" y="{}" text-anchor="end">{}</text>"##,
-        x_of(scale, scale),
-        axis_y + 14.0,
-        x_of(scale, scale),
-        axis_y + 14.0,
-        show_us(scale)
-    );
+    axis(&mut svg, axis_y, scale);
     if w.spans.len() > bars.len() {
         let _ =
             write!(svg, r#"<text x="8" y="{}">and {} more spans</text>"#, axis_y + 14.0, w.spans.len() - bars.len());
