@@ -604,3 +604,38 @@ async fn real_histories() {
         println!("{path}: {failed} of {same} unchanged checks failed; first failing slower lab: {first:?}");
     }
 }
+
+#[test]
+fn a_target_cpu_that_moves_with_the_machine_is_read_at_each_labs_machine() {
+    // As the Go service's labs on this VM: loadlab's own CPU per request 25% apart between labs
+    // (the machine), the target's moving with it at a slope of 0.35, 1% of its own besides.
+    let lab_on = |machine: f64, work: f64, rng: &mut StdRng| {
+        let m = (0.25 * normal(rng)).exp() * machine;
+        let mut v = lab(&Service { cpu_sd: 0.01, p50_sd: 0.02, ..CPU_BOUND }, work, false, rng).to_vec();
+        v[2].1 *= m.powf(0.35);
+        v.push(("generator_cpu".to_owned(), 80.0 * m));
+        v
+    };
+    let (mut slowed, mut quiet) = (0, 0);
+    for seed in 0..10 {
+        let mut rng = StdRng::seed_from_u64(300 + seed);
+        let level: Vec<Vec<(String, f64)>> = (0..12).map(|_| lab_on(1.0, 1.0, &mut rng)).collect();
+        let at = |last: Vec<(String, f64)>| {
+            let labs: Vec<Stored> =
+                level.iter().cloned().chain([last]).enumerate().map(|(i, v)| entry(i, &v)).collect();
+            check(&labs, 12)
+        };
+        // The build 30% heavier on a machine like the level's: red on its first lab.
+        let c = at(lab_on(1.0, 1.3, &mut rng));
+        let text = history::check_text(&c);
+        slowed += usize::from(c.worse().any(|j| j.key.metric == "target_cpu"));
+        if seed == 0 {
+            assert!(text.contains("the level read at this lab's machine: target_cpu moves 0.3"), "{text}");
+        }
+        // The same build on a machine 30% slower: the target's 9.6% more CPU is the machine's.
+        let c = at(lab_on(1.3, 1.0, &mut rng));
+        quiet += usize::from(!c.worse().any(|j| j.key.metric == "target_cpu"));
+    }
+    assert!(slowed >= 9, "{slowed} of 10 red on the first lab");
+    assert_eq!(quiet, 10);
+}

@@ -7,6 +7,8 @@
 //! - `welch`: Student's t interval of a centre and Welch's test of two sides (on logarithms);
 //! - `bootstrap`: the percentile bootstrap (resamples, quantiles, a two-sided p of ratios);
 //! - `counts`: the ratio of two counts of events (Poisson), with its interval;
+//! - `covariate`: a level read against a figure of the machine (a regression on logarithms), and
+//!   its prediction test of one more lab;
 //! - `floors`: what two labs of one build differ by, and what a tail needs to be compared;
 //! - `outliers`: a level's labs of a busy machine (robust, on logarithms);
 //! - `paired`: two builds measured in pairs (Student's paired t on logarithms), and the looks a
@@ -20,6 +22,7 @@
 pub mod bootstrap;
 pub mod change_points;
 pub mod counts;
+pub mod covariate;
 pub mod describe;
 pub mod floors;
 mod holm;

@@ -135,6 +135,10 @@ pub struct Judged {
     /// change): what was taken out, for a reader.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_scaled: Option<String>,
+    /// A target's CPU per request read at loadlab's own CPU per request of this lab: the slope
+    /// of the level's regression on it (`check::machine::read_at_machine`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<f64>,
 }
 
 /// 1st, 2nd, 3rd...
@@ -193,6 +197,7 @@ impl Judged {
             accepted: Vec::new(),
             machine: None,
             machine_scaled: None,
+            adjusted: None,
         }
     }
 }

@@ -339,6 +339,9 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         let p = previous.iter().map(|p| spread.p_beyond(p.value, gate.above)).fold(j.lab_pvalue, f64::max);
         j.pvalue = p.powi(rules.in_a_row.max(1) as i32);
     }
+    if machine::read_at_machine_fits(gate.metric) {
+        machine::read_at_machine(&mut j, s, all, &s.points[since..until], previous, gate, rules.in_a_row);
+    }
     j
 }
 
