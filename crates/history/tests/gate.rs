@@ -639,3 +639,30 @@ fn a_target_cpu_that_moves_with_the_machine_is_read_at_each_labs_machine() {
     assert!(slowed >= 9, "{slowed} of 10 red on the first lab");
     assert_eq!(quiet, 10);
 }
+
+#[test]
+fn a_lab_alone_on_a_machine_slower_by_as_much_is_a_warning_whatever_loadlabs_own_spread() {
+    // A Python server's labs in two states of the machine: the level in the faster, one lab in
+    // the slower (p50 and loadlab's own CPU per request 1.9 times); loadlab's CPU spreads
+    // 27% between labs, so its own rules do not call the slower lab slower. The same p50 on a
+    // machine like the level's fails.
+    // (The lab judged reads loadlab's CPU without noise: a draw 2 sd high would explain half
+    // of a doubled p50, and the run of labs after it would fail it instead.)
+    let lab_on = |machine: f64, work: f64, sd: f64, rng: &mut StdRng| {
+        let mut v = lab(&CPU_BOUND, work, false, rng).to_vec();
+        v.push(("generator_cpu".to_owned(), 120.0 * machine * (sd * normal(rng)).exp()));
+        v
+    };
+    for (machine, worse) in [(1.9, false), (1.0, true)] {
+        let mut rng = StdRng::seed_from_u64(21);
+        let labs: Vec<Stored> = (0..7)
+            .map(|i| if i < 6 { lab_on(1.0, 1.0, 0.27, &mut rng) } else { lab_on(machine, 1.9, 0.0, &mut rng) })
+            .enumerate()
+            .map(|(i, v)| entry(i, &v))
+            .collect();
+        let c = check(&labs, 6);
+        let text = history::check_text(&c);
+        assert_eq!(c.worse().any(|j| j.key.metric == "p50"), worse, "{text}");
+        assert_eq!(text.contains("the machine is slower, and can explain it"), !worse, "{text}");
+    }
+}
