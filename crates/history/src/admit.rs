@@ -83,6 +83,13 @@ pub(crate) fn lab(lab: &Lab) -> Result<(), Refused> {
                 within(&at(name), v, 0.0, MAX_CPU_PCT, "% of one core")?;
             }
         }
+        if let Some(speed) = &s.speed {
+            let max = crate::figures::MAX_SPEED_US;
+            within(&at("speed.target_us"), speed.target_us, 0.0, max, "µs")?;
+            for (k, c) in speed.cpus.iter().enumerate() {
+                within(&at(&format!("speed.cpus[{k}].us")), c.us, 0.0, max, "µs")?;
+            }
+        }
         let counted = s.not_counted().is_none() && s.down.is_none();
         if counted && n.requests == 0 && !lab.interrupted {
             return Err(Refused(format!("{}: a counted step of no request", at("numbers.requests"))));
@@ -104,6 +111,9 @@ pub(crate) fn lab(lab: &Lab) -> Result<(), Refused> {
 pub(crate) fn range(metric: &str) -> (f64, &'static str) {
     if crate::figures::is_machine_share(metric) {
         return (100.0, "% of the machine");
+    }
+    if metric == crate::figures::MACHINE_SPEED {
+        return (crate::figures::MAX_SPEED_US, "µs");
     }
     match lab::Metric::parse(metric) {
         Ok(m) if m.is_latency() => (MAX_LATENCY_MS, "ms"),

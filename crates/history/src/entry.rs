@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::admit::{
     name, plain, range, within, Refused, CLOCK_AHEAD_S, EARLIEST_START, MAX_COMMIT, MAX_NAME, MAX_PATH, MAX_TAGS,
 };
-use crate::figures::{MACHINE_OTHER, MACHINE_STEAL};
+use crate::figures::{MACHINE_OTHER, MACHINE_SPEED, MACHINE_STEAL};
 
 /// The step figures a history keeps (as `lab compare` compares them, with p90), by the names
 /// `history show --metric` takes. A profiled step adds `fn:NAME` for each of its top functions:
@@ -203,6 +203,9 @@ pub(crate) fn entry(lab: &Lab, dir: &Path, provenance: &Provenance) -> Result<En
                 }
                 if let Some(stolen) = s.machine.as_ref().map(|m| m.steal_pct).filter(|v| v.is_finite()) {
                     values.push((MACHINE_STEAL.into(), stolen));
+                }
+                if let Some(us) = s.speed.as_ref().map(|v| v.target_us).filter(|v| v.is_finite() && *v > 0.0) {
+                    values.push((MACHINE_SPEED.into(), us));
                 }
                 for f in s.profile.iter().flat_map(|p| &p.top) {
                     if f.self_us.is_finite() {

@@ -110,10 +110,7 @@ impl<'a> Overview<'a> {
         // first among themselves, and never lead.
         changes.sort_by_key(|c| {
             let m = &c.of.key.metric;
-            (
-                m == lab::Metric::GeneratorCpu.name() || crate::figures::is_machine_share(m),
-                std::cmp::Reverse((c.after().started_unix_s, c.after().lab)),
-            )
+            (crate::figures::is_machine(m), std::cmp::Reverse((c.after().started_unix_s, c.after().lab)))
         });
         let quiet = series.iter().filter(|s| s.changes.is_empty()).collect();
         Overview { changes, checks, quiet }

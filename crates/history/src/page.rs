@@ -55,6 +55,9 @@ fn unit(metric: &str) -> &'static str {
     if crate::figures::is_machine_share(metric) {
         return "%";
     }
+    if metric == crate::figures::MACHINE_SPEED {
+        return "µs";
+    }
     match lab::Metric::parse(metric) {
         Ok(m) if m.is_latency() => "ms",
         Ok(lab::Metric::Success | lab::Metric::Errors) => "%",

@@ -368,11 +368,11 @@ pub fn check_text(c: &Checked) -> String {
             if let Some(why) = &j.machine_scaled {
                 let _ = writeln!(out, "    {why}");
             }
-            if let Some(slope) = j.adjusted {
+            if let (Some(slope), Some(by)) = (j.adjusted, &j.adjusted_by) {
                 let _ = writeln!(
                     out,
-                    "    the level read at this lab's machine: {metric} moves {slope:.2}% for 1% of loadlab's own CPU \
-                     per request over the level's labs"
+                    "    the level read at this lab's machine: {metric} moves {slope:.2}% for 1% of {by} over the \
+                     level's labs"
                 );
             }
             if j.alone_beyond && !j.alone_far {

@@ -110,6 +110,9 @@ pub fn show(metric: &str, v: f64) -> String {
     if crate::figures::is_machine_share(metric) {
         return format!("{v:.1}%");
     }
+    if metric == crate::figures::MACHINE_SPEED {
+        return format!("{v:.1}µs");
+    }
     if metric.starts_with(crate::entry::SPAN) {
         return results::duration::show_us(v);
     }

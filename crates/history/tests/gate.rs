@@ -666,3 +666,30 @@ fn a_lab_alone_on_a_machine_slower_by_as_much_is_a_warning_whatever_loadlabs_own
         assert_eq!(text.contains("the machine is slower, and can explain it"), !worse, "{text}");
     }
 }
+
+#[test]
+fn the_probe_on_the_targets_cpus_is_read_before_loadlabs_own_cpu() {
+    // The target's CPU per request moves with its own CPU's speed (the probe's time there, 25%
+    // apart between labs); loadlab's own CPU per request, on another CPU, does not.
+    let lab_on = |work: f64, rng: &mut StdRng| {
+        let m = (0.25 * normal(rng)).exp();
+        let mut v = lab(&Service { cpu_sd: 0.01, ..CPU_BOUND }, work, false, rng).to_vec();
+        v[2].1 *= m.powf(0.5);
+        v.push(("machine_speed".to_owned(), 150.0 * m));
+        v.push(("generator_cpu".to_owned(), 80.0 * (0.25 * normal(rng)).exp()));
+        v
+    };
+    let mut rng = StdRng::seed_from_u64(77);
+    let labs: Vec<Stored> = (0..13)
+        .map(|i| lab_on(if i < 12 { 1.0 } else { 1.3 }, &mut rng))
+        .enumerate()
+        .map(|(i, v)| entry(i, &v))
+        .collect();
+    let c = check(&labs, 12);
+    let text = history::check_text(&c);
+    assert!(c.worse().any(|j| j.key.metric == "target_cpu"), "{text}");
+    assert!(
+        text.contains("target_cpu moves 0.49") && text.contains("for 1% of the probe's time on the target's CPUs"),
+        "{text}"
+    );
+}

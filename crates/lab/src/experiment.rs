@@ -20,7 +20,7 @@ use crate::run::sample::{self, Sampler, Source};
 use crate::run::step;
 pub(crate) use crate::run::systems::TargetRun;
 use crate::run::systems::{self, Embedded, StartError, Started};
-use crate::run::{cpu, edges, placement};
+use crate::run::{cpu, edges, placement, speed};
 use profile::session::Session;
 use profile::Profiler;
 use tokio_util::sync::CancellationToken;
@@ -50,6 +50,8 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
     let plan_run = if opts.quick { plan.quick() } else { plan.clone() };
     let plan = &plan_run;
     let matrix = matrix::expand(plan);
+    // Every CPU this process may use, before loadlab's threads are pinned to some of them.
+    let cpus = speed::allowed_cpus();
     // loadlab's threads on its CPUs while the lab runs (back where they were after), the
     // targets it starts on the others.
     let (placement, placement_not) = match placement::decide(plan, plan.load.placement) {
@@ -59,7 +61,11 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
         },
         Err(why) => (None, Some(why)),
     };
-    let mut up = Up { placement: placement.as_ref().map(|(p, _)| p.clone()), ..Up::default() };
+    let mut up = Up {
+        placement: placement.as_ref().map(|(p, _)| p.clone()),
+        probe: Some(speed::Probe::start(&cpus)),
+        ..Up::default()
+    };
     let result = async {
         up.bring_up(plan, &samples_dir, &opts.stop).await?;
         let sampler = Sampler::start(up.sources.clone(), started);
@@ -193,6 +199,7 @@ async fn run_steps(
                 host: None,
                 host_unmeasured: None,
                 machine: None,
+                speed: None,
                 generator_cpu_s: None,
                 down: Some(down),
                 uncounted: None,
@@ -236,11 +243,14 @@ async fn run_steps(
         // ends and as the step ends.
         let watched = up.cpu_watched(s.target);
         let remote = up.remotes.get(s.target).cloned().flatten();
+        let probed = up.probe.as_ref().map(speed::Probe::cpu_ns);
+        let probe_ns = move || probed.as_ref().map_or(0, |p| p.load(std::sync::atomic::Ordering::Relaxed));
         let warmup_end = {
-            let (watched, remote, warmup) = (watched.clone(), remote.clone(), load.warmup);
+            let (watched, remote, warmup, probe_ns) = (watched.clone(), remote.clone(), load.warmup, probe_ns.clone());
             tokio::spawn(async move {
                 tokio::time::sleep(warmup).await;
-                edges::Edge::read(&watched, remote.as_ref(), true).await
+                let edge = edges::Edge::read(&watched, remote.as_ref(), true).await;
+                (edge, Instant::now(), probe_ns())
             })
         };
         // A second signal abandons the step: its file is left without its end marker.
@@ -248,12 +258,23 @@ async fn run_steps(
             ran = step::run(&s.id, config, load.warmup, &file, s.repeat == 0, records, opts.stop.clone()) => ran?,
             _ = opts.abort.cancelled() => break,
         };
+        let mut speed = None;
         let used = match warmup_end.is_finished() {
             true => match warmup_end.await {
-                Ok(from) => {
+                Ok((from, from_at, from_probe_ns)) => {
                     let busy = remote.as_ref().map_or_else(Default::default, |r| r.host_limits);
                     let later = edges::Edge::read(&watched, remote.as_ref(), false).await;
-                    Some(from.until(&later, busy, up.target_cpu_known(s.target)))
+                    let mut used = from.until(&later, busy, up.target_cpu_known(s.target));
+                    // The probe's own CPU is not loadlab's work for the step.
+                    let probe_s = probe_ns().saturating_sub(from_probe_ns) as f64 / 1e9;
+                    let secs = from_at.elapsed().as_secs_f64();
+                    if let Some((cpu_s, pct)) = used.generator.as_mut().filter(|_| secs > 0.0) {
+                        *cpu_s = (*cpu_s - probe_s).max(0.0);
+                        *pct = 100.0 * *cpu_s / secs;
+                    }
+                    let target_cpus = up.placement.as_ref().map_or(&[][..], |p| &p.targets[..]);
+                    speed = up.probe.as_ref().and_then(|p| p.between(from_at, Instant::now(), target_cpus));
+                    Some(used)
                 }
                 Err(_) => None,
             },
@@ -333,6 +354,7 @@ async fn run_steps(
             host,
             host_unmeasured,
             machine,
+            speed,
             down: None,
             uncounted: None,
             profile,
@@ -372,6 +394,8 @@ struct Up {
     placement: Option<placement::Placement>,
     /// The spans' receiver, when a target is traced.
     tracing: Option<crate::run::traced::Tracing>,
+    /// The machine's speed on each CPU.
+    probe: Option<speed::Probe>,
 }
 
 impl Up {

@@ -56,6 +56,10 @@ pub struct StepResult {
     /// leave the step out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<scrape::host::HostUse>,
+    /// The machine's speed during the step: a fixed piece of work's time on each CPU and on the
+    /// target's (`run::speed`), the control a target's CPU per request is read at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<crate::run::speed::Speed>,
     /// The target was down during this step (it had exited: when and how): not a measurement.
     pub down: Option<String>,
     /// Why the step says nothing of its target though it ran (the generator could not send, a

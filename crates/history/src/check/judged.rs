@@ -139,6 +139,9 @@ pub struct Judged {
     /// of the level's regression on it (`check::machine::read_at_machine`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adjusted: Option<f64>,
+    /// The figure of the machine it was read at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjusted_by: Option<String>,
 }
 
 /// 1st, 2nd, 3rd...
@@ -198,6 +201,7 @@ impl Judged {
             machine: None,
             machine_scaled: None,
             adjusted: None,
+            adjusted_by: None,
         }
     }
 }

@@ -291,12 +291,15 @@ pub(super) fn read_at_machine_fits(metric: Metric) -> bool {
     metric == Metric::TargetCpu || (metric.is_latency() && !super::is_tail(metric))
 }
 
-/// A target's CPU per request (or its median latency) judged at its lab's machine: the level's regression on loadlab's
-/// own CPU per request ([`Fit`]) predicts each lab of the run at its own machine, and the
-/// prediction interval tests it (the slope's and the residuals' error both in it). Over the
-/// labs of 20 A/A histories of a Go service the target's CPU per request moved 6.7% as measured
-/// and 2.2% so read (docs/DECISIONS.md). Nothing changes where the level has fewer than
-/// [`stats::covariate::MIN_LABS`] labs with both figures, or a lab of the run lacks loadlab's.
+/// A target's CPU per request (or its median latency) judged at its lab's machine: the level's
+/// regression on a figure of the machine ([`Fit`]) predicts each lab of the run at its own
+/// machine, and the prediction interval tests it (the slope's and the residuals' error both in
+/// it). The figure is the probe's time on the target's CPUs (`machine_speed`) where the labs
+/// have it, else loadlab's own CPU per request, which sees only loadlab's CPUs. Over the labs of
+/// 20 A/A histories of a Go service the target's CPU per request moved 6.7% as measured and
+/// 2.2% read at loadlab's (docs/DECISIONS.md). Nothing changes where neither gives a line: fewer
+/// than [`stats::covariate::MIN_LABS`] labs with both figures, a slope within its noise, or a
+/// lab of the run far from the level's machines.
 pub(super) fn read_at_machine(
     j: &mut Judged,
     s: &Series,
@@ -306,10 +309,52 @@ pub(super) fn read_at_machine(
     gate: &Gate,
     in_a_row: usize,
 ) {
-    let Some(g) = generator_of(s, all) else { return };
     let Some(last) = s.points.last() else { return };
+    let covariates = [
+        (share_of(s, all, crate::figures::MACHINE_SPEED), "the probe's time on the target's CPUs"),
+        (generator_of(s, all), "loadlab's own CPU per request"),
+    ];
+    for (c, name) in covariates {
+        let Some(c) = c else { continue };
+        let Some((fit, run, xs, ys)) = line(c, level, previous, last) else { continue };
+        let x = run[0].0;
+        j.adjusted = Some(fit.slope);
+        j.adjusted_by = Some(name.to_owned());
+        // The level's most extreme lab, as far from the line at this lab's machine.
+        let residuals: Vec<f64> = xs.iter().zip(&ys).map(|(x, y)| y / fit.at(*x)).collect();
+        j.level_extreme = super::extreme(&residuals, gate.above) * fit.at(x);
+        j.level_mean = fit.at(x);
+        j.level_std = j.level_mean * fit.sd_at(x);
+        j.change_pct = (last.value / j.level_mean - 1.0) * 100.0;
+        j.lab_pvalue = fit.p_beyond(x, last.value, gate.above);
+        j.pvalue = if in_a_row <= 1 { j.lab_pvalue } else { f64::NAN };
+        if run.len() > 1 {
+            let changes = run[1..].iter().map(|(x, p)| (p.value / fit.at(*x) - 1.0) * 100.0);
+            j.previous_change_pct = if gate.above {
+                changes.fold(f64::INFINITY, f64::min)
+            } else {
+                changes.fold(f64::NEG_INFINITY, f64::max)
+            };
+            let p = run[1..].iter().map(|(x, p)| fit.p_beyond(*x, p.value, gate.above)).fold(j.lab_pvalue, f64::max);
+            j.pvalue = p.powi(in_a_row.max(1) as i32);
+        }
+        return;
+    }
+}
+
+/// The lab run (the lab, then the labs before it) with the covariate `c`'s figure of each.
+type Run<'a> = Vec<(f64, &'a Point)>;
+
+/// The level's line on covariate `c`, where it can be read at every lab of the run: the fit,
+/// the run, and the level's pairs.
+fn line<'a>(
+    c: &Series,
+    level: &[Point],
+    previous: &'a [Point],
+    last: &'a Point,
+) -> Option<(Fit, Run<'a>, Vec<f64>, Vec<f64>)> {
     let own: HashMap<i64, f64> =
-        g.points.iter().filter(|p| p.value.is_finite() && p.value > 0.0).map(|p| (p.lab, p.value)).collect();
+        c.points.iter().filter(|p| p.value.is_finite() && p.value > 0.0).map(|p| (p.lab, p.value)).collect();
     let (xs, ys): (Vec<f64>, Vec<f64>) = level
         .iter()
         .filter(|p| p.value.is_finite() && p.value > 0.0)
@@ -318,30 +363,8 @@ pub(super) fn read_at_machine(
     // Only a line the level shows (its slope beyond its noise), read where the level's machines
     // were: a machine unlike any of the level's goes to the rules after this (the machine's
     // size taken out, as measured).
-    let Some(fit) = Fit::of(&xs, &ys).filter(|f| f.slope_p() <= SLOPE_P) else { return };
-    let Some(run) =
-        std::iter::once(last).chain(previous).map(|p| Some((*own.get(&p.lab)?, p))).collect::<Option<Vec<_>>>()
-    else {
-        return;
-    };
-    if !run.iter().all(|(x, _)| fit.covers(*x, COVERS_MARGIN)) {
-        return;
-    }
-    let x = run[0].0;
-    j.adjusted = Some(fit.slope);
-    // The level's most extreme lab, as far from the line at this lab's machine.
-    let residuals: Vec<f64> = xs.iter().zip(&ys).map(|(x, y)| y / fit.at(*x)).collect();
-    j.level_extreme = super::extreme(&residuals, gate.above) * fit.at(x);
-    j.level_mean = fit.at(x);
-    j.level_std = j.level_mean * fit.sd_at(x);
-    j.change_pct = (last.value / j.level_mean - 1.0) * 100.0;
-    j.lab_pvalue = fit.p_beyond(x, last.value, gate.above);
-    j.pvalue = if in_a_row <= 1 { j.lab_pvalue } else { f64::NAN };
-    if run.len() > 1 {
-        let changes = run[1..].iter().map(|(x, p)| (p.value / fit.at(*x) - 1.0) * 100.0);
-        j.previous_change_pct =
-            if gate.above { changes.fold(f64::INFINITY, f64::min) } else { changes.fold(f64::NEG_INFINITY, f64::max) };
-        let p = run[1..].iter().map(|(x, p)| fit.p_beyond(*x, p.value, gate.above)).fold(j.lab_pvalue, f64::max);
-        j.pvalue = p.powi(in_a_row.max(1) as i32);
-    }
+    let fit = Fit::of(&xs, &ys).filter(|f| f.slope_p() <= SLOPE_P)?;
+    let run: Run<'a> =
+        std::iter::once(last).chain(previous).map(|p| Some((*own.get(&p.lab)?, p))).collect::<Option<_>>()?;
+    run.iter().all(|(x, _)| fit.covers(*x, COVERS_MARGIN)).then_some((fit, run, xs, ys))
 }

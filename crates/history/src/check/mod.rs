@@ -99,8 +99,10 @@ pub fn check(labs: &[Stored], lab_id: i64, rules: &Rules<'_>) -> Result<Checked,
     let query = Query { plan: Some(lab.plan.clone()), any_machine: rules.any_machine, ..Default::default() };
     // Change points where a gate looks (the profiled functions' series only give their means).
     let control = machine::wanted(gates);
-    let gated =
-        |k: &Key| gates.iter().any(|g| g.metric.name() == k.metric) || (control && k.metric == machine::GENERATOR);
+    let gated = |k: &Key| {
+        gates.iter().any(|g| g.metric.name() == k.metric)
+            || (control && (k.metric == machine::GENERATOR || k.metric == crate::figures::MACHINE_SPEED))
+    };
     let mut all = series_where(upto, &query, rules.settings, gated);
     all.iter_mut().for_each(|s| s.mark_accepted(rules.accepted));
     let mut judged = Vec::new();

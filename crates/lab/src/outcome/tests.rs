@@ -42,6 +42,7 @@ fn steps(plan: &Plan, m: &Matrix) -> Vec<StepResult> {
                 host: None,
                 host_unmeasured: None,
                 machine: None,
+                speed: None,
                 generator_cpu_s: None,
                 down: None,
                 uncounted: None,
