@@ -8,7 +8,8 @@
 # nginx: one worker serving a 10 KiB file (sub-millisecond; no CHANGE); cpu: bench/aa/burn.py
 # hashing for about 2 ms a request, one at a time; go: the profiling tests' Go service hashing
 # 300,000 rounds a request; origin: `loadlab origin` answering in 10 ms. DURATION and WARMUP:
-# a step's (3s and 1s).
+# a step's (3s and 1s). PLACEMENT: the plan's (default shared; split puts the server on its own
+# CPUs, where the lab's speed probe reads exactly its CPUs).
 aa_plan() {
   local dir=$1 change=$2 rates start url headers=
   mkdir -p "$dir"
@@ -54,6 +55,7 @@ duration = "${DURATION:-3s}"
 warmup = "${WARMUP:-1s}"
 pause = "200ms"
 repeats = ${REPEATS:-1}
+placement = "${PLACEMENT:-shared}"
 $headers
 PLAN
 }
