@@ -19,12 +19,14 @@ pub(crate) fn controlled(metric: &str) -> bool {
 }
 
 /// Per change point of `values` (`changes`, indices into `values`), why the machine made it,
-/// from loadlab's own CPU per request in the same labs (`own`); none where a lab lacks it.
+/// from a figure of the machine in the same labs (`own`, called `what`: loadlab's own CPU per
+/// request, or the speed probe's time on the target's CPUs); none where a lab lacks it.
 pub(crate) fn explained(
     values: &[f64],
     own: &[Option<f64>],
     changes: &[ChangePoint],
     settings: &Settings,
+    what: &str,
 ) -> Vec<Option<String>> {
     let mut out = vec![None; changes.len()];
     let own: Option<Vec<f64>> = own.iter().map(|g| g.filter(|g| g.is_finite() && *g > 0.0)).collect();
@@ -40,8 +42,7 @@ pub(crate) fn explained(
             continue;
         }
         *why = Some(format!(
-            "the machine's: loadlab's own CPU per request moved {:+.1}% at the same lab, and relative to it \
-             the series did not move",
+            "the machine's: {what} moved {:+.1}% at the same lab, and relative to it the series did not move",
             g.change() * 100.0
         ));
     }
@@ -73,6 +74,8 @@ pub fn machine_explains(metric: &str, before: &[(f64, Option<f64>)], after: &[(f
 mod tests {
     use super::*;
 
+    const OWN: &str = "loadlab's own CPU per request";
+
     /// `n` labs at `level`, each moved by a small fixed pattern (a lab-to-lab spread of about 1%).
     fn labs(n: usize, level: f64, from: usize) -> Vec<f64> {
         (from..from + n).map(|i| level * (1.0 + [0.01, -0.008, 0.004, -0.012, 0.006][i % 5])).collect()
@@ -90,7 +93,7 @@ mod tests {
         let changes = found(&target);
         assert_eq!(changes.iter().map(|c| c.index).collect::<Vec<_>>(), [5]);
         let own: Vec<Option<f64>> = own.into_iter().map(Some).collect();
-        let why = explained(&target, &own, &changes, &Settings::default());
+        let why = explained(&target, &own, &changes, &Settings::default(), OWN);
         assert!(why[0].as_deref().is_some_and(|w| w.contains("moved +15.")), "{why:?}");
     }
 
@@ -101,17 +104,17 @@ mod tests {
         assert_eq!(changes.len(), 1);
         // The machine did not move: the change is the build's.
         let still: Vec<Option<f64>> = labs(10, 100.0, 2).into_iter().map(Some).collect();
-        assert_eq!(explained(&target, &still, &changes, &Settings::default()), [None]);
+        assert_eq!(explained(&target, &still, &changes, &Settings::default(), OWN), [None]);
         // The machine moved 15% and the target 50%: more than the machine explains.
         let slower: Vec<Option<f64>> = [labs(5, 100.0, 2), labs(5, 115.0, 7)].concat().into_iter().map(Some).collect();
-        assert_eq!(explained(&target, &slower, &changes, &Settings::default()), [None]);
+        assert_eq!(explained(&target, &slower, &changes, &Settings::default(), OWN), [None]);
         // The machine moved the other way.
         let faster: Vec<Option<f64>> = [labs(5, 100.0, 2), labs(5, 80.0, 7)].concat().into_iter().map(Some).collect();
-        assert_eq!(explained(&target, &faster, &changes, &Settings::default()), [None]);
+        assert_eq!(explained(&target, &faster, &changes, &Settings::default(), OWN), [None]);
         // A lab without loadlab's figure: nothing is said.
         let mut gap = slower.clone();
         gap[3] = None;
-        assert_eq!(explained(&target, &gap, &changes, &Settings::default()), [None]);
+        assert_eq!(explained(&target, &gap, &changes, &Settings::default(), OWN), [None]);
     }
 
     #[test]

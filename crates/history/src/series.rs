@@ -53,6 +53,9 @@ pub struct Point {
     /// machine, as the gate's control and bisect read it.
     #[serde(skip)]
     pub own_cpu: Option<f64>,
+    /// The speed probe's round trip on the target's CPUs in the same steps (µs), where kept.
+    #[serde(skip)]
+    pub speed: Option<f64>,
 }
 
 /// What a point says of its lab.
@@ -118,6 +121,10 @@ pub fn show(metric: &str, v: f64) -> String {
     }
     lab::Metric::parse(metric).map_or_else(|_| format!("{v:.1}µs/req"), |m| m.show(v))
 }
+
+/// What each control of a machine's change is called.
+const OWN_TEXT: &str = "loadlab's own CPU per request";
+const SPEED_TEXT: &str = "the speed probe's time on the target's CPUs";
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Series {
@@ -288,9 +295,9 @@ pub fn series_where(
     struct Gathered {
         key: Key,
         machine_text: String,
-        /// Per counted repeat, in run order: its lab's index, its value and loadlab's own CPU
-        /// per request in the same step.
-        values: Vec<(usize, f64, Option<f64>)>,
+        /// Per counted repeat, in run order: its lab's index, its value, loadlab's own CPU per
+        /// request and the speed probe's time on the target's CPUs in the same step.
+        values: Vec<(usize, f64, Option<f64>, Option<f64>)>,
     }
     let mut steps: HashMap<StepKey<'_>, usize> = HashMap::new();
     let mut by_metric: HashMap<(usize, &str), usize> = HashMap::new();
@@ -314,6 +321,7 @@ pub fn series_where(
             let next = steps.len();
             let at = *steps.entry(step_key).or_insert(next);
             let own_cpu = step.values.iter().find(|(m, _)| **m == *lab::Metric::GeneratorCpu.name()).map(|v| v.1);
+            let speed = step.values.iter().find(|(m, _)| **m == *crate::figures::MACHINE_SPEED).map(|v| v.1);
             for (metric, value) in &step.values {
                 let g = match by_metric.get(&(at, &**metric)) {
                     Some(&g) => g,
@@ -344,7 +352,7 @@ pub fn series_where(
                 if g.machine_text != lab.machine_text {
                     g.machine_text.clone_from(&lab.machine_text);
                 }
-                g.values.push((i, *value, own_cpu));
+                g.values.push((i, *value, own_cpu, speed));
             }
         }
     }
@@ -360,6 +368,7 @@ pub fn series_where(
                     let i = run[0].0;
                     let values: Vec<f64> = run.iter().map(|v| v.1).collect();
                     let own: Vec<f64> = run.iter().filter_map(|v| v.2).collect();
+                    let speed: Vec<f64> = run.iter().filter_map(|v| v.3).collect();
                     let (id, lab) = &labs[i];
                     let of = shared[i].get_or_insert_with(|| {
                         Arc::new(LabOf {
@@ -376,6 +385,7 @@ pub fn series_where(
                         value: stats::describe::centre(&values),
                         repeats: values.len(),
                         own_cpu: (own.len() == values.len()).then(|| stats::describe::centre(&own)),
+                        speed: (speed.len() == values.len()).then(|| stats::describe::centre(&speed)),
                     }
                 })
                 .collect();
@@ -387,8 +397,13 @@ pub fn series_where(
                 let values: Vec<f64> = on_line_at.iter().map(|&k| points[k].value).collect();
                 let mut found = change_points(&values, settings);
                 let machine = if crate::machine_change::controlled(&g.key.metric) {
+                    // The probe on the target's CPUs first; loadlab's own CPU per request where the
+                    // probe does not explain a change (or the labs have none).
                     let own: Vec<Option<f64>> = on_line_at.iter().map(|&k| points[k].own_cpu).collect();
-                    crate::machine_change::explained(&values, &own, &found, settings)
+                    let speed: Vec<Option<f64>> = on_line_at.iter().map(|&k| points[k].speed).collect();
+                    let by_speed = crate::machine_change::explained(&values, &speed, &found, settings, SPEED_TEXT);
+                    let by_own = crate::machine_change::explained(&values, &own, &found, settings, OWN_TEXT);
+                    by_speed.into_iter().zip(by_own).map(|(s, o)| s.or(o)).collect()
                 } else {
                     vec![None; found.len()]
                 };
@@ -423,7 +438,7 @@ mod tests {
             path: String::new(),
             tags: String::new(),
         };
-        let p = Point { lab: 1, of: Arc::new(of), value: 1.0, repeats: 1, own_cpu: None };
+        let p = Point { lab: 1, of: Arc::new(of), value: 1.0, repeats: 1, own_cpu: None, speed: None };
         assert_eq!((p.short_commit(), p.branch_text()), ("c0ffee?[31".to_owned(), "feat?next".to_owned()));
     }
 }

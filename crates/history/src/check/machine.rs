@@ -188,72 +188,23 @@ pub(super) fn control(judged: &mut [Judged], all: &[Series], lab_id: i64, gates:
         }
     }
     // Latencies: is the machine slower, or busier, in the labs that failed? A slower machine
-    // explains at most its own size: the latency is judged again relative to loadlab's own CPU
-    // per request (scaled by it), and fails still when that fails.
-    let mut family = judged.to_vec();
-    let mut scaled = Vec::new();
-
-    for (i, j) in judged.iter().enumerate().filter(|(_, j)| j.outcome == Outcome::Worse) {
-        let Some(gate) = gate_of(j).filter(|g| g.metric.is_latency() && g.above) else { continue };
-        if lab_failed(j) {
-            continue;
-        }
-        let Some(s) = all.iter().find(|s| s.key == j.key) else { continue };
-        let Some(g) = generator_of(s, all) else { continue };
-        let machine_gate = Gate { metric: Metric::GeneratorCpu, above: true, limit_pct: gate.limit_pct };
-        let mut m = [judge(g, lab_id, &machine_gate, all, rules)];
-        holm(&mut m, std::slice::from_ref(&machine_gate), rules.alone);
-        // A lab that fails alone (far past its gate, against a level whose spread may be all of
-        // one state of the machine) is looked at again on any slower machine: loadlab's own CPU
-        // spreads more between labs than a target's median (27% against 15% on a Python
-        // server), so its own rules seldom call it slower where the target's p50 doubled with
-        // it (16 of 140 A/A checks failed so, docs/DECISIONS.md).
-        let alone = j.alone_far && !j.past_level && j.regression.is_none() && m[0].change_pct > 0.0;
-        if m[0].outcome != Outcome::Worse && !alone {
-            continue;
-        }
-        let why = format!(
-            "loadlab's own CPU per request is {} over the same labs: the machine is slower",
-            m[0].change_text()
-        );
-        // A tail grows faster than the machine slows: requests queue behind slower ones. At the
-        // loads of these labs (a core a fifth to a third busy) a queue's waits grow as about the
-        // slowing's power 1.4-1.7 (M/M/1); a tail is judged relative to its square.
-        let power = if super::is_tail(gate.metric) { 2 } else { 1 };
-        if let Some(rel) = relative(s, g, rules, power) {
-            family[i] = judge(&rel, lab_id, gate, all, rules);
-        } else {
-            family[i].outcome = Outcome::Held;
-        }
-        scaled.push((i, why));
-    }
-    if !scaled.is_empty() {
-        holm(&mut family, gates, rules.alone);
-    }
-    for (i, why) in scaled {
-        // A change still far past its gate relative to the machine is more than the machine
-        // explains (a tail relative to its square: a Go service's p99 +140% while loadlab's own
-        // CPU per request was +70%, in an A/A history, failed 2 of 140 checks as measured).
-        let tail = gate_of(&judged[i]).is_some_and(|g| super::is_tail(g.metric));
-        let far = gate_of(&judged[i]).is_some_and(|g| {
-            Gate { limit_pct: g.limit_pct * super::ALONE_TIMES, ..g.clone() }
-                .passed_by(1.0 + family[i].change_pct / 100.0)
-        });
-        let j = &mut judged[i];
-        if family[i].outcome == Outcome::Worse || far {
-            // More than the machine explains: still the build's.
-            let squared = if tail { " squared" } else { "" };
-            j.machine_scaled =
-                Some(format!("{why}, and relative to it{squared} {} still fails", family[i].change_text()));
-        } else {
-            j.outcome = Outcome::Held;
-            j.past_level = false;
-            j.regression = None;
-            let squared = if tail { " squared, as queues grow" } else { "" };
-            j.machine =
-                Some(format!("{why}, and can explain it (relative to it{squared}, {})", family[i].change_text()));
-        }
-    }
+    // explains at most its own size: the latency is judged again relative to the machine's
+    // measure (scaled by it), and fails still when that fails. The measures in turn: the speed
+    // probe on the target's CPUs where the labs have it (on a Go service's A/A history it read
+    // +18% over a run of three labs whose p50 was +12%, where loadlab's own CPU per request,
+    // 20-27% apart between labs, was not beyond its level), then loadlab's own CPU per request
+    // (a CPU-bound Python server's p50 moves twice as much as the probe's time: relative to the
+    // probe alone, 3 more of 84 A/A checks failed).
+    slower_machine(
+        judged,
+        all,
+        lab_id,
+        gates,
+        rules,
+        crate::figures::MACHINE_SPEED,
+        "the speed probe's time on the target's CPUs",
+    );
+    slower_machine(judged, all, lab_id, gates, rules, GENERATOR, "loadlab's own CPU per request");
     // A busier machine explains what a slower one could not: the slower machine's text goes with
     // the failure it kept.
     for j in judged.iter_mut().filter(|j| j.outcome == Outcome::Worse) {
@@ -367,4 +318,80 @@ fn line<'a>(
     let run: Run<'a> =
         std::iter::once(last).chain(previous).map(|p| Some((*own.get(&p.lab)?, p))).collect::<Option<_>>()?;
     run.iter().all(|(x, _)| fit.covers(*x, COVERS_MARGIN)).then_some((fit, run, xs, ys))
+}
+
+/// The latency failures of `judged` a slower machine explains, by the measure `metric` (called
+/// `name`), taken back; the others say what the machine took out.
+fn slower_machine(
+    judged: &mut [Judged],
+    all: &[Series],
+    lab_id: i64,
+    gates: &[Gate],
+    rules: &Rules<'_>,
+    metric: &str,
+    name: &str,
+) {
+    let gate_of = |j: &Judged| gates.iter().find(|g| g.text() == j.gate);
+    let lab_failed = |j: &Judged| j.adjusted.is_some() && (j.past_level || j.alone_far);
+    let mut family = judged.to_vec();
+    let mut scaled = Vec::new();
+    for (i, j) in judged.iter().enumerate().filter(|(_, j)| j.outcome == Outcome::Worse) {
+        let Some(gate) = gate_of(j).filter(|g| g.metric.is_latency() && g.above) else { continue };
+        if lab_failed(j) {
+            continue;
+        }
+        let Some(s) = all.iter().find(|s| s.key == j.key) else { continue };
+        let Some(g) = share_of(s, all, metric) else { continue };
+        let machine_gate = Gate { metric: Metric::GeneratorCpu, above: true, limit_pct: gate.limit_pct };
+        let mut m = [judge(g, lab_id, &machine_gate, all, rules)];
+        holm(&mut m, std::slice::from_ref(&machine_gate), rules.alone);
+        // A lab that fails alone (far past its gate, against a level whose spread may be all of
+        // one state of the machine) is looked at again on any slower machine: loadlab's own CPU
+        // spreads more between labs than a target's median (27% against 15% on a Python
+        // server), so its own rules seldom call it slower where the target's p50 doubled with
+        // it (16 of 140 A/A checks failed so, docs/DECISIONS.md).
+        let alone = j.alone_far && !j.past_level && j.regression.is_none() && m[0].change_pct > 0.0;
+        if m[0].outcome != Outcome::Worse && !alone {
+            continue;
+        }
+        let why = format!("{name} is {} over the same labs: the machine is slower", m[0].change_text());
+        // A tail grows faster than the machine slows: requests queue behind slower ones. At the
+        // loads of these labs (a core a fifth to a third busy) a queue's waits grow as about the
+        // slowing's power 1.4-1.7 (M/M/1); a tail is judged relative to its square.
+        let power = if super::is_tail(gate.metric) { 2 } else { 1 };
+        if let Some(rel) = relative(s, g, rules, power) {
+            family[i] = judge(&rel, lab_id, gate, all, rules);
+        } else {
+            family[i].outcome = Outcome::Held;
+        }
+        scaled.push((i, why));
+    }
+    if !scaled.is_empty() {
+        holm(&mut family, gates, rules.alone);
+    }
+    for (i, why) in scaled {
+        // A change still far past its gate relative to the machine is more than the machine
+        // explains (a tail relative to its square: a Go service's p99 +140% while loadlab's own
+        // CPU per request was +70%, in an A/A history, failed 2 of 140 checks as measured).
+        let tail = gate_of(&judged[i]).is_some_and(|g| super::is_tail(g.metric));
+        let far = gate_of(&judged[i]).is_some_and(|g| {
+            Gate { limit_pct: g.limit_pct * super::ALONE_TIMES, ..g.clone() }
+                .passed_by(1.0 + family[i].change_pct / 100.0)
+        });
+        let j = &mut judged[i];
+        if family[i].outcome == Outcome::Worse || far {
+            // More than the machine explains: still the build's.
+            let squared = if tail { " squared" } else { "" };
+            j.machine_scaled =
+                Some(format!("{why}, and relative to it{squared} {} still fails", family[i].change_text()));
+        } else {
+            j.outcome = Outcome::Held;
+            j.past_level = false;
+            j.regression = None;
+            j.machine_scaled = None;
+            let squared = if tail { " squared, as queues grow" } else { "" };
+            j.machine =
+                Some(format!("{why}, and can explain it (relative to it{squared}, {})", family[i].change_text()));
+        }
+    }
 }
