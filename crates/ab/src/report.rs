@@ -167,11 +167,12 @@ pub fn markdown(r: &Report) -> String {
         if !controlled.is_empty() {
             let _ = writeln!(
                 md,
-                "\n## The machine's moment\n\nloadlab's own CPU per request, measured in the same steps, moves with the \
-                 machine's moment (which core each process ran on, what the kernel charged to whom). Where it did \
-                 not move with the head, {} are read at no change of it: each pair's change less what loadlab's own \
-                 change explains (the regression of the pairs' changes on its changes, read at zero, on n - 2 \
-                 degrees of freedom).\n",
+                "\n## The machine's moment\n\nThe speed probe on the target's CPUs (a fixed piece of work's time, where \
+                 every pair has it) or loadlab's own CPU per request, measured in the same steps, moves with the \
+                 machine's moment (how fast the core each process ran on was, what the kernel charged to whom). \
+                 Where it did not move with the head, {} are read at no change of it: each pair's change less what \
+                 the measure's change explains (the regression of the pairs' changes on its changes, read at zero, \
+                 on n - 2 degrees of freedom).\n",
                 crate::judge::CONTROLLED.iter().map(|m| m.name()).collect::<Vec<_>>().join(" and ")
             );
             for r in controlled {
@@ -374,10 +375,10 @@ fn machine_words(r: &Row) -> String {
     match &m.not_used {
         Some(why) => format!("{head}: as measured, {} (not relative to the machine: {why})", signed(r.change_pct)),
         None => format!(
-            "{head}: {}{} at no change of loadlab's own CPU per request ({} as measured; loadlab's own {}, slope {:.2}, \
-             correlation {:.2})",
+            "{head}: {}{} at no change of {} ({} as measured; the measure {}, slope {:.2}, correlation {:.2})",
             signed(r.change_pct),
             r.interval_words(),
+            m.measure,
             signed(m.unadjusted_change_pct),
             signed(m.own_change_pct),
             m.slope.unwrap_or(f64::NAN),

@@ -454,6 +454,7 @@ impl Run<'_> {
             .map(|key| {
                 let step = |s: &lab::Side| s.cells.get(key).and_then(|c| c.steps.first()).cloned();
                 let values = |s: &lab::Side| step(s).map(|step| step.values);
+                let speed = |s: &lab::Side| step(s).and_then(|step| step.speed_us);
                 let any = base.iter().chain(head).find_map(|s| s.cells.get(key)).expect("a key of some lab");
                 // Bytes an answer brought, over the side's counted steps at this cell.
                 let per_answer = |sides: &[lab::Side]| {
@@ -468,6 +469,7 @@ impl Run<'_> {
                     load: any.label.clone(),
                     pairs: (0..n).map(|i| (values(&base[i]), values(&head[i]))).collect(),
                     answer_bytes: per_answer(base).zip(per_answer(head)),
+                    speed: (0..n).map(|i| (speed(&base[i]), speed(&head[i]))).collect(),
                 }
             })
             .collect()

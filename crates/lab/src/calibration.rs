@@ -217,6 +217,7 @@ mod tests {
                     files: Vec::new(),
                     profile: None,
                     tail: None,
+                    speed_us: None,
                 };
                 let cell =
                     CellData { target: "svc".into(), label: key.to_string(), steps: vec![step], ..Default::default() };

@@ -361,6 +361,7 @@ mod tests {
                 files: Vec::new(),
                 profile: None,
                 tail: None,
+                speed_us: None,
             }],
             excluded: vec![],
         };

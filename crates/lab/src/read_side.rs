@@ -106,6 +106,7 @@ pub fn side_of(lab: &crate::lab_json::Lab, dir: &Path) -> Result<Side, CompareEr
             files: file.into_iter().collect(),
             profile,
             tail: s.traces.as_ref().and_then(|t| t.tail.clone()),
+            speed_us: s.speed.as_ref().map(|v| v.target_us).filter(|v| v.is_finite() && *v > 0.0),
         });
     }
     Ok(side)
@@ -156,6 +157,7 @@ pub fn load_file(path: &Path) -> Result<Side, CompareError> {
             files,
             profile: None,
             tail: None,
+            speed_us: None,
         });
     }
     Ok(Side { name: path.display().to_string(), cells: BTreeMap::from([("run".to_owned(), cell)]), machine: None })

@@ -24,6 +24,8 @@ pub struct StepData {
     pub profile: Option<(profile::StepProfile, PathBuf)>,
     /// Where its slowest requests' time went, when its target was traced.
     pub tail: Option<spans::Tail>,
+    /// The speed probe's round trip on the target's CPUs during it (µs), where measured.
+    pub speed_us: Option<f64>,
 }
 
 /// A target at a load point on one side.

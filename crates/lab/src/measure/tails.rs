@@ -130,6 +130,7 @@ mod tests {
             files: Vec::new(),
             profile: None,
             tail: Some(spans::Tail { slowest: group(names), median: group(&[]), waterfall: None }),
+            speed_us: None,
         }
     }
 
