@@ -21,13 +21,14 @@ pub(crate) fn step_line(slo: &[Clause], n: &Numbers, left_out: Option<&str>, unm
         let line = step_line(&[], n, None, None);
         return format!("{line}: not counted: {why}{cpu}");
     }
-    let broken = Clause::broken(slo, n);
+    let mut broken: Vec<String> = Clause::broken(slo, n).iter().map(|c| c.text()).collect();
+    broken.extend(unanswered(n).filter(|_| !slo.is_empty()));
     let verdict = if slo.is_empty() {
         String::new()
     } else if broken.is_empty() {
         "  SLO held".to_owned()
     } else {
-        format!("  SLO broken: {}", broken.iter().map(|c| c.text()).collect::<Vec<_>>().join(", "))
+        format!("  SLO broken: {}", broken.join(", "))
     };
     let busy = if n.starved() { format!("  (machine busy: {})", n.busy_text()) } else { String::new() };
     let p99 = match (&n.hidden_stall, &n.corrected_latency) {
@@ -36,6 +37,20 @@ pub(crate) fn step_line(slo: &[Clause], n: &Numbers, left_out: Option<&str>, unm
     };
     let waits = n.accept_waits.as_ref().map_or(String::new(), |w| format!("  ({w})"));
     format!("{:.1} req/s, p99 {p99}, success {:.2}%{verdict}{busy}{waits}{cpu}", n.rate, n.success * 100.0)
+}
+
+/// Why a counted step measured no latency at all, if it did not: the generator was not the
+/// limit, yet every send of the counted time waited for the target (its slow answers kept every
+/// in-flight request busy). A p99 of nothing held once, for a target answering in 2 s with
+/// 1,000 sends unsent: a broken SLO, the target's.
+fn unanswered(n: &Numbers) -> Option<String> {
+    (n.requests == 0 && n.not_sent > 0).then(|| {
+        format!(
+            "no request answered in the counted time: {} sends waited for the target (its answers kept every \
+             in-flight request busy)",
+            n.not_sent
+        )
+    })
 }
 
 /// Why a step does not count for or against its target, or None when it does: the generator
@@ -256,6 +271,10 @@ impl SloVerdict {
                 broken.push(format!("{} (measured {}{of})", c.text(), c.metric.show(median)));
             }
         }
+        let unanswered: Vec<String> = counted.iter().filter_map(|n| unanswered(n)).collect();
+        if unanswered.len() * 2 > counted.len() {
+            broken.push(unanswered[0].clone());
+        }
         if broken.is_empty() {
             SloVerdict::Pass
         } else {
@@ -390,6 +409,11 @@ mod tests {
             step_line(&slo, &unsent, None, None),
             "generator-limited: sent 0.0/s of 2000.0/s asked, 4000 never sent (not counted)"
         );
+        // Sent in full, nothing answered: the sends waited for a slow target: its failure.
+        let starved = Numbers { asked_rate: Some(200.0), not_sent: 1000, ..numbers(0.0, 0.0, false) };
+        let v = SloVerdict::of(&slo[..1], &[&starved]);
+        assert!(v.failed(), "{v:?}");
+        assert!(step_line(&slo[..1], &starved, None, None).contains("SLO broken: no request answered"));
         // A generator-limited repeat beside counted ones: judged on those that count.
         assert_eq!(SloVerdict::of(&slo, &[&ok, &unsent]), SloVerdict::Pass);
         assert_eq!(SloVerdict::of(&[], &[&slow]), SloVerdict::None);
