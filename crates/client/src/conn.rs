@@ -403,10 +403,27 @@ pub fn fetch<'a>(
     // Boxed here: a caller awaiting this crate's future type would compile the whole client
     // (HTTP/1.1, HTTP/2, TLS, redirects) again (docs/DECISIONS.md, "The first command in
     // under 4 minutes").
-    Box::pin(fetch_following(url, headers, opts))
+    Box::pin(fetch_following(&Method::GET, url, headers, Bytes::new(), opts))
 }
 
-async fn fetch_following(url: &str, headers: &[(String, String)], opts: ClientOptions) -> Result<Fetched, String> {
+/// POSTs `body` to `url` with `headers` and reads the answer as [`fetch`] does (no redirect
+/// followed unless `opts.redirects` asks): for sending a document once (an OTLP export).
+pub fn post<'a>(
+    url: &'a str,
+    headers: &'a [(String, String)],
+    body: Bytes,
+    opts: ClientOptions,
+) -> futures_core::future::BoxFuture<'a, Result<Fetched, String>> {
+    Box::pin(fetch_following(&Method::POST, url, headers, body, opts))
+}
+
+async fn fetch_following(
+    method: &Method,
+    url: &str,
+    headers: &[(String, String)],
+    body: Bytes,
+    opts: ClientOptions,
+) -> Result<Fetched, String> {
     let url = crate::url::parse_url(url)?;
     let headers =
         headers.iter().map(|(k, v)| crate::url::parse_header(&format!("{k}: {v}"))).collect::<Result<Vec<_>, _>>()?;
@@ -415,7 +432,7 @@ async fn fetch_following(url: &str, headers: &[(String, String)], opts: ClientOp
     let limit = opts.max_body.unwrap_or(u64::MAX);
     let too_long = || format!("body over {limit} bytes");
     let connector = Connector::new(opts)?;
-    let mut prepared = Prepared::new(Parts { method: &Method::GET, url: &url, headers: &headers, body: &Bytes::new() });
+    let mut prepared = Prepared::new(Parts { method, url: &url, headers: &headers, body: &body });
     let work = async {
         for _ in 0..=max_hops {
             let conn = connector.connect(&prepared.origin).await.map_err(|f| f.text)?;

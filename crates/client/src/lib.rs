@@ -19,7 +19,7 @@ mod tls;
 mod url;
 
 pub use conn::{
-    fetch, send_once, ClientOptions, Conn, Connector, Fetched, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
+    fetch, post, send_once, ClientOptions, Conn, Connector, Fetched, Protocol, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
 };
 pub use exchange::{Exchange, Failure, FailureKind};
 pub use lean::LeanConn;

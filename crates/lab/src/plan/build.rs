@@ -109,6 +109,7 @@ impl Plan {
             history: None,
             profile: Default::default(),
             traces_listen: None,
+            traces_export: None,
         }
     }
 }

@@ -31,6 +31,9 @@ pub struct Plan {
     /// Where the spans' receiver listens (`[traces] listen`), for targets the lab does not start
     /// (their collector is pointed there); a free loopback port when none is given.
     pub traces_listen: Option<std::net::SocketAddr>,
+    /// Where loadlab's own client span of each traced request is exported (`[traces] export`,
+    /// an OTLP/HTTP collector's URL), after each step.
+    pub traces_export: Option<String>,
 }
 
 impl Plan {
@@ -439,9 +442,13 @@ impl Doc<'_> {
             history,
             profile: raw.profile.map(|p| self.profile_spec(p)).transpose()?.unwrap_or_default(),
             traces_listen: None,
+            traces_export: None,
         };
-        let plan =
-            Plan { traces_listen: raw.traces.map(|t| self.traces_listen(t, &plan)).transpose()?.flatten(), ..plan };
+        let (traces_listen, traces_export) = match raw.traces {
+            Some(t) => self.traces(t, &plan)?,
+            None => (None, None),
+        };
+        let plan = Plan { traces_listen, traces_export, ..plan };
         let steps = plan.step_count();
         if steps > MAX_STEPS as u128 {
             return Err(self

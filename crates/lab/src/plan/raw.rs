@@ -31,6 +31,7 @@ pub(super) struct RawPlan {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTraces {
     pub(super) listen: Option<String>,
+    pub(super) export: Option<String>,
 }
 
 #[derive(Deserialize)]

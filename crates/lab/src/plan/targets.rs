@@ -7,20 +7,33 @@ use super::raw::{OneOrMany, RawTarget};
 use super::{fill_port, slug, Doc, PlanError, TargetKind, TargetSpec};
 
 impl Doc<'_> {
-    /// `[traces] listen`: an address and port for the spans' receiver, given a traced target.
-    pub(super) fn traces_listen(
+    /// `[traces]`: an address and port for the spans' receiver (`listen`), a collector the
+    /// client spans go to (`export`), each given a traced target.
+    pub(super) fn traces(
         &self,
         raw: super::raw::RawTraces,
         plan: &super::Plan,
-    ) -> Result<Option<std::net::SocketAddr>, PlanError> {
-        let Some(listen) = raw.listen else { return Ok(None) };
-        let addr = listen.parse::<std::net::SocketAddr>().map_err(|_| {
-            self.err("traces.listen", format!("{listen:?}: an address and port, as \"127.0.0.1:4318\""))
-        })?;
-        if !plan.targets.iter().any(|t| t.traces) {
-            return Err(self.err("traces.listen", "no target has traces = true"));
+    ) -> Result<(Option<std::net::SocketAddr>, Option<String>), PlanError> {
+        let traced = plan.targets.iter().any(|t| t.traces);
+        let listen = match raw.listen {
+            None => None,
+            Some(listen) => {
+                let addr = listen.parse::<std::net::SocketAddr>().map_err(|_| {
+                    self.err("traces.listen", format!("{listen:?}: an address and port, as \"127.0.0.1:4318\""))
+                })?;
+                if !traced {
+                    return Err(self.err("traces.listen", "no target has traces = true"));
+                }
+                Some(addr)
+            }
+        };
+        if let Some(url) = &raw.export {
+            spans::ExportTarget::new(url).map_err(|e| self.err("traces.export", e))?;
+            if !traced {
+                return Err(self.err("traces.export", "no target has traces = true"));
+            }
         }
-        Ok(Some(addr))
+        Ok((listen, raw.export))
     }
 
     pub(super) fn targets(

@@ -150,6 +150,12 @@ fn rejections_name_file_line_and_field() {
         ),
         (&format!("{base}[traces]\nlisten = \"4318\"\n"), 6, "traces.listen: \"4318\": an address and port"),
         (&format!("{base}[traces]\nlisten = \"127.0.0.1:4318\"\n"), 6, "traces.listen: no target has traces = true"),
+        (
+            &format!("{base}[traces]\nexport = \"ftp://x/v1/traces\"\n"),
+            6,
+            "traces.export: \"ftp://x/v1/traces\": an http:// or https:// URL of an OTLP/HTTP collector",
+        ),
+        (&format!("{base}[traces]\nexport = \"http://127.0.0.1:4318\"\n"), 6, "traces.export: no target has traces = true"),
         (&format!("{base}[capacity]\nstart = 100\nmax = 50\n"), 7, "capacity.max: 50 is not above start"),
         (
             "[targets.a]\nurl = \"http://127.0.0.1:{port}/\"\nstart = [\"srv\", \"{port}\"]\nprocess = \"srv\"\n[load]\nrate = 1\n",

@@ -46,6 +46,13 @@ pub(crate) fn markdown(lab: &Lab, charts: &[(String, String)]) -> String {
         if let Some(why) = &t.missing {
             let _ = writeln!(md, "- {}\n", why.replace('|', "/"));
         }
+        if let Some(e) = &t.exported {
+            let _ = writeln!(
+                md,
+                "- {}: each the parent of the target's span of its request.\n",
+                e.line().replace('|', "/")
+            );
+        }
         let Some(tail) = &t.tail else {
             let _ = writeln!(md, "No counted requests.\n");
             continue;

@@ -23,6 +23,8 @@ pub(crate) const BATCH_DELAY_MS: u32 = 200;
 /// The receiver, while the lab runs.
 pub(crate) struct Tracing {
     receiver: spans::Receiver,
+    /// Where each traced step's client spans go after it (`[traces] export`).
+    export: Option<spans::ExportTarget>,
 }
 
 /// What a traced step's spans said.
@@ -39,6 +41,9 @@ pub struct StepTraces {
     /// What the receiver had been sent by then, over the lab so far.
     #[serde(default)]
     pub receiver: spans::Counts,
+    /// The step's client spans, when the plan exports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exported: Option<spans::Exported>,
 }
 
 impl StepTraces {
@@ -63,6 +68,9 @@ impl StepTraces {
         if let Some(m) = &self.missing {
             line.push_str(&format!("; {m}"));
         }
+        if let Some(e) = &self.exported {
+            line.push_str(&format!("; {}", e.line()));
+        }
         line
     }
 }
@@ -79,7 +87,13 @@ impl Tracing {
             })?,
             None => spans::Receiver::start().await?,
         };
-        Ok(Some(Tracing { receiver }))
+        let export = plan
+            .traces_export
+            .as_deref()
+            .map(spans::ExportTarget::new)
+            .transpose()
+            .map_err(|e| std::io::Error::other(format!("traces.export: {e}")))?;
+        Ok(Some(Tracing { receiver, export }))
     }
 
     /// Where spans are received (`http://ADDR/v1/traces`).
@@ -154,7 +168,37 @@ impl Tracing {
                 )
             })
         });
-        StepTraces { tail, missing, waited_s, receiver: collector.counts() }
+        let exported = match &self.export {
+            Some(to) => Some(export(to.clone(), file.to_owned()).await),
+            None => None,
+        };
+        StepTraces { tail, missing, waited_s, receiver: collector.counts(), exported }
+    }
+}
+
+/// The step's client spans, from its results file (after the load: the export never competes
+/// with it), to the plan's collector.
+async fn export(to: spans::ExportTarget, file: std::path::PathBuf) -> spans::Exported {
+    let url = to.shown();
+    let sent = tokio::task::spawn_blocking(move || {
+        let mut client_spans = spans::ClientSpans::new(to, spans::Pace::AfterLoad);
+        let outcome = client_spans.outcome();
+        let f = std::fs::File::open(&file).map_err(|e| e.to_string())?;
+        let mut reader = results::Reader::new(std::io::BufReader::new(f), file.display().to_string());
+        results::feed(&mut reader, &mut client_spans).map_err(|e| e.to_string())?;
+        drop(client_spans);
+        let exported = outcome.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        Ok::<_, String>(exported)
+    })
+    .await;
+    match sent {
+        Ok(Ok(e)) => e,
+        Ok(Err(e)) => spans::Exported {
+            url,
+            error: Some(format!("its results file could not be read: {e}")),
+            ..Default::default()
+        },
+        Err(e) => spans::Exported { url, error: Some(e.to_string()), ..Default::default() },
     }
 }
 

@@ -71,6 +71,13 @@ pub struct AttackArgs {
     /// else at random.
     #[arg(long)]
     pub traces: bool,
+    /// Export loadlab's own client span of each request over OTLP/HTTP (protobuf) to this
+    /// collector (a base URL gets /v1/traces; headers from OTEL_EXPORTER_OTLP_HEADERS), each the
+    /// parent of the target's span: the trace in your backend shows the time on the wire beside
+    /// the server's. Implies --traces. A batch the collector is too slow for is dropped and
+    /// counted, never holding the load back.
+    #[arg(long, value_name = "URL")]
+    pub otlp_export: Option<String>,
 
     /// Close and reopen each connection after this many requests.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]

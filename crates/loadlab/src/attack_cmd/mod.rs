@@ -145,6 +145,12 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
             Box::new(std::fs::File::create(&output).map_err(|e| bad(format!("--output {output}: {e}")))?)
         })
     };
+    let export = a
+        .otlp_export
+        .as_deref()
+        .map(spans::ExportTarget::new)
+        .transpose()
+        .map_err(|e| bad(format!("--otlp-export: {e}")))?;
     let shutdown = Shutdown::watch("stopping, waiting for the requests in flight", Second::Exit)?;
     let stop = shutdown.stop();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -179,9 +185,11 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
                 ));
             }
         }
-        if a.traces {
+        if a.traces || export.is_some() {
             config.trace = Some(trace_key(a.seed, config.run.as_deref()));
         }
+        let client_spans = export.map(|t| spans::ClientSpans::new(t, spans::Pace::Live));
+        let exported = client_spans.as_ref().map(spans::ClientSpans::outcome);
         let out = BufWriter::with_capacity(1 << 16, open()?);
         // vegeta's own formats, so `loadlab attack ... | vegeta report` works as it does after
         // `vegeta attack`.
@@ -192,7 +200,10 @@ pub fn run(a: AttackArgs) -> anyhow::Result<()> {
         };
         let watch = serving.as_ref().map(|s| s.live.consumer(Some(Arc::clone(&config.gauges))));
         let shard = config.shard;
-        let result = attack::run(config, (file, progress, watch), stop.clone()).await;
+        let result = attack::run(config, (file, progress, watch, client_spans), stop.clone()).await;
+        if let Some(e) = exported {
+            eprintln!("loadlab: {}", e.lock().unwrap_or_else(std::sync::PoisonError::into_inner).line());
+        }
         let gathered = match (gathering, &result, &a.shard.barrier) {
             (Some(g), Ok(_), Some(addr)) => g.finish(addr, shard, a.shard.barrier_timeout).await,
             _ => Ok(()),

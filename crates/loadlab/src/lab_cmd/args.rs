@@ -143,6 +143,10 @@ pub struct LabRunArgs {
     /// the default).
     #[arg(long, value_name = "split|shared")]
     pub placement: Option<String>,
+    /// Export loadlab's own client span of each traced request over OTLP/HTTP to this collector
+    /// after each step, in place of the plan's `[traces] export`.
+    #[arg(long, value_name = "URL")]
+    pub otlp_export: Option<String>,
     #[command(flatten)]
     pub guard: LabGuardArgs,
     #[command(flatten)]

@@ -143,6 +143,13 @@ fn run_plan(a: LabRunArgs) -> anyhow::Result<()> {
     if let Some(p) = &a.placement {
         plan.load.placement = lab::PlacementMode::parse(p).map_err(|e| bad(format!("--placement: {e}")))?;
     }
+    if let Some(url) = &a.otlp_export {
+        spans::ExportTarget::new(url).map_err(|e| bad(format!("--otlp-export: {e}")))?;
+        if !plan.targets.iter().any(|t| t.traces) {
+            return Err(bad("--otlp-export: no target of the plan has traces = true"));
+        }
+        plan.traces_export = Some(url.clone());
+    }
     let history = history::locate(a.history.as_deref(), plan.history.as_ref().and_then(|h| h.path.as_deref()));
     if let Some(spec) = &history {
         // A history that cannot take the lab is said before the lab runs, not after.

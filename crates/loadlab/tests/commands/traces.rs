@@ -58,3 +58,62 @@ fn each_request_has_its_own_trace_id_the_same_seed_the_same_ids_and_shards_never
     let _ = origin.kill();
     let _ = origin.wait();
 }
+
+#[test]
+fn otlp_export_sends_each_requests_client_span_as_the_parent_its_traceparent_named() {
+    let d = tempdir("otlp-export");
+    let (mut origin, addr) = start_origin(&["--listen", "127.0.0.1:0"], &[]);
+    let collector = crate::support::collector::Collector::start();
+    let out = d.join("run.llr");
+    let o = loadlab()
+        .args(["attack", &format!("http://{addr}/"), "--rate", "50", "--duration", "1s", "--seed", "7"])
+        .args(["--otlp-export", &collector.url(), "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = format!("client spans: 50 exported to {}/v1/traces", collector.url());
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    // --otlp-export implies --traces: every request has its trace id, and its client span.
+    let ids = trace_ids(&out);
+    assert_eq!(ids.len(), 50);
+    // The run's key, as its file's header keeps it.
+    let mut reader = results::Reader::new(std::io::BufReader::new(std::fs::File::open(&out).unwrap()), "run");
+    let Some(results::Item::Run(header)) = reader.next().unwrap() else { panic!("no header") };
+    let key = header.plan().trace_key().unwrap();
+    let spans = collector.spans();
+    assert_eq!(spans.len(), 50);
+    for id in ids {
+        let id = u128::from_str_radix(&id.expect("a trace id on every request"), 16).unwrap();
+        let seq = key.seq_of(id).unwrap();
+        let s = spans.iter().find(|s| s.trace_id == id).expect("a client span for every request");
+        // The id the request's traceparent carried as its parent: the server's span's parent.
+        assert_eq!((s.span_id, s.parent, s.name.as_str()), (key.span_id(seq), 0, "GET"));
+        assert!(s.end_ns > s.start_ns);
+    }
+    // A collector that is not there: the load is done and kept, the export said to have failed.
+    let gone = crate::support::free_port();
+    let o = loadlab()
+        .args(["attack", &format!("http://{addr}/"), "--rate", "20", "--duration", "1s"])
+        .args(["--otlp-export", &format!("http://127.0.0.1:{gone}/"), "--output"])
+        .arg(d.join("gone.llr"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("client spans: 0 of 20 exported") && stderr(&o).contains("20 not sent"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(trace_ids(&d.join("gone.llr")).len(), 20);
+    // Not a collector's URL: one line, before any load.
+    let o = loadlab()
+        .args(["attack", &format!("http://{addr}/"), "--rate", "5", "--duration", "1s"])
+        .args(["--otlp-export", "collector:4318", "-o", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--otlp-export: \"collector:4318\""), "{}", stderr(&o));
+    let _ = origin.kill();
+    let _ = origin.wait();
+}

@@ -290,3 +290,52 @@ fn a_target_the_lab_does_not_start_sends_its_spans_to_the_address_the_plan_gives
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("could not listen on") && err.contains("(traces.listen)"), "{err}");
 }
+
+#[test]
+fn the_client_half_meets_the_servers_spans_in_the_users_own_collector() {
+    // The user's collector takes both halves: the service's SDK is pointed there by the lab's
+    // environment (which the lab leaves as it is), and the plan exports loadlab's client spans
+    // there after each step.
+    sdk_installed();
+    let d = tempdir("client-half");
+    app(&d);
+    let collector = crate::support::collector::Collector::start();
+    let plan = format!(
+        "name = \"client-half\"\n[targets.app]\nurl = \"http://127.0.0.1:{{port}}/\"\n\
+         start = [\"python3\", \"app.py\", \"{{port}}\"]\ntraces = true\n\
+         [traces]\nexport = \"{}\"\n[load]\nrate = 20\nduration = \"2s\"\nwarmup = \"500ms\"\n",
+        collector.url()
+    );
+    std::fs::write(d.join("plan.toml"), plan).unwrap();
+    let out = d.join("out");
+    let o = loadlab()
+        .args(["lab", "run"])
+        .arg(d.join("plan.toml"))
+        .arg("--out")
+        .arg(&out)
+        .env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", format!("{}/v1/traces", collector.url()))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // 2.5 s at 20/s: the warm-up's requests are exported too (marked so).
+    let said = format!("client spans: 50 exported to {}/v1/traces", collector.url());
+    assert!(err.contains(&said), "{err}");
+    let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
+    assert_eq!(lab["steps"][0]["traces"]["exported"]["exported"], 50, "{}", lab["steps"][0]["traces"]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains(&said), "{md}");
+    let spans = collector.spans();
+    let client: Vec<_> = spans.iter().filter(|s| s.parent == 0).collect();
+    assert_eq!(client.len(), 50, "{} spans", spans.len());
+    // Each request's server span is the child of its client span, and lies within it (the
+    // client's from its send to its last byte; one clock, 5 ms for its slew).
+    for c in &client {
+        let server = spans
+            .iter()
+            .find(|s| s.trace_id == c.trace_id && s.parent == c.span_id)
+            .unwrap_or_else(|| panic!("no server span under client span {:x}", c.span_id));
+        assert_eq!(server.name, "GET /");
+        assert!(server.start_ns + 5_000_000 >= c.start_ns && server.end_ns <= c.end_ns + 5_000_000, "{c:?} {server:?}");
+    }
+}

@@ -2,6 +2,8 @@
 //! a free port, and headless Chromium with its screenshots.
 #![allow(dead_code)]
 
+pub(crate) mod collector;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
