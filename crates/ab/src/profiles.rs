@@ -8,7 +8,8 @@ use profile::diff::Differential;
 /// The differentials of every cell profiled on both sides (flame graphs into `out/profiles`),
 /// and one line per cell that could not be compared.
 /// Per cell traced on both sides, the span whose self time in the slowest 1% grew most from
-/// base's labs to head's (every lab's step of the cell on each side; Welch's interval over them).
+/// base's labs to head's (every lab's step of the cell on each side), its change and interval
+/// over the pairs of labs (Welch's over the labs with fewer than two pairs).
 pub(crate) fn tails(sides: &[Vec<lab::Side>; 2]) -> Vec<lab::TailGrowth> {
     let [base, head] = sides;
     let mut keys: Vec<&String> = head.iter().flat_map(|s| s.cells.keys()).collect();
@@ -22,7 +23,16 @@ pub(crate) fn tails(sides: &[Vec<lab::Side>; 2]) -> Vec<lab::TailGrowth> {
         }
         Some(all)
     };
-    keys.into_iter().filter_map(|key| lab::tail_growth(&merged(base, key)?, &merged(head, key)?)).collect()
+    let n = base.len().min(head.len());
+    keys.into_iter()
+        .filter_map(|key| {
+            let mut g = lab::tail_growth(&merged(base, key)?, &merged(head, key)?)?;
+            let pairs: Vec<_> =
+                (0..n).filter_map(|i| Some((base[i].cells.get(key)?, head[i].cells.get(key)?))).collect();
+            g.paired_over(&pairs);
+            Some(g)
+        })
+        .collect()
 }
 
 pub(crate) fn differentials(sides: &[Vec<lab::Side>; 2], out: &Path) -> (Vec<Differential>, Vec<String>) {

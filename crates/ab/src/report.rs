@@ -221,7 +221,8 @@ pub fn markdown(r: &Report) -> String {
         let _ = writeln!(
             md,
             "Per cell traced on both sides, the span whose self time in the slowest 1% of requests grew most from \
-             base's labs to head's (a mean over each side's labs, Welch's interval over them):\n"
+             base's labs to head's (a mean over each side's labs; the change and its interval over the pairs of labs, \
+             by Student's paired t, as the rows above):\n"
         );
         for t in &r.tails {
             let _ = writeln!(md, "- {}", history::md_cell(&t.text()));

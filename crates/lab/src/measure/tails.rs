@@ -1,6 +1,7 @@
 //! What grew in the tail between two sides: in a cell traced on both, the span name whose self
 //! time in the slowest 1% of requests grew most, with its interval where each side has two or
-//! more steps (Welch's on logarithms, as every other figure of `lab compare`).
+//! more steps (Welch's on logarithms, as every other figure of `lab compare`); in `lab ab`, over
+//! its pairs of labs as every other row of it ([`TailGrowth::paired_over`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,10 @@ pub struct TailGrowth {
     pub change_pct: Option<f64>,
     /// The 95% interval of the change, with two or more steps a side.
     pub interval_pct: Option<(f64, f64)>,
+    /// Pairs of labs the change and its interval were taken over (Student's paired t), when
+    /// they were; else Welch's over each side's steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
     /// The slowest requests' latency, µs, on each side.
     pub old_latency_us: f64,
     pub new_latency_us: f64,
@@ -32,7 +37,10 @@ impl TailGrowth {
         // A bound past +10,000% says only that few steps were compared.
         let bound = |b: f64| if b > 10_000.0 { ">+10000".to_owned() } else { format!("{b:+.0}") };
         let change = match (self.change_pct, self.interval_pct) {
-            (Some(c), Some((lo, hi))) => format!(" ({c:+.0}% [{}, {}])", bound(lo), bound(hi)),
+            (Some(c), Some((lo, hi))) => match self.pairs {
+                Some(n) => format!(" ({c:+.0}% [{}, {}], over {n} pairs)", bound(lo), bound(hi)),
+                None => format!(" ({c:+.0}% [{}, {}])", bound(lo), bound(hi)),
+            },
             (Some(c), None) => format!(" ({c:+.0}%, one step a side: no interval)"),
             (None, _) => " (none before)".to_owned(),
         };
@@ -46,6 +54,31 @@ impl TailGrowth {
             show(self.old_latency_us),
             show(self.new_latency_us)
         )
+    }
+}
+
+impl TailGrowth {
+    /// The change and its interval over pairs of labs (`(base, head)`, each lab's cell), run one
+    /// after the other so that a drift of the machine falls on both: Student's paired t on the
+    /// logarithms of each pair's ratio of the span's mean self time in the slowest 1% (on the
+    /// plain differences where a lab's slowest requests had none of it). Pairs where either lab
+    /// had no spans in its slowest requests are left out; with fewer than two, nothing changes.
+    pub fn paired_over(&mut self, pairs: &[(&CellData, &CellData)]) {
+        let mean = |c: &CellData| {
+            let v = per_step(c, &self.name);
+            (!v.is_empty()).then(|| stats::describe::mean(&v))
+        };
+        let values: Vec<(f64, f64)> = pairs.iter().filter_map(|(b, h)| Some((mean(b)?, mean(h)?))).collect();
+        if values.len() < 2 {
+            return;
+        }
+        let p = stats::paired::Paired::of(&values);
+        let Some((lo, hi)) = p.interval(stats::CONFIDENCE) else { return };
+        if p.base_mean() > 0.0 {
+            self.change_pct = Some((p.ratio - 1.0) * 100.0);
+        }
+        self.interval_pct = Some(((lo - 1.0) * 100.0, (hi - 1.0) * 100.0));
+        self.pairs = Some(values.len());
     }
 }
 
@@ -102,6 +135,7 @@ pub fn grew(old: &CellData, new: &CellData) -> Option<TailGrowth> {
         new_us: b,
         change_pct: (a > 0.0).then(|| (b / a - 1.0) * 100.0),
         interval_pct,
+        pairs: None,
         old_latency_us: latency(old),
         new_latency_us: latency(new),
     })
@@ -163,5 +197,31 @@ mod tests {
         assert!(g.text().contains("(none before)"), "{}", g.text());
         // Without spans on a side: nothing to say.
         assert_eq!(grew(&cell(Vec::new()), &new), None);
+    }
+
+    #[test]
+    fn over_pairs_of_labs_a_drift_both_sides_share_is_left_out() {
+        // The machine drifts 2x over the run, both sides alike; head's db.query is 1.5x base's
+        // in every pair. Welch's over the labs sees the drift; the pairs see the change.
+        let lab = |db: f64| cell(vec![step(&[("db.query", db), ("render", 900.0)], db + 2000.0)]);
+        let drift = [1.0, 1.3, 1.6, 2.0];
+        let base: Vec<CellData> = drift.iter().map(|d| lab(2000.0 * d)).collect();
+        let head: Vec<CellData> = drift.iter().map(|d| lab(3000.0 * d * if *d > 1.5 { 1.01 } else { 0.99 })).collect();
+        let merge = |labs: &[CellData]| cell(labs.iter().flat_map(|c| c.steps.clone()).collect());
+        let mut g = grew(&merge(&base), &merge(&head)).unwrap();
+        let (wlo, whi) = g.interval_pct.unwrap();
+        let pairs: Vec<(&CellData, &CellData)> = base.iter().zip(&head).collect();
+        g.paired_over(&pairs);
+        let (lo, hi) = g.interval_pct.unwrap();
+        assert_eq!(g.pairs, Some(4));
+        assert!((g.change_pct.unwrap() - 50.0).abs() < 1.0, "{g:?}");
+        assert!(lo > 40.0 && hi < 60.0, "paired [{lo}, {hi}]");
+        assert!(hi - lo < (whi - wlo) / 5.0, "paired [{lo}, {hi}] against Welch's [{wlo}, {whi}]");
+        assert!(g.text().contains(", over 4 pairs)"), "{}", g.text());
+        // One pair with spans: Welch's stays.
+        let mut one = grew(&merge(&base), &merge(&head)).unwrap();
+        let empty = cell(Vec::new());
+        one.paired_over(&[(&base[0], &head[0]), (&base[1], &empty)]);
+        assert_eq!((one.pairs, one.interval_pct), (None, Some((wlo, whi))));
     }
 }

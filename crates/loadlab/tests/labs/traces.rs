@@ -241,6 +241,9 @@ fn lab_ab_names_the_span_that_grew_in_a_heads_tail() {
     let tail = &json["tails"][0];
     assert_eq!(tail["name"], "db.query", "{json}");
     assert!(tail["new_us"].as_f64().unwrap() > 5.0 * tail["old_us"].as_f64().unwrap(), "{tail}");
+    // Over the pairs of labs, as every other row of lab ab.
+    assert_eq!(tail["pairs"], 3, "{tail}");
+    assert!(md.contains(", over 3 pairs)"), "{md}");
 }
 
 #[test]
