@@ -183,7 +183,8 @@ pub(crate) fn markdown(o: &Changes, charts: &[(String, String)]) -> String {
              over each side's steps; its interval with two or more steps a side):\n"
         );
         for t in &o.tails {
-            let _ = writeln!(md, "- {}", t.text().replace('|', "/"));
+            // The span's name is the target's words: its markup is shown, never passed through.
+            let _ = writeln!(md, "- {}", t.text().replace('|', "/").replace('<', "&lt;").replace('>', "&gt;"));
         }
     }
     if !charts.is_empty() {

@@ -19,9 +19,10 @@ fn share(part: f64, whole: f64) -> String {
     }
 }
 
-/// A span name for a table cell (names are plain already; `|` would end the cell).
+/// A span name for report.md (names are plain already): `|` would end a table's cell, and
+/// markup is the target's, never the page's (a renderer that passes HTML through would run it).
 fn cell(name: &str) -> String {
-    name.replace('|', "/").replace('`', "'")
+    name.replace('|', "/").replace('`', "'").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// The section; `charts` are the tail charts written beside the report (title, relative path:
