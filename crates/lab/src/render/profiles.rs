@@ -172,7 +172,8 @@ pub fn differential_md(d: &Differential) -> String {
         let _ = writeln!(
             md,
             "| `{}` | {} | {} | {} | {} -> {} | {} |",
-            c.name,
+            // In a code span markup is text; a backtick or a bar in a symbol would end it.
+            results::text::plain(&c.name).replace('`', "'").replace('|', "/"),
             show_us(c.old_self_us),
             show_us(c.new_self_us),
             show_change_us(c.self_change_us()),

@@ -351,9 +351,11 @@ fn a_hostile_span_name_drives_no_terminal_and_scripts_no_page() {
     sdk_installed();
     let d = tempdir("hostile-span");
     let hostile = "<img src=x onerror=alert(1)>\\x1b]0;pwned\\x07\\x1b[2Jdb";
-    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/010-where-the-tail-went/app.py"))
-        .unwrap()
-        .replace("\"db.query\"", &format!("\"{hostile}\""));
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/010-where-the-tail-went/app.py"),
+    )
+    .unwrap()
+    .replace("\"db.query\"", &format!("\"{hostile}\""));
     assert!(src.contains("onerror"), "the example's span is named db.query");
     std::fs::write(d.join("app.py"), src).unwrap();
     let plan = "name = \"hostile\"\n[targets.app]\nurl = \"http://127.0.0.1:{port}/\"\n\
@@ -361,7 +363,15 @@ fn a_hostile_span_name_drives_no_terminal_and_scripts_no_page() {
                 [load]\nrate = 20\nduration = \"2s\"\nwarmup = \"300ms\"\n";
     std::fs::write(d.join("plan.toml"), plan).unwrap();
     let (out, db) = (d.join("out"), d.join("h.db"));
-    let o = loadlab().args(["lab", "run"]).arg(d.join("plan.toml")).arg("--out").arg(&out).arg("--history").arg(&db).output().unwrap();
+    let o = loadlab()
+        .args(["lab", "run"])
+        .arg(d.join("plan.toml"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--history")
+        .arg(&db)
+        .output()
+        .unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     // The span was kept, its name made plain (controls replaced, markup left as text).
@@ -371,9 +381,18 @@ fn a_hostile_span_name_drives_no_terminal_and_scripts_no_page() {
     assert!(!md.contains('\u{1b}') && !md.contains("<img"), "markup in report.md is escaped or quoted: {md}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(!html.contains("<img src=x") && html.contains("&lt;img src=x"), "report.html");
-    let o = loadlab().args(["history", "show", "--json", "--history"]).arg(&db).arg("--out").arg(d.join("site")).output().unwrap();
+    let o = loadlab()
+        .args(["history", "show", "--json", "--history"])
+        .arg(&db)
+        .arg("--out")
+        .arg(d.join("site"))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let page = std::fs::read_to_string(d.join("site/history.html")).unwrap();
-    assert!(page.contains("onerror=alert(1)") || page.contains("onerror\\u003dalert(1)"), "the span's series is on the page");
+    assert!(
+        page.contains("onerror=alert(1)") || page.contains("onerror\\u003dalert(1)"),
+        "the span's series is on the page"
+    );
     assert!(!page.contains("<img src=x"), "history.html");
 }
