@@ -395,4 +395,17 @@ fn a_hostile_span_name_drives_no_terminal_and_scripts_no_page() {
         "the span's series is on the page"
     );
     assert!(!page.contains("<img src=x"), "history.html");
+    // Opened in a browser, the pages' scripts drew the name as text: no element of it.
+    for page in [out.join("report.html"), d.join("site/history.html")] {
+        let url = format!("file://{}", page.display());
+        let dom = crate::support::chromium(&["--virtual-time-budget=5000", "--dump-dom", &url], &d.join("profile"));
+        let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+        assert!(
+            dom.contains("onerror=alert(1)"),
+            "{}: the name is shown: {}",
+            page.display(),
+            &dom[..dom.len().min(600)]
+        );
+        assert!(!dom.contains("<img src=\"x\""), "{}: the name became an element", page.display());
+    }
 }
