@@ -375,6 +375,19 @@ fn machine_words(r: &Row) -> String {
     let head = format!("{} at {}", r.metric.name(), r.load);
     match &m.not_used {
         Some(why) => format!("{head}: as measured, {} (not relative to the machine: {why})", signed(r.change_pct)),
+        None if m.second_change_pct.is_some() => format!(
+            "{head}: {}{} at no change of {} ({} as measured; the probe {}, loadlab's own CPU {}, slopes {:.2} and \
+             {:.2}, multiple correlation {:.2})",
+            signed(r.change_pct),
+            r.interval_words(),
+            m.measure,
+            signed(m.unadjusted_change_pct),
+            signed(m.own_change_pct),
+            signed(m.second_change_pct.unwrap_or(f64::NAN)),
+            m.slope.unwrap_or(f64::NAN),
+            m.second_slope.unwrap_or(f64::NAN),
+            m.correlation.unwrap_or(f64::NAN)
+        ),
         None => format!(
             "{head}: {}{} at no change of {} ({} as measured; the measure {}, slope {:.2}, correlation {:.2})",
             signed(r.change_pct),

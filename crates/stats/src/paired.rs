@@ -44,8 +44,11 @@ pub struct Paired {
 pub struct Control {
     /// The change per unit change of the control, on logarithms (the regression's slope).
     pub slope: f64,
-    /// The correlation of the pairs' differences with the control's.
+    /// The correlation of the pairs' differences with the control's (with two controls, the
+    /// multiple correlation).
     pub correlation: f64,
+    /// The second control's slope, when two were taken out together.
+    pub second_slope: Option<f64>,
     /// The comparison without the control.
     pub unadjusted: Unadjusted,
 }
@@ -119,7 +122,67 @@ impl Paired {
             base_mean: plain.base_mean,
             se,
             df: n as f64 - 2.0,
-            control: Some(Control { slope, correlation, unadjusted: Unadjusted { ratio: plain.ratio, sd: plain.sd } }),
+            control: Some(Control {
+                slope,
+                correlation,
+                second_slope: None,
+                unadjusted: Unadjusted { ratio: plain.ratio, sd: plain.sd },
+            }),
+        })
+    }
+
+    /// The pairs `(base, head)` with two controls measured in the same labs: the change at no
+    /// change of either, by the regression of the pairs' log ratios on both controls' (an
+    /// intercept and two slopes, n - 3 degrees of freedom). Two measures of the machine that see
+    /// different parts of it (one a user-space workload, one loadlab's own network path) leave
+    /// less than either alone on a server that is mostly one part. None with fewer than
+    /// [`MIN_CONTROLLED`] + 1 pairs, or controls that did not move, or moved together exactly.
+    pub fn with_two_controls(pairs: &[(Pair, Pair, Pair)]) -> Option<Paired> {
+        let ok = |(b, h): (f64, f64)| b.is_finite() && h.is_finite() && b > 0.0 && h > 0.0;
+        let kept: Vec<[f64; 3]> = pairs
+            .iter()
+            .filter(|(m, c1, c2)| ok(*m) && ok(*c1) && ok(*c2))
+            .map(|((b, h), (b1, h1), (b2, h2))| [(h / b).ln(), (h1 / b1).ln(), (h2 / b2).ln()])
+            .collect();
+        let n = kept.len();
+        if n < MIN_CONTROLLED + 1 {
+            return None;
+        }
+        let col = |i: usize| kept.iter().map(|v| v[i]).collect::<Vec<f64>>();
+        let (d, x1, x2) = (col(0), col(1), col(2));
+        let (dm, m1, m2) = (mean(&d), mean(&x1), mean(&x2));
+        let cross =
+            |a: &[f64], am: f64, b: &[f64], bm: f64| a.iter().zip(b).map(|(x, y)| (x - am) * (y - bm)).sum::<f64>();
+        let (s11, s22, s12) = (cross(&x1, m1, &x1, m1), cross(&x2, m2, &x2, m2), cross(&x1, m1, &x2, m2));
+        let (s1y, s2y, syy) = (cross(&x1, m1, &d, dm), cross(&x2, m2, &d, dm), cross(&d, dm, &d, dm));
+        let det = s11 * s22 - s12 * s12;
+        if !det.is_finite() || det <= 1e-12 * (s11 * s22).max(f64::MIN_POSITIVE) {
+            return None;
+        }
+        // The inverse of the controls' centred cross-products, and the two slopes.
+        let (i11, i22, i12) = (s22 / det, s11 / det, -s12 / det);
+        let (b1, b2) = (i11 * s1y + i12 * s2y, i12 * s1y + i22 * s2y);
+        let intercept = dm - b1 * m1 - b2 * m2;
+        let residual: f64 = (0..n).map(|i| (d[i] - intercept - b1 * x1[i] - b2 * x2[i]).powi(2)).sum();
+        let sd = (residual / (n as f64 - 3.0)).sqrt();
+        let at_means = m1 * m1 * i11 + m2 * m2 * i22 + 2.0 * m1 * m2 * i12;
+        let se = sd * (1.0 / n as f64 + at_means).sqrt();
+        let plain = Paired::of(&pairs.iter().map(|(m, _, _)| *m).filter(|m| ok(*m)).collect::<Vec<_>>());
+        let correlation = if syy > 0.0 { (1.0 - residual / syy).max(0.0).sqrt() } else { 0.0 };
+        Some(Paired {
+            pairs: n,
+            ratio: intercept.exp(),
+            sd,
+            logs: true,
+            base_mean: plain.base_mean,
+            se,
+            df: n as f64 - 3.0,
+            control: Some(Control {
+                slope: b1,
+                correlation,
+                second_slope: Some(b2),
+                unadjusted: Unadjusted { ratio: plain.ratio, sd: plain.sd },
+            }),
         })
     }
 
@@ -278,6 +341,36 @@ mod tests {
         assert_eq!(Paired::with_control(&still), None);
         let zero: Vec<_> = pairs.iter().map(|(m, c)| ((0.0, m.1), *c)).collect();
         assert_eq!(Paired::with_control(&zero), None);
+    }
+
+    #[test]
+    fn two_controls_take_out_what_they_explain_together_as_an_ols_fit_does() {
+        // NumPy 2.4 (np.linalg.lstsq, the log ratios on both controls' with an intercept):
+        // intercept 0.061234745, slopes 0.42596980 and 0.18123906, residual sd 0.0032962812 on
+        // 5 degrees of freedom, the intercept's standard error 0.0018297409, R 0.98861140.
+        let b = [700.0, 712.0, 690.0, 705.0, 698.0, 720.0, 701.0, 695.0];
+        let h = [760.0, 790.0, 735.0, 772.0, 741.0, 800.0, 748.0, 744.0];
+        let (p1b, p1h) = (
+            [150.0, 152.0, 149.0, 151.0, 150.0, 160.0, 149.0, 150.0],
+            [153.0, 160.0, 148.0, 156.0, 150.0, 170.0, 150.0, 152.0],
+        );
+        let (o2b, o2h) = (
+            [120.0, 140.0, 118.0, 131.0, 122.0, 150.0, 121.0, 125.0],
+            [128.0, 158.0, 119.0, 140.0, 121.0, 166.0, 125.0, 127.0],
+        );
+        let pairs: Vec<(Pair, Pair, Pair)> =
+            (0..8).map(|i| ((b[i], h[i]), (p1b[i], p1h[i]), (o2b[i], o2h[i]))).collect();
+        let p = Paired::with_two_controls(&pairs).unwrap();
+        assert!(close(p.ratio, 0.061234745_f64.exp(), 1e-8), "{}", p.ratio);
+        assert!(close(p.sd, 0.0032962812, 1e-6), "{}", p.sd);
+        assert!(close(p.se, 0.0018297409, 1e-6), "{}", p.se);
+        let c = p.control.unwrap();
+        assert!(close(c.slope, 0.42596980, 1e-6) && close(c.second_slope.unwrap(), 0.18123906, 1e-6), "{c:?}");
+        assert!(close(c.correlation, 0.98861140, 1e-6), "{c:?}");
+        // Too few pairs, or two controls that are one: none.
+        assert_eq!(Paired::with_two_controls(&pairs[..5]), None);
+        let twins: Vec<_> = pairs.iter().map(|(m, c, _)| (*m, *c, *c)).collect();
+        assert_eq!(Paired::with_two_controls(&twins), None);
     }
 
     #[test]

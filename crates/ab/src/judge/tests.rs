@@ -94,8 +94,19 @@ fn the_probe_on_the_targets_cpus_is_the_measure_where_every_pair_has_it() {
     let l = look(&[cell.clone()], &gates, ALPHA / 4.0);
     let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
     let m = r.machine.as_ref().unwrap();
-    assert_eq!(m.measure, PROBE);
+    // Every pair has both: both are taken out together, loadlab's own explaining nothing here.
+    assert_eq!(m.measure, BOTH);
     assert!(m.used && (m.slope.unwrap() - 0.4).abs() < 0.05, "{m:?}");
+    assert!(m.second_slope.unwrap().abs() < 0.05, "{m:?}");
+    assert_eq!(r.said, Said::Within, "{r:?}");
+    // loadlab's own CPU moved with the head: the probe alone.
+    let mut moved = cell.clone();
+    for (_, h) in &mut moved.pairs {
+        *h.as_mut().unwrap().get_mut(&MACHINE).unwrap() *= 1.3;
+    }
+    let l = look(&[moved], &gates, ALPHA / 4.0);
+    let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
+    assert_eq!(r.machine.as_ref().unwrap().measure, PROBE, "{r:?}");
     assert_eq!(r.said, Said::Within, "{r:?}");
     // A pair without the probe: loadlab's own CPU per request, which explains nothing here.
     cell.speed[3].1 = None;
@@ -103,6 +114,22 @@ fn the_probe_on_the_targets_cpus_is_the_measure_where_every_pair_has_it() {
     let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
     assert_eq!(r.machine.as_ref().unwrap().measure, OWN);
     assert_ne!(r.said, Said::Within, "{r:?}");
+}
+
+#[test]
+fn where_loadlabs_own_cpu_sees_the_machine_and_the_probe_does_not_both_leave_what_it_leaves() {
+    // nginx-like: the target's CPU moves with loadlab's own (both the kernel's network path);
+    // the probe's time moves on its own. Both measures together decide as loadlab's alone does.
+    let mut cell = machine_cell(1.0, 1.0, &MOMENTS, &NOISE);
+    cell.answer_bytes = None;
+    let probe = [0.05, -0.08, 0.02, 0.07, -0.04, 0.03, -0.06, 0.01];
+    cell.speed = probe.iter().map(|p| (Some(180.0), Some(180.0 * f64::exp(*p)))).collect();
+    let l = look(&[cell], &gates(), ALPHA / 4.0);
+    let r = l.rows.iter().find(|r| r.metric == Metric::TargetCpu).unwrap();
+    let m = r.machine.as_ref().unwrap();
+    assert_eq!(m.measure, BOTH);
+    assert!(m.used && m.correlation.unwrap() > 0.95 && (m.second_slope.unwrap() - 0.4).abs() < 0.05, "{m:?}");
+    assert_eq!(r.said, Said::Within, "{r:?}");
 }
 
 const MOMENTS: [f64; 8] = [0.30, -0.22, 0.08, -0.37, 0.27, -0.03, 0.18, -0.15];

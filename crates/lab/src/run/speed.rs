@@ -12,6 +12,11 @@
 //!
 //! Its cost: a round trip of about 80-150 µs per CPU every 100 ms (0.1-0.15% of each CPU),
 //! taken out of loadlab's own CPU figures (`Probe::cpu_ns`).
+//!
+//! A second figure times the kernel's network path on the same CPU: 4 KiB sent and sent back
+//! four times over a loopback TCP connection whose two ends the probe thread holds (`kernel_us`,
+//! kept beside the first, not yet used by any analysis). A server such as nginx is mostly that
+//! path, and its CPU per request moved 2-3 times the JSON round trip's time.
 
 use std::collections::VecDeque;
 use std::hint::black_box;
@@ -31,12 +36,14 @@ const KEPT: usize = 200_000;
 /// Samples a CPU needs in a step for its speed to be read.
 const MIN_SAMPLES: usize = 5;
 
-/// One timed round trip: when, on which CPU, how long (thread CPU ns).
+/// One timed round trip: when, on which CPU, how long (thread CPU ns), and the kernel path's
+/// time when the probe has its connection.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
     at: Instant,
     cpu: usize,
     ns: u64,
+    kernel_ns: Option<u64>,
 }
 
 /// The machine's speed over one step, as lab.json keeps it.
@@ -47,6 +54,10 @@ pub struct Speed {
     pub target_us: f64,
     /// Each CPU's median round trip (µs) and its number of samples.
     pub cpus: Vec<CpuSpeed>,
+    /// The kernel's network path on the same CPUs (µs, the same mean of medians), where each
+    /// of them has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_us: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,6 +65,8 @@ pub struct CpuSpeed {
     pub cpu: usize,
     pub us: f64,
     pub samples: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_us: Option<f64>,
 }
 
 /// The probe threads, one per CPU, until dropped.
@@ -90,6 +103,39 @@ fn document() -> String {
     format!("[{}]", items.join(","))
 }
 
+/// Both ends of a loopback TCP connection, held by one thread.
+struct Loop {
+    a: std::net::TcpStream,
+    b: std::net::TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Loop {
+    fn open() -> std::io::Result<Loop> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let a = std::net::TcpStream::connect(listener.local_addr()?)?;
+        let (b, _) = listener.accept()?;
+        for s in [&a, &b] {
+            s.set_nodelay(true)?;
+            // A lost wake-up never stops the probe: a read gives up after a second.
+            s.set_read_timeout(Some(Duration::from_secs(1)))?;
+        }
+        Ok(Loop { a, b, buf: vec![0x5a; 4096] })
+    }
+
+    /// 4 KiB there and back, four times.
+    fn round_trips(&mut self) -> std::io::Result<()> {
+        use std::io::{Read, Write};
+        for _ in 0..4 {
+            self.a.write_all(&self.buf)?;
+            self.b.read_exact(&mut self.buf)?;
+            self.b.write_all(&self.buf)?;
+            self.a.read_exact(&mut self.buf)?;
+        }
+        Ok(())
+    }
+}
+
 /// One round trip of `doc`.
 fn round_trip(doc: &str) -> usize {
     let v: serde_json::Value = serde_json::from_str(black_box(doc)).unwrap_or_default();
@@ -114,17 +160,25 @@ impl Probe {
                             return;
                         }
                         let doc = document();
+                        let mut kernel = Loop::open().ok();
                         let mut before = thread_ns();
                         while !stop.load(Ordering::Relaxed) {
                             let a = thread_ns();
                             round_trip(&doc);
                             let b = thread_ns();
+                            let kernel_ns = kernel.as_mut().and_then(|k| {
+                                let from = thread_ns();
+                                k.round_trips().ok().map(|()| thread_ns().saturating_sub(from))
+                            });
+                            if kernel_ns.is_none() {
+                                kernel = None;
+                            }
                             {
                                 let mut s = samples.lock().unwrap_or_else(|e| e.into_inner());
                                 if s.len() >= KEPT {
                                     s.pop_front();
                                 }
-                                s.push_back(Sample { at: Instant::now(), cpu, ns: b.saturating_sub(a) });
+                                s.push_back(Sample { at: Instant::now(), cpu, ns: b.saturating_sub(a), kernel_ns });
                             }
                             let now = thread_ns();
                             spent.fetch_add(now.saturating_sub(before), Ordering::Relaxed);
@@ -147,21 +201,30 @@ impl Probe {
     /// probed ones when empty): none where one of them has fewer than [`MIN_SAMPLES`].
     pub(crate) fn between(&self, from: Instant, to: Instant, target: &[usize]) -> Option<Speed> {
         let samples = self.samples.lock().unwrap_or_else(|e| e.into_inner());
-        let mut by_cpu: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
+        let mut by_cpu: std::collections::BTreeMap<usize, (Vec<f64>, Vec<f64>)> = Default::default();
         for s in samples.iter().filter(|s| s.at >= from && s.at <= to) {
-            by_cpu.entry(s.cpu).or_default().push(s.ns as f64 / 1000.0);
+            let (json, kernel) = by_cpu.entry(s.cpu).or_default();
+            json.push(s.ns as f64 / 1000.0);
+            kernel.extend(s.kernel_ns.map(|ns| ns as f64 / 1000.0));
         }
         drop(samples);
         let cpus: Vec<CpuSpeed> = by_cpu
             .into_iter()
-            .map(|(cpu, v)| CpuSpeed { cpu, us: stats::describe::median(&v), samples: v.len() })
+            .map(|(cpu, (v, k))| CpuSpeed {
+                cpu,
+                us: stats::describe::median(&v),
+                samples: v.len(),
+                kernel_us: (k.len() >= MIN_SAMPLES).then(|| stats::describe::median(&k)),
+            })
             .collect();
         let on: Vec<&CpuSpeed> = cpus.iter().filter(|c| target.is_empty() || target.contains(&c.cpu)).collect();
         if on.is_empty() || on.iter().any(|c| c.samples < MIN_SAMPLES || c.us.is_nan() || c.us <= 0.0) {
             return None;
         }
         let target_us = (on.iter().map(|c| c.us.ln()).sum::<f64>() / on.len() as f64).exp();
-        Some(Speed { target_us, cpus })
+        let kernel: Option<Vec<f64>> = on.iter().map(|c| c.kernel_us.filter(|k| *k > 0.0)).collect();
+        let kernel_us = kernel.map(|k| (k.iter().map(|v| v.ln()).sum::<f64>() / k.len() as f64).exp());
+        Some(Speed { target_us, cpus, kernel_us })
     }
 }
 
@@ -192,6 +255,9 @@ mod tests {
             assert!(c.samples >= MIN_SAMPLES && c.us > 1.0 && c.us < 100_000.0, "{c:?}");
         }
         assert!(s.target_us > 1.0);
+        // The kernel's path on each CPU too.
+        assert!(s.cpus.iter().all(|c| c.kernel_us.is_some_and(|k| k > 1.0 && k < 100_000.0)), "{s:?}");
+        assert!(s.kernel_us.is_some());
         // Only the first CPU: its own median.
         let one = p.between(from, to, &cpus[..1]).unwrap();
         assert!((one.target_us - s.cpus[0].us).abs() < 1e-9);
