@@ -373,6 +373,9 @@ pub fn failed(base: &str, head: &str, why: &str) -> (String, String) {
 fn machine_words(r: &Row) -> String {
     let Some(m) = &r.machine else { return String::new() };
     let head = format!("{} at {}", r.metric.name(), r.load);
+    if let Some(held) = &m.held {
+        return format!("{head}: held undecided: {held}");
+    }
     match &m.not_used {
         Some(why) => format!("{head}: as measured, {} (not relative to the machine: {why})", signed(r.change_pct)),
         None if m.second_change_pct.is_some() => format!(
