@@ -96,6 +96,18 @@ pub(crate) const BOTH: &str = "the speed probe's time on the target's CPUs and l
 pub(crate) const REACH_CONFIDENCE: f64 = 0.8;
 /// Pairs a row needs before its spread can call its gate out of reach.
 pub(crate) const REACH_FROM_PAIRS: usize = 5;
+/// ... and a row read relative to the machine: both of its measures are taken out from 6
+/// pairs, so its spread is not judged before the look at 8 (on nginx the spread at 5 pairs,
+/// one measure taken out, was 18%, and 6% at 8 with both).
+pub(crate) const REACH_FROM_PAIRS_CONTROLLED: usize = 8;
+
+fn reach_from(metric: Metric) -> usize {
+    if CONTROLLED.contains(&metric) {
+        REACH_FROM_PAIRS_CONTROLLED
+    } else {
+        REACH_FROM_PAIRS
+    }
+}
 
 /// The most pairs "needs" states: past it, the row's gate is out of reach of any run.
 pub(crate) const MAX_NEEDED_PAIRS: usize = 1_000;
@@ -351,7 +363,7 @@ impl Look {
         let m = self.rows.iter().filter(|r| r.p.is_some()).count().max(1) as f64;
         self.rows
             .iter()
-            .filter(|r| r.said == Said::Undecided && r.pairs >= REACH_FROM_PAIRS)
+            .filter(|r| r.said == Said::Undecided && r.pairs >= reach_from(r.metric))
             .filter(|r| r.needs_pairs.is_none_or(|n| n > most))
             .filter(|r| {
                 let Some(gate) = r.gate.as_deref().and_then(|g| Gate::parse_list(g).ok()?.into_iter().next()) else {
@@ -394,7 +406,9 @@ impl Look {
 impl Row {
     /// Why a run of `most` pairs cannot decide this row, and what would: none when it can.
     pub fn out_of_reach_words(&self, most: usize) -> Option<String> {
-        if self.said != Said::Undecided || self.pairs < REACH_FROM_PAIRS || self.needs_pairs.is_some_and(|n| n <= most)
+        if self.said != Said::Undecided
+            || self.pairs < reach_from(self.metric)
+            || self.needs_pairs.is_some_and(|n| n <= most)
         {
             return None;
         }
