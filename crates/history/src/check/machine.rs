@@ -201,10 +201,10 @@ pub(super) fn control(judged: &mut [Judged], all: &[Series], lab_id: i64, gates:
         lab_id,
         gates,
         rules,
-        (crate::figures::MACHINE_SPEED, MEDIAN_POWER_PROBE),
+        crate::figures::MACHINE_SPEED,
         "the speed probe's time on the target's CPUs",
     );
-    slower_machine(judged, all, lab_id, gates, rules, (GENERATOR, 1), "loadlab's own CPU per request");
+    slower_machine(judged, all, lab_id, gates, rules, GENERATOR, "loadlab's own CPU per request");
     // A busier machine explains what a slower one could not: the slower machine's text goes with
     // the failure it kept.
     for j in judged.iter_mut().filter(|j| j.outcome == Outcome::Worse) {
@@ -320,23 +320,15 @@ fn line<'a>(
     run.iter().all(|(x, _)| fit.covers(*x, COVERS_MARGIN)).then_some((fit, run, xs, ys))
 }
 
-/// How a median latency scales with the speed probe's time on a slower machine: the probe
-/// times one fixed piece of work, and a server's own work moved up to twice as much in the same
-/// spells (a CPU-bound Python server's CPU per request and p50, slope 1.66 over 12 A/A
-/// histories; docs/DECISIONS.md). A level too short for a line of its own cannot learn the
-/// slope, so a failure on a slower machine is judged relative to the probe's square.
-const MEDIAN_POWER_PROBE: i32 = 2;
-
 /// The latency failures of `judged` a slower machine explains, by the measure `metric` (called
-/// `name`; a median scaled by its `power`, a tail by its square), taken back; the others say
-/// what the machine took out.
+/// `name`), taken back; the others say what the machine took out.
 fn slower_machine(
     judged: &mut [Judged],
     all: &[Series],
     lab_id: i64,
     gates: &[Gate],
     rules: &Rules<'_>,
-    (metric, median_power): (&str, i32),
+    metric: &str,
     name: &str,
 ) {
     let gate_of = |j: &Judged| gates.iter().find(|g| g.text() == j.gate);
@@ -359,19 +351,14 @@ fn slower_machine(
         // server), so its own rules seldom call it slower where the target's p50 doubled with
         // it (16 of 140 A/A checks failed so, docs/DECISIONS.md).
         let alone = j.alone_far && !j.past_level && j.regression.is_none() && m[0].change_pct > 0.0;
-        // The probe's time spreads little between labs (2-5%), so any slowing it read is taken
-        // out, as a control is (a run of three labs 9-14% beyond a level of three, on a Python
-        // server whose CPU moved 2x the probe's, failed 5 of 84 A/A checks so): the failure
-        // stands only where it fails relative to the machine too.
-        let probe = median_power == MEDIAN_POWER_PROBE && m[0].change_pct > 0.0;
-        if m[0].outcome != Outcome::Worse && !alone && !probe {
+        if m[0].outcome != Outcome::Worse && !alone {
             continue;
         }
         let why = format!("{name} is {} over the same labs: the machine is slower", m[0].change_text());
         // A tail grows faster than the machine slows: requests queue behind slower ones. At the
         // loads of these labs (a core a fifth to a third busy) a queue's waits grow as about the
         // slowing's power 1.4-1.7 (M/M/1); a tail is judged relative to its square.
-        let power = if super::is_tail(gate.metric) { 2 } else { median_power };
+        let power = if super::is_tail(gate.metric) { 2 } else { 1 };
         if let Some(rel) = relative(s, g, rules, power) {
             family[i] = judge(&rel, lab_id, gate, all, rules);
         } else {
@@ -387,7 +374,6 @@ fn slower_machine(
         // explains (a tail relative to its square: a Go service's p99 +140% while loadlab's own
         // CPU per request was +70%, in an A/A history, failed 2 of 140 checks as measured).
         let tail = gate_of(&judged[i]).is_some_and(|g| super::is_tail(g.metric));
-        let squared = tail || median_power == 2;
         let far = gate_of(&judged[i]).is_some_and(|g| {
             Gate { limit_pct: g.limit_pct * super::ALONE_TIMES, ..g.clone() }
                 .passed_by(1.0 + family[i].change_pct / 100.0)
@@ -395,7 +381,7 @@ fn slower_machine(
         let j = &mut judged[i];
         if family[i].outcome == Outcome::Worse || far {
             // More than the machine explains: still the build's.
-            let squared = if squared { " squared" } else { "" };
+            let squared = if tail { " squared" } else { "" };
             j.machine_scaled =
                 Some(format!("{why}, and relative to it{squared} {} still fails", family[i].change_text()));
         } else {
@@ -403,11 +389,7 @@ fn slower_machine(
             j.past_level = false;
             j.regression = None;
             j.machine_scaled = None;
-            let squared = match (tail, squared) {
-                (true, _) => " squared, as queues grow",
-                (false, true) => " squared, as a server's own work moves up to twice the probe's",
-                (false, false) => "",
-            };
+            let squared = if tail { " squared, as queues grow" } else { "" };
             j.machine =
                 Some(format!("{why}, and can explain it (relative to it{squared}, {})", family[i].change_text()));
         }
