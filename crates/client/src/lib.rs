@@ -26,4 +26,4 @@ pub use lean::LeanConn;
 pub use request::{redirected, resolve_location, Origin, Parts, Prepared};
 pub use text::quoted;
 pub use tls::{client_config, quic_server_config, server_config, Identity, TlsOptions};
-pub use url::{parse_header, parse_url};
+pub use url::{parse_header, parse_url, without_credentials};

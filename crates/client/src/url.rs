@@ -35,3 +35,14 @@ pub fn parse_header(line: &str) -> Result<(HeaderName, HeaderValue), String> {
     let value = HeaderValue::from_str(value.trim()).map_err(|_| format!("bad header value for {name}"))?;
     Ok((name, value))
 }
+
+/// `url` without its `user:password@`, as a URL is shown (a report, a span, an error): the
+/// authority ends at the first `/`, `?` or `#`, so an `@` in the path is left alone.
+pub fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}

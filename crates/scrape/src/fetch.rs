@@ -20,15 +20,7 @@ pub fn options(tls: &client::TlsOptions) -> client::ClientOptions {
     }
 }
 
-/// `url` without its `user:password@`.
-pub fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
-}
+pub use client::without_credentials;
 
 /// Now, in unix seconds.
 pub fn unix_now() -> f64 {

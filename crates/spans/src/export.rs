@@ -115,7 +115,7 @@ impl Target {
 
     /// The URL as it is shown (without credentials).
     pub fn shown(&self) -> String {
-        without_credentials(&self.url)
+        client::without_credentials(&self.url)
     }
 }
 
@@ -335,7 +335,7 @@ fn client_span(run: &Run, entry: &Entry<'_>) -> Span {
     let sent = at(r.scheduled_us.saturating_add(r.lag_us));
     let end = at(r.scheduled_us.saturating_add(r.latency_us)).max(sent);
     let (method, url) = entry.target.and_then(|t| t.split_once(' ')).unwrap_or(("", ""));
-    let url = without_credentials(url);
+    let url = client::without_credentials(url);
     let mut attributes = vec![
         text("http.request.method", method),
         text("url.full", &url),
@@ -425,14 +425,4 @@ fn text(key: &str, v: &str) -> KeyValue {
 
 fn int(key: &str, v: u64) -> KeyValue {
     value(key, any_value::Value::IntValue(i64::try_from(v).unwrap_or(i64::MAX)))
-}
-
-/// `url` without its `user:password@`: a span's URL is read by whoever reads the backend.
-fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
 }
