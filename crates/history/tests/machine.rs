@@ -239,3 +239,47 @@ fn a_latency_that_moved_with_the_probe_on_the_targets_cpus_is_the_machines() {
     assert_eq!(c.worse().count(), 0, "{text}");
     assert!(text.contains("the speed probe's time on the target's CPUs"), "{text}");
 }
+
+#[test]
+fn a_run_on_a_machine_the_probe_reads_slower_is_judged_at_its_speed_by_the_targets_cpu_share() {
+    // A CPU-bound server's p50 moves twice as much as the probe's time (its CPU per request,
+    // slope 1.66-2). Three labs whose probe reads +7%, not beyond the probe's own level by its
+    // rules, with p50 +15% after a level of four: the probe's slowing is taken out (squared, as
+    // the target's CPU per request is all of its p50) and nothing fails. The same p50 with the
+    // probe unchanged fails, as does a doubled p50 on the slower machine. A service that waits
+    // (its CPU a fifth of its p50) 15% slower on the same machine fails: the machine explains
+    // only the share of its latency that is its work.
+    let lab_on = |machine: f64, work: f64, waits: bool, rng: &mut StdRng| {
+        let mut v = lab(&Service { p50_sd: 0.01, cpu_sd: 0.01, ..CPU_BOUND }, work, false, rng).to_vec();
+        if waits {
+            v[0].1 *= 5.0;
+            v[2].1 /= work;
+        } else {
+            v[0].1 *= machine * machine;
+        }
+        v[2].1 *= machine * machine;
+        v.push(("machine_speed".to_owned(), 150.0 * machine * (0.01 * normal(rng)).exp()));
+        v.push(("generator_cpu".to_owned(), 80.0 * (0.25 * normal(rng)).exp()));
+        v
+    };
+    let cases =
+        [(1.07, 1.0, false, false), (1.0, 1.145, false, true), (1.07, 2.0, false, true), (1.07, 1.145, true, true)];
+    for (machine, work, waits, fails) in cases {
+        let mut rng = StdRng::seed_from_u64(5);
+        let labs: Vec<Stored> = (0..7)
+            .map(|i| if i < 4 { lab_on(1.0, 1.0, waits, &mut rng) } else { lab_on(machine, work, waits, &mut rng) })
+            .enumerate()
+            .map(|(i, v)| entry(i, &v))
+            .collect();
+        let c = check(&labs, 6);
+        let text = history::check_text(&c);
+        assert_eq!(c.worse().any(|j| j.key.metric == "p50"), fails, "machine {machine}, work {work}: {text}");
+        if machine > 1.0 && !waits {
+            assert!(text.contains("the speed probe's time on the target's CPUs is +"), "{text}");
+            assert!(text.contains("of its median latency"), "{text}");
+        }
+        if waits {
+            assert!(text.contains("relative to it to the power 0.4"), "{text}");
+        }
+    }
+}

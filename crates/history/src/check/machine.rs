@@ -124,7 +124,7 @@ fn busier(s: &Series, others: &Series, j: &Judged, in_a_row: usize, points: f64,
 /// series, so the figures keep their unit and the fixed floors' absolute parts still apply),
 /// raised to `power`, with change points and acceptances of its own; none when a lab of `s`
 /// lacks loadlab's figure.
-fn relative(s: &Series, g: &Series, rules: &Rules<'_>, power: i32) -> Option<Series> {
+fn relative(s: &Series, g: &Series, rules: &Rules<'_>, power: f64) -> Option<Series> {
     let own: HashMap<i64, f64> = g.points.iter().map(|p| (p.lab, p.value)).collect();
     let typical: Vec<f64> =
         s.points.iter().filter_map(|p| own.get(&p.lab).copied()).filter(|v| v.is_finite()).collect();
@@ -134,7 +134,7 @@ fn relative(s: &Series, g: &Series, rules: &Rules<'_>, power: i32) -> Option<Ser
         .iter()
         .filter_map(|p| {
             let by = *own.get(&p.lab)?;
-            (by.is_finite() && by > 0.0).then(|| Point { value: p.value / (by / typical).powi(power), ..p.clone() })
+            (by.is_finite() && by > 0.0).then(|| Point { value: p.value / (by / typical).powf(power), ..p.clone() })
         })
         .collect();
     if points.len() < s.points.len() {
@@ -167,7 +167,7 @@ pub(super) fn control(judged: &mut [Judged], all: &[Series], lab_id: i64, gates:
     for (i, j) in judged.iter().enumerate().filter(|(_, j)| j.outcome == Outcome::Worse && !lab_failed(j)) {
         let Some(gate) = gate_of(j).filter(|g| g.metric == Metric::TargetCpu) else { continue };
         let Some(s) = all.iter().find(|s| s.key == j.key) else { continue };
-        let Some(rel) = generator_of(s, all).and_then(|g| relative(s, g, rules, 1)) else { continue };
+        let Some(rel) = generator_of(s, all).and_then(|g| relative(s, g, rules, 1.0)) else { continue };
         family[i] = judge(&rel, lab_id, gate, all, rules);
         relative_at.push(i);
     }
@@ -351,47 +351,98 @@ fn slower_machine(
         // server), so its own rules seldom call it slower where the target's p50 doubled with
         // it (16 of 140 A/A checks failed so, docs/DECISIONS.md).
         let alone = j.alone_far && !j.past_level && j.regression.is_none() && m[0].change_pct > 0.0;
-        if m[0].outcome != Outcome::Worse && !alone {
+        // The probe times a fixed piece of work on the target's CPUs and spreads little between
+        // labs (2-5%), so any slowing it read is taken out of the share of the latency that is
+        // the target's own work ([`cpu_share`]): all of a CPU-bound server's, none of a service
+        // that waits (an origin sleeping 10 ms, 15.6% slower while the probe read +10.8%, is the
+        // build's).
+        let share = if metric == crate::figures::MACHINE_SPEED && m[0].change_pct > 0.0 {
+            cpu_share(s, all).filter(|share| *share > 0.0)
+        } else {
+            None
+        };
+        let by_rules = m[0].outcome == Outcome::Worse || alone;
+        if !by_rules && share.is_none() {
             continue;
         }
         let why = format!("{name} is {} over the same labs: the machine is slower", m[0].change_text());
         // A tail grows faster than the machine slows: requests queue behind slower ones. At the
         // loads of these labs (a core a fifth to a third busy) a queue's waits grow as about the
-        // slowing's power 1.4-1.7 (M/M/1); a tail is judged relative to its square.
-        let power = if super::is_tail(gate.metric) { 2 } else { 1 };
+        // slowing's power 1.4-1.7 (M/M/1); a tail is judged relative to its square. A server's
+        // own work moved up to twice the probe's in the same spells (a CPU-bound Python server's
+        // CPU per request against the probe: slope 1.66 over 12 A/A histories), so its share of
+        // the latency is scaled by the probe's square.
+        let by_rules_power: f64 = if !by_rules {
+            0.0
+        } else if super::is_tail(gate.metric) {
+            2.0
+        } else {
+            1.0
+        };
+        let power = share.map_or(by_rules_power, |share| by_rules_power.max(PROBE_POWER * share));
         if let Some(rel) = relative(s, g, rules, power) {
             family[i] = judge(&rel, lab_id, gate, all, rules);
         } else {
             family[i].outcome = Outcome::Held;
         }
-        scaled.push((i, why));
+        scaled.push((i, why, power, share));
     }
     if !scaled.is_empty() {
         holm(&mut family, gates, rules.alone);
     }
-    for (i, why) in scaled {
+    for (i, why, power, share) in scaled {
         // A change still far past its gate relative to the machine is more than the machine
         // explains (a tail relative to its square: a Go service's p99 +140% while loadlab's own
         // CPU per request was +70%, in an A/A history, failed 2 of 140 checks as measured).
-        let tail = gate_of(&judged[i]).is_some_and(|g| super::is_tail(g.metric));
         let far = gate_of(&judged[i]).is_some_and(|g| {
             Gate { limit_pct: g.limit_pct * super::ALONE_TIMES, ..g.clone() }
                 .passed_by(1.0 + family[i].change_pct / 100.0)
         });
+        let scaled_by = match share {
+            Some(share) if power > 1.0 && power == PROBE_POWER * share => format!(
+                " to the power {power:.2} (the target's CPU per request is {:.0}% of its median latency, scaled by the probe's square)",
+                share * 100.0
+            ),
+            Some(share) if power < 1.0 => format!(
+                " to the power {power:.2} (the target's CPU per request is {:.0}% of its median latency)",
+                share * 100.0
+            ),
+            _ if power == 2.0 => " squared, as queues grow".to_owned(),
+            _ => String::new(),
+        };
         let j = &mut judged[i];
         if family[i].outcome == Outcome::Worse || far {
             // More than the machine explains: still the build's.
-            let squared = if tail { " squared" } else { "" };
             j.machine_scaled =
-                Some(format!("{why}, and relative to it{squared} {} still fails", family[i].change_text()));
+                Some(format!("{why}, and relative to it{scaled_by} {} still fails", family[i].change_text()));
         } else {
             j.outcome = Outcome::Held;
             j.past_level = false;
             j.regression = None;
             j.machine_scaled = None;
-            let squared = if tail { " squared, as queues grow" } else { "" };
             j.machine =
-                Some(format!("{why}, and can explain it (relative to it{squared}, {})", family[i].change_text()));
+                Some(format!("{why}, and can explain it (relative to it{scaled_by}, {})", family[i].change_text()));
         }
     }
+}
+
+/// The probe's power for a server whose latency is all its own CPU: its CPU per request moved
+/// up to twice the probe's time in the same spells (docs/DECISIONS.md).
+const PROBE_POWER: f64 = 2.0;
+
+/// The share of `s`'s latency that is its target's own CPU: the target's CPU per request (µs)
+/// against its median latency (ms) at the same place, the median over the labs with both,
+/// at most 1 (a server whose threads work in parallel spends more CPU than it takes time).
+/// None where the target's CPU is not measured (a target inside loadlab, a remote one without
+/// its exporter).
+fn cpu_share(s: &Series, all: &[Series]) -> Option<f64> {
+    let at = |metric: Metric| -> Option<HashMap<i64, f64>> {
+        let key = Key { metric: metric.name().to_owned(), ..s.key.clone() };
+        let series = all.iter().find(|o| o.key == key)?;
+        Some(series.points.iter().filter(|p| p.value.is_finite() && p.value > 0.0).map(|p| (p.lab, p.value)).collect())
+    };
+    let (cpu, p50) = (at(Metric::TargetCpu)?, at(Metric::P50)?);
+    let shares: Vec<f64> =
+        s.points.iter().filter_map(|p| Some(cpu.get(&p.lab)? / (p50.get(&p.lab)? * 1000.0))).collect();
+    (!shares.is_empty()).then(|| stats::describe::median(&shares).min(1.0))
 }
