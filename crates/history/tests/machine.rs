@@ -283,3 +283,35 @@ fn a_run_on_a_machine_the_probe_reads_slower_is_judged_at_its_speed_by_the_targe
         }
     }
 }
+
+#[test]
+fn a_cpu_bound_servers_latency_follows_its_cpu_where_the_probe_explains_its_cpu() {
+    // A CPU-bound server's p50 jumped 80% in one lab while the probe read +15% and its CPU per
+    // request moved as the probe's square (+32%): a queue amplifies the CPU's change, and the
+    // probe squared leaves p50 +36%, but its CPU is all the machine's, so its latency is too. The
+    // same lab whose CPU per request grew 33% more than the machine explains (the build's work)
+    // fails, as it does on an unchanged machine.
+    let lab_on = |machine: f64, work: f64, p50_by: f64, rng: &mut StdRng| {
+        let mut v = lab(&Service { p50_sd: 0.01, cpu_sd: 0.01, ..CPU_BOUND }, 1.0, false, rng).to_vec();
+        v[0].1 *= p50_by;
+        v[2].1 *= machine * machine * work;
+        v.push(("machine_speed".to_owned(), 150.0 * machine * (0.01 * normal(rng)).exp()));
+        v.push(("generator_cpu".to_owned(), 80.0 * (0.25 * normal(rng)).exp()));
+        v
+    };
+    for (machine, work, fails) in [(1.15, 1.0, false), (1.15, 1.33, true), (1.0, 1.33, true)] {
+        let mut rng = StdRng::seed_from_u64(9);
+        let labs: Vec<Stored> = (0..9)
+            .map(|i| if i < 8 { lab_on(1.0, 1.0, 1.0, &mut rng) } else { lab_on(machine, work, 1.8, &mut rng) })
+            .enumerate()
+            .map(|(i, v)| entry(i, &v))
+            .collect();
+        let c = check(&labs, 8);
+        let text = history::check_text(&c);
+        assert_eq!(c.worse().any(|j| j.key.metric == "p50"), fails, "machine {machine}, work {work}: {text}");
+        if !fails {
+            assert!(text.contains("the target's CPU per request relative to its square is +"), "{text}");
+            assert!(text.contains("follows its CPU, which the machine explains"), "{text}");
+        }
+    }
+}

@@ -18,7 +18,11 @@
 //!   explain it, and a rerun tells), still a failure when it fails: a machine 13% slower does
 //!   not explain a latency that doubled.
 //!   A tail (p95 and beyond, max) is judged relative to the square of it: queues make it grow
-//!   faster than the machine slows.
+//!   faster than the machine slows. Any slowing the speed probe reads is taken out of the share
+//!   of the latency that is the target's own CPU (scaled by the probe's time to twice that
+//!   share: all of a CPU-bound server's, none of a service that waits), and a CPU-bound
+//!   server's latency that still fails is the machine's where its CPU per request is what the
+//!   probe explains (a queue amplifies a CPU's change; the probe does not time the build).
 //! - a latency series that fails while its hypervisor took far more of loadlab's machine
 //!   ([`STEAL_POINTS`], from `machine_steal`) is a warning, as is one while
 //!   other processes used far more of loadlab's machine in
@@ -385,12 +389,15 @@ fn slower_machine(
         } else {
             family[i].outcome = Outcome::Held;
         }
-        scaled.push((i, why, power, share));
+        // A CPU-bound server's latency is its CPU's, however much a queue amplifies it: where
+        // its CPU per request is what the probe explains, so is its latency.
+        let cpu = share.filter(|share| *share >= CPU_BOUND_SHARE).and_then(|_| cpu_explained(s, g, gate, all, rules));
+        scaled.push((i, why, power, share, cpu));
     }
     if !scaled.is_empty() {
         holm(&mut family, gates, rules.alone);
     }
-    for (i, why, power, share) in scaled {
+    for (i, why, power, share, cpu) in scaled {
         // A change still far past its gate relative to the machine is more than the machine
         // explains (a tail relative to its square: a Go service's p99 +140% while loadlab's own
         // CPU per request was +70%, in an A/A history, failed 2 of 140 checks as measured).
@@ -411,7 +418,18 @@ fn slower_machine(
             _ => String::new(),
         };
         let j = &mut judged[i];
-        if family[i].outcome == Outcome::Worse || far {
+        if let (true, Some(cpu)) = (family[i].outcome == Outcome::Worse || far, cpu) {
+            j.outcome = Outcome::Held;
+            j.past_level = false;
+            j.alone_far = false;
+            j.regression = None;
+            j.machine_scaled = None;
+            j.machine = Some(format!(
+                "{why}; relative to it{scaled_by} {} still, but the target's CPU per request relative to its square is {}: the latency of a server whose CPU per request is its latency follows its CPU, which the machine explains",
+                family[i].change_text(),
+                cpu
+            ));
+        } else if family[i].outcome == Outcome::Worse || far {
             // More than the machine explains: still the build's.
             j.machine_scaled =
                 Some(format!("{why}, and relative to it{scaled_by} {} still fails", family[i].change_text()));
@@ -424,6 +442,32 @@ fn slower_machine(
                 Some(format!("{why}, and can explain it (relative to it{scaled_by}, {})", family[i].change_text()));
         }
     }
+}
+
+/// The share of its latency a target's CPU per request must be for its latency to follow its
+/// CPU (a CPU-bound Python server's: 98-100%).
+const CPU_BOUND_SHARE: f64 = 0.8;
+
+/// The target's CPU per request at the place of `s`, relative to the probe `g`'s time squared:
+/// its change at the lab judged against the median lab of its level, in words, where that
+/// is within twice the latency `gate`'s limit (a change the machine explains). A real change of
+/// the server's work is not: the probe does not time the build.
+fn cpu_explained(s: &Series, g: &Series, gate: &Gate, all: &[Series], rules: &Rules<'_>) -> Option<String> {
+    let key = Key { metric: Metric::TargetCpu.name().to_owned(), ..s.key.clone() };
+    let cpu = all.iter().find(|o| o.key == key)?;
+    if cpu.points.last().map(|p| p.lab) != s.points.last().map(|p| p.lab) {
+        return None;
+    }
+    let rel = relative(cpu, g, rules, PROBE_POWER)?;
+    let (last, before) = rel.points.split_last()?;
+    // The labs of its level: since the relative series' last change before the lab.
+    let since = rel.level_starts().into_iter().filter(|&i| i < before.len()).max().unwrap_or(0);
+    let before: Vec<f64> = before[since..].iter().map(|p| p.value).collect();
+    if before.len() < 3 {
+        return None;
+    }
+    let change = (last.value / stats::describe::median(&before) - 1.0) * 100.0;
+    (change <= 2.0 * gate.limit_pct).then(|| format!("{change:+.1}% against the median lab of its level"))
 }
 
 /// The probe's power for a server whose latency is all its own CPU: its CPU per request moved
