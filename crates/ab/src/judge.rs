@@ -512,4 +512,6 @@ pub(crate) fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
 }
 
 #[cfg(test)]
+mod simulation;
+#[cfg(test)]
 mod tests;
