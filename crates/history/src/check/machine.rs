@@ -61,8 +61,8 @@ fn generator_of<'a>(s: &Series, all: &'a [Series]) -> Option<&'a Series> {
     all.iter().find(|g| g.key == key)
 }
 
-/// A share of loadlab's machine (`metric`: other processes', or its hypervisor's), at the place
-/// of `s`.
+/// The series of `metric` at the place of `s` (a share of loadlab's machine, the probe's time,
+/// the target's CPU per request or its p50).
 fn share_of<'a>(s: &Series, all: &'a [Series], metric: &str) -> Option<&'a Series> {
     let key = Key { metric: metric.to_owned(), ..s.key.clone() };
     all.iter().find(|o| o.key == key)
@@ -453,8 +453,7 @@ const CPU_BOUND_SHARE: f64 = 0.8;
 /// is within twice the latency `gate`'s limit (a change the machine explains). A real change of
 /// the server's work is not: the probe does not time the build.
 fn cpu_explained(s: &Series, g: &Series, gate: &Gate, all: &[Series], rules: &Rules<'_>) -> Option<String> {
-    let key = Key { metric: Metric::TargetCpu.name().to_owned(), ..s.key.clone() };
-    let cpu = all.iter().find(|o| o.key == key)?;
+    let cpu = share_of(s, all, Metric::TargetCpu.name())?;
     if cpu.points.last().map(|p| p.lab) != s.points.last().map(|p| p.lab) {
         return None;
     }
@@ -481,8 +480,7 @@ const PROBE_POWER: f64 = 2.0;
 /// its exporter).
 fn cpu_share(s: &Series, all: &[Series]) -> Option<f64> {
     let at = |metric: Metric| -> Option<HashMap<i64, f64>> {
-        let key = Key { metric: metric.name().to_owned(), ..s.key.clone() };
-        let series = all.iter().find(|o| o.key == key)?;
+        let series = share_of(s, all, metric.name())?;
         Some(series.points.iter().filter(|p| p.value.is_finite() && p.value > 0.0).map(|p| (p.lab, p.value)).collect())
     };
     let (cpu, p50) = (at(Metric::TargetCpu)?, at(Metric::P50)?);
