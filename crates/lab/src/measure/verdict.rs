@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::estimate::Comparison;
 pub(crate) use crate::measure::metric::Metric;
-use crate::measure::numbers::Numbers;
+use crate::measure::numbers::{Latencies, Numbers};
 use results::duration::show_ms;
 
 /// A step's line for the console and the live view: its numbers, and what they say of the SLO.
@@ -95,7 +95,7 @@ pub(crate) fn beyond_the_generator(slo: &[Clause], n: &Numbers) -> bool {
 }
 
 /// A percentile clause's latency among `l` (a mean is no request's time, so none for it).
-fn latency_of(l: &crate::measure::numbers::Latencies, metric: Metric) -> Option<f64> {
+fn latency_of(l: &Latencies, metric: Metric) -> Option<f64> {
     if metric == Metric::Mean {
         return None;
     }
@@ -193,14 +193,25 @@ impl Clause {
     /// breaks: a lower bound of every request's latency, the unsent included.
     pub fn broken_at_target<'a>(clauses: &'a [Clause], n: &Numbers) -> Vec<&'a Clause> {
         // After a stall of the generator, its catch-up burst queues at the target: the target
-        // is judged by what it did before the stall (none: nothing to blame it for).
-        let stalled = n.stalls.iter().any(|s| s.length_us >= results::GENERATOR_LAG_P99_US);
-        let service = if stalled { &n.service_before_stall } else { &n.service_latency };
-        let Some(service) = service else { return Vec::new() };
+        // is judged by what it did before the stall (none: nothing to blame it for). A burst
+        // of a stall's sends is served in about the stall's length by a target that keeps up,
+        // so a latency ten times the longest stall is the target's all the same (a target past
+        // its knee, seconds behind, after a busy machine held the generator 25 ms).
+        let longest = n.stalls.iter().map(|s| s.length_us).max().unwrap_or(0);
+        let stalled = longest >= results::GENERATOR_LAG_P99_US;
+        let breaks = |c: &Clause, l: &Option<Latencies>, floor_ms: f64| {
+            l.as_ref()
+                .and_then(|l| latency_of(l, c.metric))
+                .is_some_and(|v| v.is_finite() && !c.op.holds(v, c.limit) && v >= floor_ms)
+        };
+        let past_the_burst = BEYOND_THE_GENERATOR * longest as f64 / 1000.0;
         clauses
             .iter()
             .filter(|c| matches!(c.op, Op::Lt | Op::Le))
-            .filter(|c| latency_of(service, c.metric).is_some_and(|v| v.is_finite() && !c.op.holds(v, c.limit)))
+            .filter(|c| match stalled {
+                false => breaks(c, &n.service_latency, 0.0),
+                true => breaks(c, &n.service_before_stall, 0.0) || breaks(c, &n.service_latency, past_the_burst),
+            })
             .collect()
     }
 }
