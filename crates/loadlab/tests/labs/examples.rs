@@ -117,11 +117,17 @@ fn every_example_plan_runs_quick_with_its_verdict() {
 
     // 005: Monday's log replayed at 1x and 3x holds; the search finds the speed it breaks at.
     let (code, lab, _) = run("005-replay-monday");
-    assert_eq!(code, 0, "{}", lab["findings"]);
     let c = &lab["capacity"][0];
     assert_eq!(c["of"], "speed", "{c}");
     assert!(c["holds_up_to"].as_f64().is_some_and(|h| h >= 4.0), "{c}");
-    assert!(c["breaks_at"].as_f64().is_some_and(|b| b <= 64.0), "{c}");
+    if code == 4 {
+        // A busy machine: the origin runs on loadlab's own threads, and past 4x the generator
+        // could not send what the log asked (late sends); the search says so, never a ceiling.
+        assert!(c["generator_limited_at"].as_f64().is_some_and(|g| g > 4.0), "{c}");
+    } else {
+        assert_eq!(code, 0, "{}", lab["findings"]);
+        assert!(c["breaks_at"].as_f64().is_some_and(|b| b <= 64.0), "{c}");
+    }
     assert!(lab["steps"].as_array().unwrap().iter().all(|s| s["numbers"]["requests"].as_u64() > Some(20)));
 }
 
