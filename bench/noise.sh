@@ -4,7 +4,7 @@
 # target's CPU per request, of p50 and of loadlab's own CPU per request. One source is changed
 # per set, the rest held, so each set's spread against the base set's is what that source adds:
 #
-#   SERVER=go|nginx|cpu|origin LABS=8 [PIN=1] [PROBE=1] [DURATION=3s] [WARMUP=1s] [REPEATS=1] [OUT=dir] bash bench/noise.sh
+#   SERVER=go|nginx|cpu|origin LABS=8 [PIN=1] [PROBE=1] [LAYOUT=fixed] [DURATION=3s] [WARMUP=1s] [REPEATS=1] [OUT=dir] bash bench/noise.sh
 #
 # PIN=0 lets the scheduler place both (`--placement shared`, the default); PIN=lab is the lab's
 # own `--placement split` (loadlab on core 0, the server on core 1); PIN=1 pins the same way from
@@ -25,6 +25,10 @@ mkdir -p "$OUT"
 if [ "${PROBE:-}" = 1 ]; then need_tools cc; cc -O2 -o "$OUT/probe" bench/noise/probe.c; PROBE=$OUT/probe; fi
 pin_lab=() pin_server=""
 if [ "$PIN" = 1 ]; then pin_lab=(taskset -c 0); pin_server="\"taskset\", \"-c\", \"1\", "; fi
+# LAYOUT=fixed starts the server with one memory layout in every lab (no address-space
+# randomisation, Python's string hashes unseeded): how much of the spread is where a new
+# process's code, stacks and heap happen to land.
+if [ "${LAYOUT:-}" = fixed ]; then pin_server="\"env\", \"PYTHONHASHSEED=0\", \"setarch\", \"-R\", $pin_server"; fi
 # The lab's own placement off: the taskset prefixes above are the set's only pinning.
 shared=()
 if "$LOADLAB" lab run --help | grep -q -- --placement; then
