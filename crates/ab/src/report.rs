@@ -17,10 +17,12 @@ fn interval(r: &Row) -> String {
     r.interval_words()
 }
 
-/// A gated row whose interval lies wholly on its gate's worse side of 0, yet not past the gate.
+/// A gated row within its gate whose change for the worse is real at the run's error rate
+/// (the judge's [`Row::real`]), its interval wholly on the worse side of 0.
 fn real_within(r: &Row) -> bool {
     let worse_up = r.gate.as_deref().is_some_and(|g| g.contains('>'));
-    r.said == Said::Within
+    r.real
+        && r.said == Said::Within
         && r.gate.is_some()
         && r.interval_pct.is_some_and(|(lo, hi)| if worse_up { lo > 0.0 } else { hi < 0.0 })
 }
@@ -425,6 +427,7 @@ mod tests {
             spread_pct: None,
             needs_pairs: None,
             machine: None,
+            real: said == Said::Within,
         }
     }
 
@@ -439,5 +442,7 @@ mod tests {
         assert!(!real_within(&row(None, 4.6, (4.3, 4.9), Said::Shown)), "not gated");
         assert!(!real_within(&row(Some("p50>+5%"), 9.0, (7.0, 11.0), Said::Worse)), "past it");
         assert!(real_within(&row(Some("throughput<-5%"), -3.0, (-4.0, -2.0), Said::Within)), "a fall, gated below");
+        // Within, its interval above 0, but not standing at the run's error rate: not named.
+        assert!(!real_within(&Row { real: false, ..r }), "not at the run's error rate");
     }
 }

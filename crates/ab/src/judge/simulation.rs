@@ -91,8 +91,9 @@ fn pairs(server: &Server, change: f64, n: usize, rng: &mut StdRng) -> CellPairs 
     cell
 }
 
-/// One run: whether it ended worse, and after how many pairs.
-fn run(server: &Server, change: f64, gates: &[Gate], rng: &mut StdRng) -> (bool, usize) {
+/// One run: whether it ended worse, after how many pairs, and whether its last look named a
+/// change within its gate real.
+fn run(server: &Server, change: f64, gates: &[Gate], rng: &mut StdRng) -> (bool, usize, bool) {
     let looks = stats::paired::looks(20);
     let alpha = ALPHA / looks.len() as f64;
     let all = pairs(server, change, 20, rng);
@@ -100,15 +101,15 @@ fn run(server: &Server, change: f64, gates: &[Gate], rng: &mut StdRng) -> (bool,
         let cell = CellPairs { pairs: all.pairs[..n].to_vec(), speed: all.speed[..n].to_vec(), ..all.clone() };
         let l = look(&[cell], gates, alpha);
         if !l.worse().is_empty() {
-            return (true, n);
+            return (true, n, false);
         }
         let stuck = l.out_of_reach(20);
         let only_stuck = !l.decided() && l.too_few().is_empty() && l.undecided().len() == stuck.len();
-        if l.decided() || only_stuck {
-            return (false, n);
+        if l.decided() || only_stuck || n == 20 {
+            return (false, n, l.rows.iter().any(|r| r.real));
         }
     }
-    (false, 20)
+    (false, 20, false)
 }
 
 #[test]
@@ -119,20 +120,22 @@ fn ab_figures() {
     for server in &SERVERS {
         for change in [1.0, 1.05, 1.10] {
             let mut rng = StdRng::seed_from_u64(11);
-            let (mut red, mut pairs_sum, mut red_by_12) = (0, 0, 0);
+            let (mut red, mut pairs_sum, mut red_by_12, mut real) = (0, 0, 0, 0);
             for _ in 0..runs {
-                let (worse, n) = run(server, change, &gates, &mut rng);
+                let (worse, n, named) = run(server, change, &gates, &mut rng);
                 red += usize::from(worse);
+                real += usize::from(named);
                 red_by_12 += usize::from(worse && n <= 12);
                 pairs_sum += n;
             }
             println!(
-                "{} {:+.0}%: red in {:.2}% of runs ({:.2}% by 12 pairs), mean pairs {:.1}",
+                "{} {:+.0}%: red in {:.2}% of runs ({:.2}% by 12 pairs), mean pairs {:.1}, real but within {:.2}%",
                 server.name,
                 (change - 1.0) * 100.0,
                 100.0 * red as f64 / runs as f64,
                 100.0 * red_by_12 as f64 / runs as f64,
-                pairs_sum as f64 / runs as f64
+                pairs_sum as f64 / runs as f64,
+                100.0 * real as f64 / runs as f64
             );
         }
     }
