@@ -516,12 +516,13 @@ pub(crate) fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
             Said::Undecided
         };
         // "Real" is said of a change within its gate on the terms of "worse": it stands at the
-        // look's share of the run's 1%, and one read relative to the machine shows in the pairs
-        // as measured too. An A/A run of the Go service read p50 +2.3% [+1.7, +2.9] (p 1e-4)
-        // relative to loadlab's own CPU on 8 pairs lying on one plane (correlation 0.995), where
-        // as measured the pairs said +3.1% at p 0.07.
+        // look's share of the run's 1%, and before [`HOLD_BELOW_PAIRS`] one read relative to the
+        // machine shows in the pairs as measured too. An A/A run of the Go service read p50
+        // +2.3% [+1.7, +2.9] (p 1e-4) relative to both measures on 8 pairs lying on one plane
+        // (correlation 0.995), where as measured the pairs said +3.1% at p 0.07.
         let machine_read = r.machine.as_ref().is_some_and(|m| m.used);
-        r.real = r.said == Said::Within && stands && (!machine_read || measured.is_some_and(|q| q <= AS_MEASURED_P));
+        let held = machine_read && r.pairs < HOLD_BELOW_PAIRS && measured.is_none_or(|q| q > AS_MEASURED_P);
+        r.real = r.said == Said::Within && stands && !held;
         if r.said == Said::Undecided {
             // From the spread's lower 80% bound: at least this many.
             r.needs_pairs = stats::paired::sd_at_least(p.sd, p.pairs, REACH_CONFIDENCE)

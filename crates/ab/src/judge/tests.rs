@@ -328,4 +328,12 @@ fn real_within_its_gate_holds_to_the_runs_error_rate() {
     let r = l.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
     assert_eq!(r.said, Said::Within, "{r:?}");
     assert!(r.real, "{r:?}");
+    // From 12 pairs, as for "worse", the pairs read relative to the machine decide alone.
+    let twelve: Vec<_> = LABS.iter().chain(&LABS[..4]).map(|l| (side(l[0], l[1]), side(l[3], l[4]))).collect();
+    let speed = LABS.iter().chain(&LABS[..4]).map(|l| (Some(l[2]), Some(l[5]))).collect();
+    let cell = CellPairs { target: "svc".into(), load: "400 req/s".into(), pairs: twelve, answer_bytes: None, speed };
+    let l = look(&[cell], &gates, ALPHA / 5.0);
+    let r = l.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
+    assert!(r.pairs >= HOLD_BELOW_PAIRS && r.said == Said::Within, "{r:?}");
+    assert!(r.p.unwrap() < ALPHA / 5.0 && r.real, "{r:?}");
 }
