@@ -305,8 +305,12 @@ fn stalled_in_flight(m: &Metrics) -> u64 {
 
 /// The generator's longest stall of 20 ms or more, in ms (0 without one).
 fn longest_stall_ms(m: &Metrics) -> f64 {
-    let longest = m.stalls.iter().map(|s| s.length_us).filter(|&l| l >= results::GENERATOR_LAG_P99_US).max();
-    longest.unwrap_or(0) as f64 / 1000.0
+    let longest = results::longest_stall(&m.stalls).map_or(0, |s| s.length_us);
+    if longest >= results::GENERATOR_LAG_P99_US {
+        longest as f64 / 1000.0
+    } else {
+        0.0
+    }
 }
 
 impl Numbers {

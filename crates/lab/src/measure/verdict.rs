@@ -197,7 +197,7 @@ impl Clause {
         // of a stall's sends is served in about the stall's length by a target that keeps up,
         // so a latency ten times the longest stall is the target's all the same (a target past
         // its knee, seconds behind, after a busy machine held the generator 25 ms).
-        let longest = n.stalls.iter().map(|s| s.length_us).max().unwrap_or(0);
+        let longest = results::longest_stall(&n.stalls).map_or(0, |s| s.length_us);
         let stalled = longest >= results::GENERATOR_LAG_P99_US;
         let breaks = |c: &Clause, l: &Option<Latencies>, floor_ms: f64| {
             l.as_ref()
