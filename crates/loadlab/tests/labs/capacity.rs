@@ -176,5 +176,8 @@ fn a_target_past_its_knee_on_this_machine_is_the_targets_and_the_search_finds_it
     let found = &lab["capacity"][0];
     let holds = found["holds_up_to"].as_f64().unwrap_or_else(|| panic!("{found}"));
     assert!((25.0..800.0).contains(&holds), "{found}");
-    assert!(found["generator_limited_at"].is_null(), "{found}");
+    // The confirmation at the knee itself may find the generator late (the target fills both
+    // CPUs there); never a rate above what held.
+    let limited = found["generator_limited_at"].as_f64();
+    assert!(limited.is_none_or(|g| g <= holds), "{found}");
 }
