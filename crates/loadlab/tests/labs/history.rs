@@ -123,7 +123,17 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
         .unwrap();
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).contains("passed with a warning (--warning-exit 5)"), "{}", stderr(&o));
-    let (_, code, err) = recorded_lab(&d.join("lab6-rerun2"), &db, "11.5ms", "c6", Some("p50>+5%"));
+    // (Another test beside this one may take a third of the machine during a lab: the check
+    // then holds it as "a busy machine can explain it", and a CI job reruns, as here.)
+    let mut last = "lab6-rerun2".to_owned();
+    let (mut code, mut err) = (0, String::new());
+    for rerun in 2..5 {
+        last = format!("lab6-rerun{rerun}");
+        (_, code, err) = recorded_lab(&d.join(&last), &db, "11.5ms", "c6", Some("p50>+5%"));
+        if !(code == 0 && err.contains("a busy machine can explain it")) {
+            break;
+        }
+    }
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("worse than its history: api / svc @ 50 req/s, http1: p50 (p50>+5%)"), "{err}");
     // `history check` judges the newest lab the same way; without --fail-on, on the stated
@@ -136,7 +146,7 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     // figures read back from lab.json, which may differ in the last bit), not a conflict.
     let named = loadlab()
         .args(["history", "check"])
-        .arg(d.join("lab6-rerun2/out"))
+        .arg(d.join(&last).join("out"))
         .args(["--fail-on", "p50>+5%", "--history"])
         .arg(&db)
         .output()
