@@ -40,8 +40,11 @@ fn lab_capacity_ends_with_its_answer_and_reports_the_search_it_ran() {
         .unwrap();
     stop(origin);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
     let last = err.lines().rfind(|l| !l.starts_with("loadlab: wrote")).unwrap();
+    // A busy machine may leave a confirmation at the knee unsendable (the origin and the
+    // generator fill both CPUs there): "could not tell" (exit 4), still with the rate that held.
+    let limited = last.contains("The generator could not send") && last.contains("The boundary is not confirmed.");
+    assert!(o.status.code() == Some(0) || (limited && o.status.code() == Some(4)), "{err}");
     assert!(last.starts_with("loadlab: Capacity of target: holds ") && last.contains(" req/s, breaks at "), "{err}");
     assert!(last.contains("(p99 < 100.0ms (measured") || last.contains("(success >= 99.00% (measured"), "{last}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
