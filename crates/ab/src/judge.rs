@@ -295,8 +295,9 @@ pub struct Row {
     /// [`stats::paired::MIN_CONTROLLED`] pairs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<Machine>,
-    /// Within its gate, and real all the same: its change for the worse stands at the run's
-    /// error rate (and, read relative to the machine, in the pairs as measured).
+    /// Within its gate or not yet decided against it, and real all the same: its change for the
+    /// worse stands at the run's error rate (and, read relative to the machine, in the pairs as
+    /// measured).
     pub real: bool,
 }
 
@@ -515,14 +516,16 @@ pub(crate) fn look(cells: &[CellPairs], gates: &[Gate], alpha: f64) -> Look {
         } else {
             Said::Undecided
         };
-        // "Real" is said of a change within its gate on the terms of "worse": it stands at the
+        // "Real" is said of a change short of "worse" on the terms of "worse": it stands at the
         // look's share of the run's 1%, and before [`HOLD_BELOW_PAIRS`] one read relative to the
         // machine shows in the pairs as measured too. An A/A run of the Go service read p50
         // +2.3% [+1.7, +2.9] (p 1e-4) relative to both measures on 8 pairs lying on one plane
         // (correlation 0.995), where as measured the pairs said +3.1% at p 0.07.
         let machine_read = r.machine.as_ref().is_some_and(|m| m.used);
         let held = machine_read && r.pairs < HOLD_BELOW_PAIRS && measured.is_none_or(|q| q > AS_MEASURED_P);
-        r.real = r.said == Said::Within && stands && !held;
+        // An undecided cell's change can be real too: a head 5% slower measures about +5%, and
+        // whether that is past a +5% gate no number of pairs decides; that it is slower, they do.
+        r.real = matches!(r.said, Said::Within | Said::Undecided) && stands && !held;
         if r.said == Said::Undecided {
             // From the spread's lower 80% bound: at least this many.
             r.needs_pairs = stats::paired::sd_at_least(p.sd, p.pairs, REACH_CONFIDENCE)

@@ -17,14 +17,19 @@ fn interval(r: &Row) -> String {
     r.interval_words()
 }
 
-/// A gated row within its gate whose change for the worse is real at the run's error rate
+/// A gated row short of "worse" whose change for the worse is real at the run's error rate
 /// (the judge's [`Row::real`]), its interval wholly on the worse side of 0.
-fn real_within(r: &Row) -> bool {
+fn real_change(r: &Row) -> bool {
     let worse_up = r.gate.as_deref().is_some_and(|g| g.contains('>'));
     r.real
-        && r.said == Said::Within
+        && matches!(r.said, Said::Within | Said::Undecided)
         && r.gate.is_some()
         && r.interval_pct.is_some_and(|(lo, hi)| if worse_up { lo > 0.0 } else { hi < 0.0 })
+}
+
+/// ... and judged within its gate.
+fn real_within(r: &Row) -> bool {
+    real_change(r) && r.said == Said::Within
 }
 
 /// What the run could have seen, per gated metric: `+3.1% or more in target_cpu`.
@@ -73,12 +78,25 @@ pub fn last_line(r: &Report) -> String {
                 0 | 1 => String::new(),
                 n => format!("; {} more gated cells undecided (ab.md)", n - 1),
             };
+            // Undecided against its gate is not unchanged: a change the pairs show is named, as
+            // one within the gate is.
+            let named = |said: Said, words: &str| {
+                let rows: Vec<String> =
+                    l.rows.iter().filter(|r| r.said == said && real_change(r)).map(Row::words).collect();
+                if rows.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {words}: {}", rows.join(", "))
+                }
+            };
+            let real = named(Said::Undecided, "slower all the same, whether past its gate not decided")
+                + &named(Said::Within, "real but within the gate");
             let most = r.looks.last().copied().unwrap_or(pairs);
             let next = undecided.first().and_then(|r| r.out_of_reach_words(most)).map_or_else(
                 || "more pairs (--repeats) decide it".to_owned(),
                 |why| format!("out of reach in {most} pairs: {why}"),
             );
-            format!("could not decide {first}{more}; nothing past the gates so far: {next}")
+            format!("could not decide {first}{more}{real}; nothing past the gates so far: {next}")
         }
         (Ending::NoChange, None) => "no pair ran: no verdict".to_owned(),
         (Ending::CouldNotTell(why), _) => format!("could not tell: {}", history::plain(why)),
@@ -444,5 +462,50 @@ mod tests {
         assert!(real_within(&row(Some("throughput<-5%"), -3.0, (-4.0, -2.0), Said::Within)), "a fall, gated below");
         // Within, its interval above 0, but not standing at the run's error rate: not named.
         assert!(!real_within(&Row { real: false, ..r }), "not at the run's error rate");
+    }
+
+    fn report(rows: Vec<Row>) -> Report {
+        let built = |hash: &str| Built {
+            commit: builds::Commit { hash: hash.into(), subject: "s".into() },
+            build: None,
+            plan_from: "plan.toml".into(),
+        };
+        Report {
+            base: built("aaaa"),
+            head: built("bbbb"),
+            labs: Vec::new(),
+            repeats: Repeats::Auto { most: 20 },
+            looks: vec![3, 5, 8, 12, 20],
+            alpha_look: 0.002,
+            look: Some(Look { pairs: 20, alpha: 0.002, rows }),
+            ending: Ending::Undecided,
+            gates: Vec::new(),
+            profiles: Vec::new(),
+            profile_problems: Vec::new(),
+            tails: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_undecided_run_names_a_change_its_pairs_show() {
+        // The Go service's hashing 5% heavier: target_cpu +4.1% [+2.4, +5.7] after 20 pairs,
+        // undecided against +5%, real all the same; p50 within and real.
+        let cpu = Row {
+            metric: lab::Metric::TargetCpu,
+            real: true,
+            ..row(Some("target_cpu>+5%"), 4.1, (2.4, 5.7), Said::Undecided)
+        };
+        let p50 = row(Some("p50>+5%"), 2.9, (0.8, 5.0), Said::Within);
+        let line = last_line(&report(vec![cpu.clone(), p50.clone()]));
+        assert!(line.starts_with("could not decide target_cpu at 400 req/s in 20 pairs: "), "{line}");
+        assert!(
+            line.contains("; slower all the same, whether past its gate not decided: target_cpu +4.1% [+2.4, +5.7]"),
+            "{line}"
+        );
+        assert!(line.contains("; real but within the gate: p50 +2.9%"), "{line}");
+        // Not real at the run's error rate: undecided, and nothing named.
+        let line = last_line(&report(vec![Row { real: false, ..cpu }, Row { real: false, ..p50 }]));
+        assert!(!line.contains("all the same") && !line.contains("real but"), "{line}");
     }
 }
