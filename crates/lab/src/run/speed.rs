@@ -58,9 +58,6 @@ pub struct Speed {
     /// of them has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_us: Option<f64>,
-    /// As `target_us`, from each CPU's mean round trip ([`CpuSpeed::mean_us`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_mean_us: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,22 +67,6 @@ pub struct CpuSpeed {
     pub samples: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_us: Option<f64>,
-    /// The mean round trip (µs), leaving out samples past [`OUTLIER_TIMES`] its median. A step
-    /// that runs part of its time in a slow spell costs a target in proportion to that part;
-    /// the median reads whichever mode holds most of the step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_us: Option<f64>,
-}
-
-/// A probe sample this many times its CPU's median is an interruption (interrupt work charged
-/// to the probe's thread), not the CPU's speed: slow spells read 1.8-1.9 times.
-const OUTLIER_TIMES: f64 = 3.0;
-
-/// The mean of `v` without its samples past [`OUTLIER_TIMES`] its median.
-fn mean_within(v: &[f64]) -> Option<f64> {
-    let m = stats::describe::median(v);
-    let kept: Vec<f64> = v.iter().copied().filter(|x| *x <= m * OUTLIER_TIMES).collect();
-    (!kept.is_empty() && m > 0.0).then(|| kept.iter().sum::<f64>() / kept.len() as f64)
 }
 
 /// The probe threads, one per CPU, until dropped.
@@ -234,7 +215,6 @@ impl Probe {
                 us: stats::describe::median(&v),
                 samples: v.len(),
                 kernel_us: (k.len() >= MIN_SAMPLES).then(|| stats::describe::median(&k)),
-                mean_us: mean_within(&v),
             })
             .collect();
         let on: Vec<&CpuSpeed> = cpus.iter().filter(|c| target.is_empty() || target.contains(&c.cpu)).collect();
@@ -244,9 +224,7 @@ impl Probe {
         let target_us = (on.iter().map(|c| c.us.ln()).sum::<f64>() / on.len() as f64).exp();
         let kernel: Option<Vec<f64>> = on.iter().map(|c| c.kernel_us.filter(|k| *k > 0.0)).collect();
         let kernel_us = kernel.map(|k| (k.iter().map(|v| v.ln()).sum::<f64>() / k.len() as f64).exp());
-        let means: Option<Vec<f64>> = on.iter().map(|c| c.mean_us.filter(|m| *m > 0.0)).collect();
-        let target_mean_us = means.map(|m| (m.iter().map(|v| v.ln()).sum::<f64>() / m.len() as f64).exp());
-        Some(Speed { target_us, cpus, kernel_us, target_mean_us })
+        Some(Speed { target_us, cpus, kernel_us })
     }
 }
 
@@ -276,8 +254,7 @@ mod tests {
         for c in &s.cpus {
             assert!(c.samples >= MIN_SAMPLES && c.us > 1.0 && c.us < 100_000.0, "{c:?}");
         }
-        assert!(s.target_us > 1.0 && s.target_mean_us.is_some_and(|m| m > 1.0), "{s:?}");
-        assert!(s.cpus.iter().all(|c| c.mean_us.is_some_and(|m| m > 1.0 && m < 100_000.0)), "{s:?}");
+        assert!(s.target_us > 1.0);
         // The kernel's path on each CPU too.
         assert!(s.cpus.iter().all(|c| c.kernel_us.is_some_and(|k| k > 1.0 && k < 100_000.0)), "{s:?}");
         assert!(s.kernel_us.is_some());
@@ -296,18 +273,5 @@ mod tests {
         let doc = document();
         assert!(doc.len() > 6_000, "{}", doc.len());
         assert_eq!(round_trip(&doc), doc.len());
-    }
-
-    #[test]
-    fn a_slow_spell_counts_for_its_share_and_an_interruption_not_at_all() {
-        // 3 samples of 10 slow ones at 1.9x: the median reads the fast mode, the mean 27% slower.
-        let mut v = vec![100.0; 7];
-        v.extend([190.0; 3]);
-        assert_eq!(stats::describe::median(&v), 100.0);
-        assert!((mean_within(&v).unwrap() - 127.0).abs() < 1e-9);
-        // An interrupted sample 30 times the median is left out.
-        v.push(3000.0);
-        assert!((mean_within(&v).unwrap() - 127.0).abs() < 1e-9);
-        assert_eq!(mean_within(&[]), None);
     }
 }
