@@ -58,6 +58,8 @@ pub const ALONE_FLOORS: f64 = 2.0;
 
 pub(crate) mod judged;
 mod machine;
+#[cfg(test)]
+mod tests;
 pub use judged::{CheckError, Checked, HeldTo, Judged, Outcome, Pending, Regression, Rules};
 
 /// Judges the lab `lab_id` of `labs` (and only the labs up to it).
@@ -187,6 +189,10 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
     // The level: from the last confirmed change before the lab, up to the first pending one (a
     // pending change someone accepted already starts the level instead).
     let mut since = s.level_starts().into_iter().filter(|&i| i < at).max().unwrap_or(0);
+    // An accepted commit starts a level at its first lab whether or not a change point was found
+    // there: on a noisy machine the detector may place the step a lab off, or find none, and the
+    // team's word says where it is.
+    since = since.max(accepted_start(s, rules.accepted, at).unwrap_or(0));
     let mut until = at;
     let start = since;
     for (c, a) in s.changes.iter().zip(&accepted).filter(|(c, _)| c.pending > 0 && c.index > start && c.index <= at) {
@@ -345,6 +351,18 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
         machine::read_at_machine(&mut j, s, all, &s.points[since..until], previous, gate, rules.in_a_row);
     }
     j
+}
+
+/// The first point of the latest commit accepted for `s` among its points up to `at` (the
+/// series' start is no new level).
+fn accepted_start(s: &Series, accepted: &[Acceptance], at: usize) -> Option<usize> {
+    accepted
+        .iter()
+        .filter_map(|a| {
+            s.points[..=at].iter().position(|p| a.covers(&s.key.plan, &s.key.metric, p.commit.as_deref()))
+        })
+        .filter(|&i| i > 0)
+        .max()
 }
 
 /// The most extreme of `values` on a gate's worse side (the largest when above is worse).

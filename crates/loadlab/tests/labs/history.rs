@@ -123,14 +123,16 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
         .unwrap();
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).contains("passed with a warning (--warning-exit 5)"), "{}", stderr(&o));
-    // (Another test beside this one may take a third of the machine during a lab: the check
-    // then holds it as "a busy machine can explain it", and a CI job reruns, as here.)
+    // (Another test beside this one may take a third of the machine during a lab, or slow the
+    // speed probe by a quarter: the check then holds the lab as the machine's ("a busy machine
+    // can explain it", "the machine is slower, and can explain it"), and a CI job reruns, as
+    // here.)
     let mut last = "lab6-rerun2".to_owned();
     let (mut code, mut err) = (0, String::new());
     for rerun in 2..5 {
         last = format!("lab6-rerun{rerun}");
         (_, code, err) = recorded_lab(&d.join(&last), &db, "11.5ms", "c6", Some("p50>+5%"));
-        if !(code == 0 && err.contains("a busy machine can explain it")) {
+        if !(code == 0 && err.contains("can explain it")) {
             break;
         }
     }
