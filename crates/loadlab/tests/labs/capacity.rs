@@ -99,8 +99,12 @@ fn lab_capacity_over_https_trusts_what_it_is_told_and_names_the_error_when_nothi
     let (untrusted, untrusted_out) = search("untrusted", &[]);
     stop(origin);
     let (ok, refused) = (stderr(&trusted), stderr(&untrusted));
-    assert_eq!(trusted.status.code(), Some(0), "{ok}");
-    assert!(ok.contains("Capacity of target: beyond the search's maximum (40 req/s held)"), "{ok}");
+    // (A machine busy past its two cores may leave the generator late even at 20 req/s: said,
+    // exit 4, and still no request refused.)
+    let late = trusted.status.code() == Some(4) && ok.contains("The generator could not send 20 req/s");
+    assert!(trusted.status.code() == Some(0) || late, "{ok}");
+    assert!(late || ok.contains("Capacity of target: beyond the search's maximum (40 req/s held)"), "{ok}");
+    assert!(!ok.contains("tls:"), "{ok}");
     // Without the root: every request fails, and the answer says with what, not "noisy".
     let last = refused.lines().rfind(|l| !l.starts_with("loadlab: wrote")).unwrap();
     assert!(last.contains("no rate held"), "{refused}");
