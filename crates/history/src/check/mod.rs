@@ -358,9 +358,7 @@ fn judge(s: &Series, lab_id: i64, gate: &Gate, all: &[Series], rules: &Rules<'_>
 fn accepted_start(s: &Series, accepted: &[Acceptance], at: usize) -> Option<usize> {
     accepted
         .iter()
-        .filter_map(|a| {
-            s.points[..=at].iter().position(|p| a.covers(&s.key.plan, &s.key.metric, p.commit.as_deref()))
-        })
+        .filter_map(|a| s.points[..=at].iter().position(|p| a.covers(&s.key.plan, &s.key.metric, p.commit.as_deref())))
         .filter(|&i| i > 0)
         .max()
 }
