@@ -112,8 +112,10 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     for run in ["lab6", "lab6-rerun"] {
         let (_, code, err) = recorded_lab(&d.join(run), &db, "11.5ms", "c6", Some("p50>+5%"));
         assert_eq!(code, 0, "{err}");
-        assert!(err.contains("warning: this lab is beyond its level"), "{err}");
-        assert!(err.contains("if it stays"), "{err}");
+        // (Or held as the machine's, as below.)
+        let machine = err.contains("can explain it");
+        assert!(machine || err.contains("warning: this lab is beyond its level"), "{err}");
+        assert!(machine || err.contains("if it stays"), "{err}");
     }
     // A warning passes (exit 0); a CI job that reruns on one asks for an exit of its own.
     let o = loadlab()
@@ -123,13 +125,16 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
         .unwrap();
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).contains("passed with a warning (--warning-exit 5)"), "{}", stderr(&o));
-    // (Another test beside this one may take a third of the machine during a lab, or slow the
-    // speed probe by a quarter: the check then holds the lab as the machine's ("a busy machine
-    // can explain it", "the machine is slower, and can explain it"), and a CI job reruns, as
-    // here.)
+    // (Another process may take a third of the machine during a lab, or the host slow its CPUs
+    // in a spell of seconds (the speed probe reads +28%): the check then holds the lab as the
+    // machine's ("a busy machine can explain it", "the machine is slower, and can explain it"),
+    // and a CI job reruns a little later, as here.)
     let mut last = "lab6-rerun2".to_owned();
     let (mut code, mut err) = (0, String::new());
-    for rerun in 2..5 {
+    for rerun in 2..7 {
+        if rerun > 2 {
+            std::thread::sleep(std::time::Duration::from_secs(5));
+        }
         last = format!("lab6-rerun{rerun}");
         (_, code, err) = recorded_lab(&d.join(&last), &db, "11.5ms", "c6", Some("p50>+5%"));
         if !(code == 0 && err.contains("can explain it")) {
