@@ -42,6 +42,8 @@ pub(crate) type Values = Option<BTreeMap<Metric, f64>>;
 /// step did not count.
 #[derive(Clone, Debug, Default)]
 pub struct CellPairs {
+    /// Each pair's labs ran at once (a duet): the machine's moment is the same on both sides.
+    pub at_once: bool,
     pub target: String,
     pub load: String,
     pub pairs: Vec<(Values, Values)>,
@@ -165,7 +167,9 @@ pub struct Machine {
 /// known and the head did not move the measure itself; else the pairs as they are.
 fn compared(cell: &CellPairs, metric: Metric) -> (Paired, Option<Machine>) {
     let plain = Paired::of(&cell.of(metric));
-    if !CONTROLLED.contains(&metric) {
+    // Both builds ran at the same moments on the same CPUs: the machine's measures are one
+    // process's (loadlab's) and one probe's, the same on both sides, so nothing to take out.
+    if !CONTROLLED.contains(&metric) || cell.at_once {
         return (plain, None);
     }
     let plain_pairs = cell.of(metric).len();

@@ -105,6 +105,11 @@ pub fn last_line(r: &Report) -> String {
     }
 }
 
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
 fn built_row(md: &mut String, name: &str, b: &Built) {
     let build = b.build.as_ref().map_or_else(
         || "-".to_owned(),
@@ -140,13 +145,13 @@ pub fn markdown(r: &Report) -> String {
     let gates: Vec<String> = r.gates.iter().map(lab::Gate::text).collect();
     let _ = writeln!(
         md,
-        "\n**How it was judged.** Pairs of labs, one of each build, in ABBA order (base-head, head-base, ...), \
-         each lab starting its build's targets afresh so that only one build runs at a time; {repeats}. Per load \
+        "\n**How it was judged.** {}; {repeats}. Per load \
          point, head against base by Student's paired t on the logarithms of the pairs' ratios, one-sided on \
          each gate's worse side ({}); Holm over the gated cells at each look's {:.2}% (the run's {:.0}% false-alarm \
          rate split over its {} looks). A cell fails when its change stands and is past its gate; it is within \
          its gate when the one-sided 95% bound is. \"Would have seen\": the smallest change for the worse found \
          with {:.0}% power at the last look, from the spread its pairs showed.\n",
+        history::md_cell(&capitalized(&r.pairing.text())),
         gates.join(", "),
         r.alpha_look * 100.0,
         ALPHA * 100.0,
@@ -312,6 +317,7 @@ struct Json<'a> {
     base: Side<'a>,
     head: Side<'a>,
     pairs: usize,
+    pairing: &'a crate::duet::Pairing,
     looks: &'a [usize],
     alpha: f64,
     alpha_look: f64,
@@ -358,6 +364,7 @@ pub fn json(r: &Report) -> String {
         base: side(&r.base),
         head: side(&r.head),
         pairs: r.look.as_ref().map_or(0, |l| l.pairs),
+        pairing: &r.pairing,
         looks: &r.looks,
         alpha: ALPHA,
         alpha_look: r.alpha_look,
@@ -475,6 +482,7 @@ mod tests {
             head: built("bbbb"),
             labs: Vec::new(),
             repeats: Repeats::Auto { most: 20 },
+            pairing: crate::duet::Pairing::AtOnce { placement: None },
             looks: vec![3, 5, 8, 12, 20],
             alpha_look: 0.002,
             look: Some(Look { pairs: 20, alpha: 0.002, rows }),

@@ -1,9 +1,10 @@
 //! `lab ab` from start to end: both commits built in worktrees of their own, then pairs of labs,
-//! one of each build, in ABBA order (base-head, head-base, ...) so that a drift of the machine
-//! falls on both; each lab starts its build's targets afresh and stops them, so only one build
-//! runs at a time and every pair sees a new process of each. After each look the cells are
-//! judged (`judge`); the run stops when every gated cell is decided, one is worse past its
-//! gate, or the limit is reached.
+//! one of each build, each lab starting its build's targets afresh and stopping them, so that
+//! every pair sees a new process of each. Where it can (`duet`), a pair's two labs run at once
+//! and in step, the targets of both builds on the same CPUs, so that the machine's moment falls
+//! on both; else one after the other in ABBA order (base-head, head-base, ...) so that a drift
+//! of the machine falls on both. After each look the cells are judged (`judge`); the run stops
+//! when every gated cell is decided, one is worse past its gate, or the limit is reached.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use futures_core::future::LocalBoxFuture;
 use lab::Gate;
 use tokio_util::sync::CancellationToken;
 
+use crate::duet::Pairing;
 use crate::judge::{self, CellPairs, Look, ALPHA};
 
 /// How many pairs of labs to run.
@@ -46,6 +48,8 @@ pub struct Request {
     /// Each lab's charts and report.html too (by default a lab writes report.md without charts
     /// and lab.json: ab.md is the run's report).
     pub lab_charts: bool,
+    /// A pair's labs one after the other even where they could run at once.
+    pub one_at_a_time: bool,
 }
 
 /// Why it could not be done.
@@ -126,6 +130,8 @@ pub struct Report {
     /// Every lab folder, in run order, with its side.
     pub labs: Vec<(Which, PathBuf)>,
     pub repeats: Repeats,
+    /// How each pair's two labs ran.
+    pub pairing: Pairing,
     /// The looks the run could take, and the one-sided level each was tested at.
     pub looks: Vec<usize>,
     pub alpha_look: f64,
@@ -219,30 +225,53 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
     };
     let most = *looks.last().expect("at least one look");
     let alpha_look = ALPHA / looks.len() as f64;
+    let pairing = Pairing::choose(req.one_at_a_time, &base.plan, &head.plan);
     let per_lab = lab::preview(&head.plan).estimate.as_secs_f64() + 2.0;
+    let per_pair = if pairing.at_once() { per_lab } else { 2.0 * per_lab };
     say(&format!(
-        "ab: {} (base) against {} (head): pairs of labs in ABBA order, each starting its build afresh; {} \
-         (about {:.0} s a pair, up to {:.0} min)",
+        "ab: {} (base) against {} (head): {}; {} (about {per_pair:.0} s a pair, up to {:.0} min)",
         base.built.commit.short(),
         head.built.commit.short(),
+        pairing.text(),
         match req.repeats {
             Repeats::Fixed(n) => format!("{n} pairs"),
             Repeats::Auto { .. } => format!("looks at {:?} pairs, stopping once every gate is decided", looks),
         },
-        2.0 * per_lab,
-        2.0 * per_lab * most as f64 / 60.0
+        per_pair * most as f64 / 60.0
     ));
-    let mut run =
-        Run { req, signals, say, history: history.as_mut(), labs: Vec::new(), sides: [Vec::new(), Vec::new()] };
+    let mut run = Run {
+        req,
+        signals,
+        say,
+        history: history.as_mut(),
+        labs: Vec::new(),
+        sides: [Vec::new(), Vec::new()],
+        at_once: pairing.at_once(),
+    };
     let mut look: Option<Look> = None;
     let mut ending = Ending::NoChange;
     let mut said_stuck: Vec<String> = Vec::new();
     'pairs: for i in 0..most {
-        let first = first_of_pair(i);
-        let second = if first == Which::Base { Which::Head } else { Which::Base };
-        for which in [first, second] {
-            let ready = if which == Which::Base { &base } else { &head };
-            match run.lab(which, ready, i).await? {
+        let ends = match &pairing {
+            Pairing::AtOnce { placement } => run.duet(&base, &head, i, placement.as_ref()).await?,
+            Pairing::OneAtATime { .. } => {
+                let first = first_of_pair(i);
+                let second = if first == Which::Base { Which::Head } else { Which::Base };
+                let mut ends = Vec::new();
+                for which in [first, second] {
+                    let ready = if which == Which::Base { &base } else { &head };
+                    let end = run.lab(which, ready, i).await?;
+                    let over = !matches!(end, LabEnd::Done);
+                    ends.push((which, end));
+                    if over {
+                        break;
+                    }
+                }
+                ends
+            }
+        };
+        for (which, end) in ends {
+            match end {
                 LabEnd::Done => {}
                 LabEnd::Died(why) => {
                     ending = Ending::CouldNotTell(format!("{}'s target died: {why}", which.name()));
@@ -301,6 +330,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         head: head.built,
         labs: run.labs,
         repeats: req.repeats,
+        pairing,
         looks,
         alpha_look,
         look,
@@ -398,13 +428,14 @@ struct Run<'a> {
     labs: Vec<(Which, PathBuf)>,
     /// Per side (base, head), per pair: the lab as compared.
     sides: [Vec<lab::Side>; 2],
+    /// Each pair's labs ran at once.
+    at_once: bool,
 }
 
 impl Run<'_> {
-    /// Runs `which`'s plan once, as pair `i`'s lab of that side, and records it.
-    async fn lab(&mut self, which: Which, ready: &Ready, i: usize) -> Result<LabEnd, Failure> {
-        let failed = Failure::Failed;
-        let out = self.req.out.join("labs").join(format!("{:02}-{}", self.labs.len() + 1, which.name()));
+    /// The folder and options of lab number `n` of the run, `which`'s.
+    fn options(&self, which: Which, ready: &Ready, n: usize) -> (PathBuf, lab::RunOptions) {
+        let out = self.req.out.join("labs").join(format!("{n:02}-{}", which.name()));
         let mut opts = lab::RunOptions::new(out.clone());
         (opts.stop, opts.abort) = (self.signals.stop.clone(), self.signals.abort.clone());
         let mut tags = self.req.tags.clone();
@@ -415,18 +446,68 @@ impl Run<'_> {
         let given = lab::Given { commit: Some(ready.built.commit.hash.clone()), branch: self.req.branch.clone(), tags };
         let folder = ready.plan_path.parent().unwrap_or(&ready.tree.path);
         opts.provenance = Some(lab::Provenance::gather(&given, folder));
-        let say = self.say;
-        let watch = move |e: &lab::Event<'_>| match e {
-            lab::Event::Finished { index, of, id, line, .. } => say(&format!("  [{}/{of}] {id}: {line}", index + 1)),
-            lab::Event::Spans { id, line } => say(&format!("    {id}: {line}")),
-            _ => {}
+        (out, opts)
+    }
+
+    /// Runs `which`'s plan once, as pair `i`'s lab of that side, and records it.
+    async fn lab(&mut self, which: Which, ready: &Ready, i: usize) -> Result<LabEnd, Failure> {
+        let (out, opts) = self.options(which, ready, self.labs.len() + 1);
+        (self.say)(&format!("ab: pair {} {} ({})", i + 1, which.name(), ready.built.commit.short()));
+        let done = run_lab(&ready.plan, opts, which, self.say, self.req.lab_charts, false).await?;
+        self.record(which, done, out).await
+    }
+
+    /// Runs pair `i` at once: both builds' labs started together and kept in step, loadlab's
+    /// threads on `placement`'s CPUs while they run and both builds' targets on the others.
+    async fn duet(
+        &mut self,
+        base: &Ready,
+        head: &Ready,
+        i: usize,
+        placement: Option<&lab::Placement>,
+    ) -> Result<Vec<(Which, LabEnd)>, Failure> {
+        // Which lab is started (and polled) first alternates, as ABBA's order does.
+        let order = match first_of_pair(i) {
+            Which::Base => [(Which::Base, base), (Which::Head, head)],
+            Which::Head => [(Which::Head, head), (Which::Base, base)],
         };
-        say(&format!("ab: pair {} {} ({})", i + 1, which.name(), ready.built.commit.short()));
-        let done = lab::run(&ready.plan, &opts, &watch)
-            .await
-            .map_err(|e| failed(format!("{}'s lab did not run: {e}", which.name())))?;
-        let write = if self.req.lab_charts { lab::write_reports } else { lab::write_brief_reports };
-        write(&done, &out).map_err(|e| failed(e.to_string()))?;
+        let n = self.labs.len();
+        let (first, second) = lab::Duet::pair(placement.cloned());
+        let (out_a, mut opts_a) = self.options(order[0].0, order[0].1, n + 1);
+        let (out_b, mut opts_b) = self.options(order[1].0, order[1].1, n + 2);
+        (opts_a.duet, opts_b.duet) = (Some(first), Some(second));
+        (self.say)(&format!(
+            "ab: pair {} at once: base ({}) and head ({})",
+            i + 1,
+            base.built.commit.short(),
+            head.built.commit.short()
+        ));
+        let pinned = match placement.map(|p| lab::Pinned::to(&p.generator)) {
+            Some(Err(e)) => {
+                (self.say)(&format!("ab: loadlab's threads could not be pinned ({e}): they run on any CPU"));
+                None
+            }
+            pinned => pinned.and_then(Result::ok),
+        };
+        let charts = self.req.lab_charts;
+        let (a, b) = tokio::join!(
+            run_lab(&order[0].1.plan, opts_a, order[0].0, self.say, charts, true),
+            run_lab(&order[1].1.plan, opts_b, order[1].0, self.say, charts, true)
+        );
+        drop(pinned);
+        let (a, b) = (a?, b?);
+        let mut ends = Vec::new();
+        for ((which, _), (done, out)) in order.into_iter().zip([(a, out_a), (b, out_b)]) {
+            ends.push((which, self.record(which, done, out).await?));
+        }
+        // A death said before a stop, whichever lab it was in.
+        ends.sort_by_key(|(_, e)| !matches!(e, LabEnd::Died(_)));
+        Ok(ends)
+    }
+
+    /// Records a lab that ran: its folder, its history entry, its side of the pairs.
+    async fn record(&mut self, which: Which, done: lab::Lab, out: PathBuf) -> Result<LabEnd, Failure> {
+        let failed = Failure::Failed;
         self.labs.push((which, out.clone()));
         if let Some(h) = self.history.as_deref_mut() {
             let how = history::Recording::default();
@@ -465,6 +546,7 @@ impl Run<'_> {
                     (n > 0).then(|| bytes as f64 / n as f64)
                 };
                 CellPairs {
+                    at_once: self.at_once,
                     target: any.target.clone(),
                     load: any.label.clone(),
                     pairs: (0..n).map(|i| (values(&base[i]), values(&head[i]))).collect(),
@@ -474,4 +556,30 @@ impl Run<'_> {
             })
             .collect()
     }
+}
+
+/// Runs `plan` once with `opts` (taken, so that a lab of a duet that ends lets the other go on)
+/// and writes its reports. `named`: its progress lines say whose lab it is (two run at once).
+async fn run_lab(
+    plan: &lab::Plan,
+    opts: lab::RunOptions,
+    which: Which,
+    say: &dyn Fn(&str),
+    charts: bool,
+    named: bool,
+) -> Result<lab::Lab, Failure> {
+    let whose = if named { format!("{} ", which.name()) } else { String::new() };
+    let watch = |e: &lab::Event<'_>| match e {
+        lab::Event::Finished { index, of, id, line, .. } => say(&format!("  {whose}[{}/{of}] {id}: {line}", index + 1)),
+        lab::Event::Spans { id, line } => say(&format!("    {whose}{id}: {line}")),
+        _ => {}
+    };
+    let done = lab::run(plan, &opts, &watch)
+        .await
+        .map_err(|e| Failure::Failed(format!("{}'s lab did not run: {e}", which.name())))?;
+    let out = opts.out.clone();
+    drop(opts);
+    let write = if charts { lab::write_reports } else { lab::write_brief_reports };
+    write(&done, &out).map_err(|e| Failure::Failed(e.to_string()))?;
+    Ok(done)
 }

@@ -20,6 +20,7 @@ use crate::run::sample::{self, Sampler, Source};
 use crate::run::step;
 pub(crate) use crate::run::systems::TargetRun;
 use crate::run::systems::{self, Embedded, StartError, Started};
+use crate::run::together::Duet;
 use crate::run::{cpu, edges, placement, speed};
 use profile::session::Session;
 use profile::Profiler;
@@ -54,12 +55,17 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
     let cpus = speed::allowed_cpus();
     // loadlab's threads on its CPUs while the lab runs (back where they were after), the
     // targets it starts on the others.
-    let (placement, placement_not) = match placement::decide(plan, plan.load.placement) {
-        Ok(p) => match placement::Pinned::to(&p.generator) {
-            Ok(pinned) => (Some((p, pinned)), None),
-            Err(e) => (None, Some(format!("not split: {e}"))),
+    // One lab of a duet takes the pair's placement; loadlab's threads are the caller's to pin.
+    let (placement, placement_not) = match opts.duet.as_ref().map(|d| d.placement.clone()) {
+        Some(Some(p)) => (Some((p, None)), None),
+        Some(None) => (None, Some("shared: both builds of a duet where the scheduler put them".to_owned())),
+        None => match placement::decide(plan, plan.load.placement) {
+            Ok(p) => match placement::Pinned::to(&p.generator) {
+                Ok(pinned) => (Some((p, Some(pinned))), None),
+                Err(e) => (None, Some(format!("not split: {e}"))),
+            },
+            Err(why) => (None, Some(why)),
         },
-        Err(why) => (None, Some(why)),
     };
     let mut up = Up {
         placement: placement.as_ref().map(|(p, _)| p.clone()),
@@ -68,6 +74,10 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
     };
     let result = async {
         up.bring_up(plan, &samples_dir, &opts.stop).await?;
+        if let Some(d) = &opts.duet {
+            // The other lab's steps count this lab's targets as known, not as other processes.
+            d.offer(up.sources.iter().filter_map(Source::watched).collect());
+        }
         let sampler = Sampler::start(up.sources.clone(), started);
         let steps = run_steps(plan, &matrix, &mut up, opts, &steps_dir, started, watch).await;
         let capacity = match (&steps, &plan.capacity) {
@@ -84,6 +94,11 @@ async fn run_plan(plan: &Plan, opts: &RunOptions, watch: &dyn Watcher) -> Result
         Ok::<_, LabError>((steps?, capacity, samples))
     }
     .await;
+    // Steps over (or never begun): the other lab of a duet goes on alone, and its steps still
+    // read this lab's targets until they end.
+    if let Some(d) = &opts.duet {
+        d.done().await;
+    }
     let targets = up.targets.clone();
     let deaths = std::mem::take(&mut up.deaths);
     up.take_down().await;
@@ -237,19 +252,24 @@ async fn run_steps(
                     load.duration,
                 )
             });
+        if let Some(d) = &opts.duet {
+            d.arrive(i).await;
+        }
         let from = started.elapsed().as_secs_f64();
         let records = watch.records(&s.id, &config.gauges);
         // The target's and loadlab's CPU clocks (or the target's exporter), read as the warm-up
         // ends and as the step ends.
         let watched = up.cpu_watched(s.target);
+        let companions = opts.duet.as_ref().map(Duet::companions).unwrap_or_default();
         let remote = up.remotes.get(s.target).cloned().flatten();
         let probed = up.probe.as_ref().map(speed::Probe::cpu_ns);
         let probe_ns = move || probed.as_ref().map_or(0, |p| p.load(std::sync::atomic::Ordering::Relaxed));
         let warmup_end = {
-            let (watched, remote, warmup, probe_ns) = (watched.clone(), remote.clone(), load.warmup, probe_ns.clone());
+            let (watched, companions, remote, warmup, probe_ns) =
+                (watched.clone(), companions.clone(), remote.clone(), load.warmup, probe_ns.clone());
             tokio::spawn(async move {
                 tokio::time::sleep(warmup).await;
-                let edge = edges::Edge::read(&watched, remote.as_ref(), true).await;
+                let edge = edges::Edge::read(&watched, &companions, remote.as_ref(), true).await;
                 (edge, Instant::now(), probe_ns())
             })
         };
@@ -263,7 +283,7 @@ async fn run_steps(
             true => match warmup_end.await {
                 Ok((from, from_at, from_probe_ns)) => {
                     let busy = remote.as_ref().map_or_else(Default::default, |r| r.host_limits);
-                    let later = edges::Edge::read(&watched, remote.as_ref(), false).await;
+                    let later = edges::Edge::read(&watched, &companions, remote.as_ref(), false).await;
                     let mut used = from.until(&later, busy, up.target_cpu_known(s.target));
                     // The probe's own CPU is not loadlab's work for the step.
                     let probe_s = probe_ns().saturating_sub(from_probe_ns) as f64 / 1e9;

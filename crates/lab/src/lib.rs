@@ -54,7 +54,9 @@ pub use plan::{CapacitySpec, LoadSpec, Plan, TargetSpec};
 pub use provenance::{Given, Machine, Provenance, MEASUREMENT};
 pub use render::markdown::capacity_sentence;
 pub use run::capacity::{CapacityResult, Searched};
+pub use run::placement::{Pinned, Placement};
 pub use run::speed::{CpuSpeed, Speed};
+pub use run::together::Duet;
 pub use run::traced::StepTraces;
 pub use side::{CellData, Side};
 

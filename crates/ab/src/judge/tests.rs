@@ -5,6 +5,7 @@ use super::*;
 fn cell(load: &str, cpu: &[(f64, f64)]) -> CellPairs {
     let side = |v: f64| Some(BTreeMap::from([(Metric::TargetCpu, v), (Metric::P50, 2.0 + v / 1e4)]));
     CellPairs {
+        at_once: false,
         target: "svc".into(),
         load: load.into(),
         pairs: cpu.iter().map(|(b, h)| (side(*b), side(*h))).collect(),
@@ -62,6 +63,7 @@ fn a_noisy_rise_is_undecided_and_a_single_pair_too_few() {
 fn machine_cell(change: f64, own_change: f64, m: &[f64], noise: &[f64]) -> CellPairs {
     let side = |cpu: f64, own: f64| Some(BTreeMap::from([(Metric::TargetCpu, cpu), (MACHINE, own)]));
     CellPairs {
+        at_once: false,
         target: "svc".into(),
         load: "400 req/s".into(),
         pairs: m
@@ -117,6 +119,24 @@ fn the_probe_on_the_targets_cpus_is_the_measure_where_every_pair_has_it() {
 }
 
 #[test]
+fn pairs_run_at_once_are_read_as_measured() {
+    // The cell the probe explained above, its labs run at once: the machine's measures are the
+    // same process's and probe's on both sides, so nothing is taken out, whatever they read.
+    let mut cell = machine_cell(1.0, 1.0, &MOMENTS, &NOISE);
+    cell.answer_bytes = None;
+    cell.speed = MOMENTS.iter().map(|m| (Some(180.0), Some(180.0 * m.exp()))).collect();
+    let apart = look(&[cell.clone()], &gates(), ALPHA / 4.0);
+    let row = |l: &Look| l.rows.iter().find(|r| r.metric == Metric::TargetCpu).cloned().unwrap();
+    assert!(row(&apart).machine.is_some_and(|m| m.used));
+    cell.at_once = true;
+    let together = look(&[cell.clone()], &gates(), ALPHA / 4.0);
+    let r = row(&together);
+    assert!(r.machine.is_none(), "{r:?}");
+    let plain = Paired::of(&cell.of(Metric::TargetCpu));
+    assert!((r.change_pct - pct(plain.ratio)).abs() < 1e-9, "{r:?}");
+}
+
+#[test]
 fn where_loadlabs_own_cpu_sees_the_machine_and_the_probe_does_not_both_leave_what_it_leaves() {
     // nginx-like: the target's CPU moves with loadlab's own (both the kernel's network path);
     // the probe's time moves on its own. Both measures together decide as loadlab's alone does.
@@ -140,6 +160,7 @@ fn a_change_only_the_regression_on_the_machine_shows_is_held_undecided() {
     let jitter = [0.001, -0.001, 0.0005, -0.0005, 0.0];
     let side = |cpu: f64, own: f64| Some(BTreeMap::from([(Metric::TargetCpu, cpu), (MACHINE, own)]));
     let cell = CellPairs {
+        at_once: false,
         target: "svc".into(),
         load: "400 req/s".into(),
         pairs: c
@@ -170,6 +191,7 @@ fn from_twelve_pairs_a_change_the_machine_hid_is_worse_without_the_hold() {
     let jitter = |i: usize| 0.01 * [0.3, -0.5, 0.8, -0.2, 0.1][i % 5];
     let side = |cpu: f64, own: f64| Some(BTreeMap::from([(Metric::TargetCpu, cpu), (MACHINE, own)]));
     let cell = |n: usize| CellPairs {
+        at_once: false,
         target: "svc".into(),
         load: "50 req/s".into(),
         pairs: (0..n)
@@ -250,6 +272,7 @@ fn a_spread_no_run_can_decide_is_called_out_of_reach_and_what_would_decide_it() 
     let wild = [(10.0, 13.0), (10.0, 7.8), (10.0, 12.6), (10.0, 8.1), (10.0, 10.4), (10.0, 7.5), (10.0, 12.9)];
     let side = |v: f64| Some(BTreeMap::from([(Metric::P99, v)]));
     let cell = |n: usize| CellPairs {
+        at_once: false,
         target: "svc".into(),
         load: "400 req/s".into(),
         pairs: wild[..n].iter().map(|(b, h)| (side(*b), side(*h))).collect(),
@@ -276,6 +299,7 @@ fn a_spread_no_run_can_decide_is_called_out_of_reach_and_what_would_decide_it() 
 fn a_gate_below_judges_a_fall() {
     let side = |v: f64| Some(BTreeMap::from([(Metric::Throughput, v)]));
     let c = CellPairs {
+        at_once: false,
         target: "svc".into(),
         load: "c8".into(),
         pairs: (0..6).map(|i| (side(1000.0 + f64::from(i)), side(800.0 - f64::from(i)))).collect(),
@@ -305,6 +329,7 @@ fn real_within_its_gate_holds_to_the_runs_error_rate() {
     ];
     let side = |p50: f64, own: f64| Some(BTreeMap::from([(Metric::P50, p50), (MACHINE, own)]));
     let aa = CellPairs {
+        at_once: false,
         target: "svc".into(),
         load: "400 req/s".into(),
         pairs: LABS.iter().map(|l| (side(l[0], l[1]), side(l[3], l[4]))).collect(),
@@ -323,7 +348,14 @@ fn real_within_its_gate_holds_to_the_runs_error_rate() {
     // and within its gate.
     let slower: Vec<_> = LABS.iter().map(|l| (side(l[0], l[1]), side(l[3] * 1.015, l[4]))).collect();
     let speed = LABS.iter().map(|l| (Some(l[2]), Some(l[5]))).collect();
-    let cell = CellPairs { target: "svc".into(), load: "400 req/s".into(), pairs: slower, answer_bytes: None, speed };
+    let cell = CellPairs {
+        at_once: false,
+        target: "svc".into(),
+        load: "400 req/s".into(),
+        pairs: slower,
+        answer_bytes: None,
+        speed,
+    };
     let l = look(&[cell], &gates, ALPHA / 5.0);
     let r = l.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
     assert_eq!(r.said, Said::Within, "{r:?}");
@@ -331,7 +363,14 @@ fn real_within_its_gate_holds_to_the_runs_error_rate() {
     // From 12 pairs, as for "worse", the pairs read relative to the machine decide alone.
     let twelve: Vec<_> = LABS.iter().chain(&LABS[..4]).map(|l| (side(l[0], l[1]), side(l[3], l[4]))).collect();
     let speed = LABS.iter().chain(&LABS[..4]).map(|l| (Some(l[2]), Some(l[5]))).collect();
-    let cell = CellPairs { target: "svc".into(), load: "400 req/s".into(), pairs: twelve, answer_bytes: None, speed };
+    let cell = CellPairs {
+        at_once: false,
+        target: "svc".into(),
+        load: "400 req/s".into(),
+        pairs: twelve,
+        answer_bytes: None,
+        speed,
+    };
     let l = look(&[cell], &gates, ALPHA / 5.0);
     let r = l.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
     assert!(r.pairs >= HOLD_BELOW_PAIRS && r.said == Said::Within, "{r:?}");

@@ -7,6 +7,8 @@ use crate::run::cpu;
 /// One edge's readings.
 pub(crate) struct Edge {
     local: cpu::Reading,
+    /// The other lab's targets, in a duet: known CPU, not other processes'.
+    companions: cpu::Reading,
     machine: Option<scrape::host::HostCpu>,
     remote: Option<scrape::Reading>,
 }
@@ -29,16 +31,23 @@ pub(crate) struct Used {
 }
 
 impl Edge {
-    /// Reads `watched` (the target's processes, if here, then the generator) and `remote`
-    /// (`fresh`: the edge a step's counted time starts at, [`scrape::Remote::read`]).
-    pub(crate) async fn read(watched: &[cpu::Watched], remote: Option<&scrape::Remote>, fresh: bool) -> Edge {
+    /// Reads `watched` (the target's processes, if here, then the generator), `companions`
+    /// (the other lab's targets in a duet) and `remote` (`fresh`: the edge a step's counted time
+    /// starts at, [`scrape::Remote::read`]).
+    pub(crate) async fn read(
+        watched: &[cpu::Watched],
+        companions: &[cpu::Watched],
+        remote: Option<&scrape::Remote>,
+        fresh: bool,
+    ) -> Edge {
         let local = cpu::Reading::now(watched);
+        let companions = cpu::Reading::now(companions);
         let machine = cpu::machine_now();
         let remote = match remote {
             Some(r) => Some(r.read(fresh).await),
             None => None,
         };
-        Edge { local, machine, remote }
+        Edge { local, companions, machine, remote }
     }
 
     /// What was used from `self` to `later`; `limits` mark a busy host. `target_known`: the
@@ -52,9 +61,11 @@ impl Edge {
             [g] => (None, *g),
             _ => (None, None),
         };
-        let here_cpu_s = match (local.len(), target, generator) {
-            (2, Some(t), Some(g)) => Some(t.0 + g.0),
-            (1, _, Some(g)) => Some(g.0),
+        let companions: Option<f64> =
+            self.companions.until(&later.companions).into_iter().map(|u| u.map(|u| u.0)).sum();
+        let here_cpu_s = match (local.len(), target, generator, companions) {
+            (2, Some(t), Some(g), Some(c)) => Some(t.0 + g.0 + c),
+            (1, _, Some(g), Some(c)) => Some(g.0 + c),
             _ => None,
         };
         let machine = match (&self.machine, &later.machine, here_cpu_s.filter(|_| target_known)) {
@@ -88,5 +99,41 @@ impl Edge {
             }
             _ => Used { target, generator, target_rss_mb: None, unmeasured: None, host: None, machine },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_other_lab_of_a_duet_is_not_counted_as_other_processes() {
+        // A spinning process stands in for the other build's target: read as a companion, its
+        // CPU is known and leaves the machine's "other processes"; read as nothing, it is in them.
+        let mut spinner = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        let companion = [cpu::Watched::Pid(spinner.id(), false)];
+        let me = [cpu::Watched::Pid(std::process::id(), false)];
+        let first = Edge::read(&me, &companion, None, true).await;
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        let later = Edge::read(&me, &companion, None, false).await;
+        let _ = spinner.kill();
+        let _ = spinner.wait();
+        let spun = first.companions.until(&later.companions)[0].unwrap().0;
+        assert!(spun > 0.05, "the spinner ran {spun} s");
+        let with = first.until(&later, Default::default(), true).machine.expect("this machine's CPU is read");
+        let alone = |e: &Edge| Edge {
+            local: e.local.clone(),
+            companions: cpu::Reading::now(&[]),
+            machine: e.machine.clone(),
+            remote: None,
+        };
+        let without = alone(&first).until(&alone(&later), Default::default(), true).machine.unwrap();
+        // The spinner's time moved from the others to the known, all of it: it spun about half
+        // of the machine's time (one of two CPUs), far above /proc/stat's 10 ms ticks.
+        let total_s: f64 = with.by_mode.values().sum();
+        let moved_pct = with.target_pct.unwrap() - without.target_pct.unwrap();
+        assert!((moved_pct / 100.0 * total_s - spun).abs() < 1e-6, "{with:?} {without:?}");
+        let (other_with, other_without) = (with.other_pct.unwrap(), without.other_pct.unwrap());
+        assert!(other_with <= other_without - 0.5 * moved_pct, "{other_with} {other_without} {moved_pct}");
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
 /// How a lab runs.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct RunOptions {
     pub out: PathBuf,
     /// Run the plan as [`crate::plan::Plan::quick`] shortens it (for CI).
@@ -16,6 +16,9 @@ pub struct RunOptions {
     pub abort: CancellationToken,
     /// What the lab is of and where it runs, recorded in lab.json (none: not recorded).
     pub provenance: Option<crate::provenance::Provenance>,
+    /// One of two labs run at once, in step (`lab ab`'s duet): its placement is the pair's, and
+    /// each step waits for the other lab's.
+    pub duet: Option<crate::run::together::Duet>,
 }
 
 impl RunOptions {
@@ -27,6 +30,7 @@ impl RunOptions {
             stop: CancellationToken::new(),
             abort: CancellationToken::new(),
             provenance: None,
+            duet: None,
         }
     }
 }

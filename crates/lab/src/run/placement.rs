@@ -77,12 +77,12 @@ fn list(cpus: &[usize]) -> String {
 
 /// Every thread of this process on `cpus` until dropped, then back where each was. Threads
 /// started meanwhile inherit the setting from the thread that starts them.
-pub(crate) struct Pinned {
+pub struct Pinned {
     previous: Vec<(Pid, CpuSet)>,
 }
 
 impl Pinned {
-    pub(crate) fn to(cpus: &[usize]) -> Result<Pinned, String> {
+    pub fn to(cpus: &[usize]) -> Result<Pinned, String> {
         let mut set = CpuSet::new();
         for &c in cpus {
             set.set(c).map_err(|e| format!("CPU {c}: {e}"))?;

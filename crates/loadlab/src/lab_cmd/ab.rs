@@ -42,6 +42,7 @@ pub fn run(a: LabAbArgs) -> anyhow::Result<()> {
         tags: given.tags,
         out: out.clone(),
         lab_charts: a.lab_charts,
+        one_at_a_time: a.one_at_a_time,
     };
     // The first signal stops the lab running after its current step, and the run with it;
     // worktrees are removed and targets stopped either way.

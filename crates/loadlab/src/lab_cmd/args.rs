@@ -80,6 +80,12 @@ pub struct LabAbArgs {
     /// without charts and lab.json, about 45 KB a lab, for a CI artifact (ab.md is the report).
     #[arg(long)]
     pub lab_charts: bool,
+    /// Run a pair's two labs one after the other (ABBA order). By default, where every target
+    /// is a command the plan starts and both plans run the same steps, a pair's labs run at
+    /// once and in step, both builds' targets on the same CPUs and loadlab on the others, so the
+    /// machine's slow spells fall on both builds alike.
+    #[arg(long)]
+    pub one_at_a_time: bool,
     /// Record every lab into this history with its commit, tagged ab=BASE..HEAD and off the
     /// branch's line (an SQLite file or a postgres:// URL).
     #[arg(long, value_name = "FILE|URL")]

@@ -90,9 +90,25 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     let cpu = json["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "target_cpu").unwrap();
     assert!(cpu["change_pct"].as_f64().unwrap() > 30.0, "{cpu}");
     assert_eq!(cpu["said"], "worse");
-    // ABBA: base first in the first pair, head first in the second.
+    // Both builds at once (their targets are commands the plan starts), which one started first
+    // alternating: base in the first pair, head in the second.
+    assert_eq!(json["pairing"]["how"], "at_once", "{json}");
     let sides: Vec<&str> = json["labs"].as_array().unwrap().iter().map(|l| l[0].as_str().unwrap()).collect();
     assert_eq!(&sides[..4], ["base", "head", "head", "base"], "{sides:?}");
+    // A pair's two labs took each step at the same moments, and each counted the other's
+    // service as part of the run, not as other processes keeping the machine busy.
+    let lab = |n: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(slower.join("labs").join(n).join("lab.json")).unwrap()).unwrap()
+    };
+    let step_at =
+        |l: &serde_json::Value| l["started_unix_s"].as_f64().unwrap() + l["steps"][0]["started_s"].as_f64().unwrap();
+    let (a, b) = (lab("01-base"), lab("02-head"));
+    assert!((step_at(&a) - step_at(&b)).abs() < 0.25, "{} against {}", step_at(&a), step_at(&b));
+    assert_eq!(a["placement"], b["placement"], "one placement for both");
+    for l in [&a, &b] {
+        let m = &l["steps"][0]["machine"];
+        assert!(m["target_pct"].as_f64().is_some_and(|t| t > 0.0), "{m}");
+    }
     assert!(slower.join("build-base.log").is_file() && slower.join("build-head.log").is_file());
     // Each lab brief (report.md and lab.json, no charts): ab.md is the run's report.
     let first = slower.join("labs/01-base");
@@ -100,6 +116,7 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert!(!first.join("charts").exists() && !first.join("report.html").exists());
     let md = std::fs::read_to_string(slower.join("ab.md")).unwrap();
     assert!(md.contains("**WORSE**") && md.contains("paired t"), "{md}");
+    assert!(md.contains("**How it was judged.** Both builds at once: each pair is one lab of each"), "{md}");
     assert!(md.contains("## What next") && md.contains("`profile = true` in the plan"), "{md}");
     let show = |extra: &[&str]| {
         let o = loadlab()
@@ -145,9 +162,11 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert!(!decided || out.contains("or more in target_cpu"), "{out}");
     let ab_json: serde_json::Value = serde_json::from_slice(&std::fs::read(same.join("ab.json")).unwrap()).unwrap();
     assert_eq!(ab_json["verdict"], if decided { "no_change" } else { "undecided" });
-    // Five pairs: enough for loadlab's own CPU per request to serve as the machine's measure.
+    // One lab at a time, as asked, five pairs: enough for loadlab's own CPU per request to serve
+    // as the machine's measure.
     let same_ok = d.join("same-ok");
-    let o = ab(&repo, &h[0], &h[1], &same_ok, &["--repeats", "5", "--undecided-ok", "--lab-charts"]).output().unwrap();
+    let args = ["--repeats", "5", "--undecided-ok", "--lab-charts", "--one-at-a-time"];
+    let o = ab(&repo, &h[0], &h[1], &same_ok, &args).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(same_ok.join("ab.json")).unwrap()).unwrap();
     let cpu = json["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "target_cpu").unwrap();
@@ -156,6 +175,10 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert!(machine["unadjusted_change_pct"].is_number() && machine["own_change_pct"].is_number(), "{cpu}");
     let md = std::fs::read_to_string(same_ok.join("ab.md")).unwrap();
     assert!(md.contains("## The machine's moment") && md.contains("- target_cpu at 40 req/s"), "{md}");
+    assert!(
+        md.contains("One build at a time: pairs of labs in ABBA order") && md.contains("(--one-at-a-time)"),
+        "{md}"
+    );
     assert!(same_ok.join("labs/01-base/report.html").is_file() && same_ok.join("labs/01-base/charts").is_dir());
     nothing_left(&repo);
 
@@ -170,9 +193,9 @@ fn ab_fails_a_head_that_does_more_work_passes_a_comment_and_leaves_nothing_behin
     assert_eq!(json["verdict"], "failed");
     nothing_left(&repo);
 
-    // Stopped by SIGTERM in its second lab: 143, and nothing left behind.
+    // Stopped by SIGTERM in its second pair: 143, and nothing left behind.
     let mut stopped = Watched::spawn(ab(&repo, &h[0], &h[2], &d.join("stopped"), &[]));
-    stopped.wait_until("its second lab starts", |w| w.stderr().contains("ab: pair 1 head"));
+    stopped.wait_until("its second pair starts", |w| w.stderr().contains("ab: pair 2 at once"));
     stopped.signal(nix::sys::signal::Signal::SIGTERM);
     let (code, err) = stopped.finish();
     assert_eq!(code, Some(143), "{err}");
