@@ -63,6 +63,28 @@ impl Pairing {
     }
 }
 
+/// The most of the CPUs they share both builds' targets may use at once: past it each build's
+/// requests would queue behind the other's, which a plan's load point does not ask for.
+pub(crate) const MOST_BUSY: f64 = 0.7;
+
+/// Why a pair run at once crowded its CPUs (none when it did not): per lab, each step's id and
+/// its target's CPU (% of one CPU); `cpus`: how many CPUs the targets share.
+pub(crate) fn crowded(cpus: usize, a: &[(String, Option<f64>)], b: &[(String, Option<f64>)]) -> Option<String> {
+    let other = |id: &str| b.iter().find(|(i, _)| i == id).and_then(|(_, pct)| *pct);
+    let (id, pct) =
+        a.iter().filter_map(|(id, pct)| Some((id, (*pct)? + other(id)?))).max_by(|x, y| x.1.total_cmp(&y.1))?;
+    let cpus = cpus.max(1);
+    (pct > MOST_BUSY * 100.0 * cpus as f64).then(|| {
+        format!(
+            "both builds at once used {pct:.0}% of a CPU at step {id}, on the {cpus} CPU{} their targets share \
+             (over {:.0}%): each would wait for the other's work, which the plan does not ask for; one build at a \
+             time instead (the pair run at once is not counted)",
+            if cpus > 1 { "s" } else { "" },
+            MOST_BUSY * 100.0
+        )
+    })
+}
+
 fn cpus(c: &[usize]) -> String {
     let list: Vec<String> = c.iter().map(usize::to_string).collect();
     format!("CPU{} {}", if c.len() > 1 { "s" } else { "" }, list.join(","))
@@ -110,6 +132,18 @@ duration = "2s"
             plan("name = \"o\"\n[targets.svc]\norigin = \"svc.json\"\n[load]\nrate = [50]\nduration = \"2s\"\n");
         let Pairing::OneAtATime { why } = Pairing::choose(false, &origin, &origin) else { panic!("embedded") };
         assert!(why.contains("embedded origin"), "{why}");
+    }
+
+    #[test]
+    fn a_pair_that_crowds_its_cpus_is_said_and_one_that_does_not_is_not() {
+        let steps = |a: f64, b: f64| vec![("svc--r400".to_owned(), Some(a)), ("svc--r1500".to_owned(), Some(b))];
+        // The Go service alone at 400 and 1,500 req/s: 18% and 68% of a CPU; both at once on one CPU.
+        assert_eq!(crowded(1, &steps(18.0, 34.0), &steps(19.0, 35.0)), None);
+        let why = crowded(1, &steps(18.0, 66.0), &steps(19.0, 69.0)).expect("135% of one CPU");
+        assert!(why.starts_with("both builds at once used 135% of a CPU at step svc--r1500, on the 1 CPU"), "{why}");
+        // On two CPUs the same is room enough; a step one lab did not measure is left out.
+        assert_eq!(crowded(2, &steps(18.0, 66.0), &steps(19.0, 69.0)), None);
+        assert_eq!(crowded(1, &steps(18.0, 66.0), &[("svc--r400".to_owned(), Some(19.0))]), None);
     }
 
     #[test]

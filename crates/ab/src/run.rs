@@ -225,7 +225,7 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
     };
     let most = *looks.last().expect("at least one look");
     let alpha_look = ALPHA / looks.len() as f64;
-    let pairing = Pairing::choose(req.one_at_a_time, &base.plan, &head.plan);
+    let mut pairing = Pairing::choose(req.one_at_a_time, &base.plan, &head.plan);
     let per_lab = lab::preview(&head.plan).estimate.as_secs_f64() + 2.0;
     let per_pair = if pairing.at_once() { per_lab } else { 2.0 * per_lab };
     say(&format!(
@@ -247,11 +247,13 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
         labs: Vec::new(),
         sides: [Vec::new(), Vec::new()],
         at_once: pairing.at_once(),
+        crowded: None,
     };
     let mut look: Option<Look> = None;
     let mut ending = Ending::NoChange;
     let mut said_stuck: Vec<String> = Vec::new();
-    'pairs: for i in 0..most {
+    let mut i = 0;
+    'pairs: while i < most {
         let ends = match &pairing {
             Pairing::AtOnce { placement } => run.duet(&base, &head, i, placement.as_ref()).await?,
             Pairing::OneAtATime { .. } => {
@@ -283,9 +285,19 @@ async fn run(req: &Request, signals: &Signals, say: &dyn Fn(&str)) -> Result<Rep
                 }
             }
         }
-        if looks.contains(&(i + 1)) {
+        if let Some(why) = run.crowded.take() {
+            // The first pair at once crowded the targets' CPUs: the run starts again, one build
+            // at a time.
+            say(&format!("ab: {why}"));
+            notes.push(format!("{why}; its labs are 01 and 02"));
+            pairing = Pairing::OneAtATime { why };
+            (run.sides, run.at_once) = ([Vec::new(), Vec::new()], false);
+            continue;
+        }
+        i += 1;
+        if looks.contains(&i) {
             let l = judge::look(&run.cells(), &req.gates, alpha_look);
-            say(&format!("ab: look at {} pairs: {}", i + 1, l.line()));
+            say(&format!("ab: look at {i} pairs: {}", l.line()));
             let decided = l.decided();
             // Cells whose spread no run of `most` pairs can decide: said at once, and no reason
             // to run on for them alone.
@@ -430,6 +442,8 @@ struct Run<'a> {
     sides: [Vec<lab::Side>; 2],
     /// Each pair's labs ran at once.
     at_once: bool,
+    /// Why the first pair run at once crowded its CPUs, if it did.
+    crowded: Option<String>,
 }
 
 impl Run<'_> {
@@ -496,6 +510,11 @@ impl Run<'_> {
         );
         drop(pinned);
         let (a, b) = (a?, b?);
+        if i == 0 {
+            let cpus = placement.map_or(1, |p| p.targets.len());
+            let steps = |l: &lab::Lab| l.steps.iter().map(|s| (s.id.clone(), s.target_cpu_pct)).collect::<Vec<_>>();
+            self.crowded = crate::duet::crowded(cpus, &steps(&a), &steps(&b));
+        }
         let mut ends = Vec::new();
         for ((which, _), (done, out)) in order.into_iter().zip([(a, out_a), (b, out_b)]) {
             ends.push((which, self.record(which, done, out).await?));

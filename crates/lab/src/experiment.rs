@@ -196,34 +196,7 @@ async fn run_steps(
         if let Some(down) = up.down(s.target) {
             // Nothing to measure: the step is recorded as not run, and why.
             watch.event(&Event::Skipped { index: i, of: matrix.steps.len(), id: &s.id, why: &down });
-            results.push(StepResult {
-                id: s.id.clone(),
-                target: s.target,
-                point: s.point,
-                repeat: s.repeat,
-                file: String::new(),
-                numbers: Default::default(),
-                warmup_requests: 0,
-                started_s: started.elapsed().as_secs_f64(),
-                ended_s: started.elapsed().as_secs_f64(),
-                target_cpu_pct: None,
-                target_rss_mb: None,
-                generator_cpu_pct: None,
-                target_cpu_s: None,
-                target_cpu_unmeasured: None,
-                host: None,
-                host_unmeasured: None,
-                machine: None,
-                speed: None,
-                generator_cpu_s: None,
-                down: Some(down),
-                uncounted: None,
-                profile: None,
-                profile_missing: None,
-                traces: None,
-                text: String::new(),
-                windows: Vec::new(),
-            });
+            results.push(StepResult::not_run(s, started.elapsed().as_secs_f64(), down));
             continue;
         }
         let target = &up.targets[s.target];
@@ -252,9 +225,16 @@ async fn run_steps(
                     load.duration,
                 )
             });
-        if let Some(d) = &opts.duet {
-            d.arrive(i).await;
-        }
+        // A lab of a duet starts its step with the other's, at the moment they agree on.
+        let begins = match &opts.duet {
+            Some(d) => {
+                let every = point.rate.filter(|r| *r > 0.0).map(|r| std::time::Duration::from_secs_f64(1.0 / r));
+                Some(d.arrive(i, every).await)
+            }
+            None => None,
+        };
+        config.start_at = begins;
+        let lead = begins.and_then(|b| b.duration_since(SystemTime::now()).ok()).unwrap_or_default();
         let from = started.elapsed().as_secs_f64();
         let records = watch.records(&s.id, &config.gauges);
         // The target's and loadlab's CPU clocks (or the target's exporter), read as the warm-up
@@ -268,7 +248,7 @@ async fn run_steps(
             let (watched, companions, remote, warmup, probe_ns) =
                 (watched.clone(), companions.clone(), remote.clone(), load.warmup, probe_ns.clone());
             tokio::spawn(async move {
-                tokio::time::sleep(warmup).await;
+                tokio::time::sleep(lead + warmup).await;
                 let edge = edges::Edge::read(&watched, &companions, remote.as_ref(), true).await;
                 (edge, Instant::now(), probe_ns())
             })

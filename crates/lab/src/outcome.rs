@@ -85,6 +85,39 @@ pub struct StepResult {
 }
 
 impl StepResult {
+    /// A step not run, `at_s` into the lab, because its target is `down` (why): recorded, with
+    /// nothing measured.
+    pub(crate) fn not_run(step: &crate::plan::matrix::Step, at_s: f64, down: String) -> StepResult {
+        StepResult {
+            id: step.id.clone(),
+            target: step.target,
+            point: step.point,
+            repeat: step.repeat,
+            file: String::new(),
+            numbers: Default::default(),
+            warmup_requests: 0,
+            started_s: at_s,
+            ended_s: at_s,
+            target_cpu_pct: None,
+            target_rss_mb: None,
+            generator_cpu_pct: None,
+            target_cpu_s: None,
+            target_cpu_unmeasured: None,
+            host: None,
+            host_unmeasured: None,
+            machine: None,
+            speed: None,
+            generator_cpu_s: None,
+            down: Some(down),
+            uncounted: None,
+            profile: None,
+            profile_missing: None,
+            traces: None,
+            text: String::new(),
+            windows: Vec::new(),
+        }
+    }
+
     /// Whether the step was left out for its target's host (busy with a neighbour, robbed by
     /// its hypervisor), not for what its own numbers show.
     pub fn host_left_out(&self) -> bool {

@@ -16,6 +16,8 @@ use super::{look, CellPairs, ALPHA, MACHINE};
 /// How a server's figures move between the two labs of a pair (sds of log differences).
 struct Server {
     name: &'static str,
+    /// A pair's labs at once: the machine's moment is the same on both sides.
+    at_once: bool,
     /// The machine's moment between the pair's labs.
     machine: f64,
     /// The target's CPU per request and p50: how much of the moment each takes, and their own.
@@ -31,10 +33,13 @@ struct Server {
 
 /// The three servers, from the pairs measured (docs/DECISIONS.md, "Where the spread comes
 /// from"): the Go service (2% left after the machine), nginx (8-9% left, loadlab's own CPU
-/// its measure), the CPU-bound Python server (the probe its measure, 5-7% per request left).
-const SERVERS: [Server; 3] = [
+/// its measure), the CPU-bound Python server (the probe its measure, 5-7% per request left);
+/// and the three run at once, on one CPU (docs/DECISIONS.md, "Both builds at once": the pairs'
+/// spread raw, no moment between the sides).
+const SERVERS: [Server; 6] = [
     Server {
         name: "Go-like",
+        at_once: false,
         machine: 0.10,
         cpu_slope: 0.5,
         cpu_own: 0.02,
@@ -46,6 +51,7 @@ const SERVERS: [Server; 3] = [
     },
     Server {
         name: "nginx-like",
+        at_once: false,
         machine: 0.20,
         cpu_slope: 1.2,
         cpu_own: 0.06,
@@ -57,6 +63,7 @@ const SERVERS: [Server; 3] = [
     },
     Server {
         name: "Python-like",
+        at_once: false,
         machine: 0.10,
         cpu_slope: 1.0,
         cpu_own: 0.06,
@@ -66,7 +73,26 @@ const SERVERS: [Server; 3] = [
         probe_slope: 0.5,
         probe_own: 0.02,
     },
+    at_once("Go at once", 0.016, 0.012),
+    at_once("nginx at once", 0.028, 0.022),
+    at_once("Python at once", 0.016, 0.029),
 ];
+
+/// A server whose pair's labs run at once: what spreads is each process's own.
+const fn at_once(name: &'static str, cpu_own: f64, p50_own: f64) -> Server {
+    Server {
+        name,
+        at_once: true,
+        machine: 0.0,
+        cpu_slope: 0.0,
+        cpu_own,
+        p50_slope: 0.0,
+        p50_own,
+        generator_own: 0.05,
+        probe_slope: 0.0,
+        probe_own: 0.03,
+    }
+}
 
 fn normal(rng: &mut StdRng) -> f64 {
     let (u, v): (f64, f64) = (rng.random(), rng.random());
@@ -78,7 +104,8 @@ fn pairs(server: &Server, change: f64, n: usize, rng: &mut StdRng) -> CellPairs 
     let side = |cpu: f64, p50: f64, own: f64| {
         Some(BTreeMap::from([(Metric::TargetCpu, cpu), (Metric::P50, p50), (MACHINE, own)]))
     };
-    let mut cell = CellPairs { target: "svc".into(), load: "400 req/s".into(), ..CellPairs::default() };
+    let mut cell =
+        CellPairs { at_once: server.at_once, target: "svc".into(), load: "400 req/s".into(), ..CellPairs::default() };
     for _ in 0..n {
         let m = server.machine * normal(rng);
         let cpu = 700.0 * change * (server.cpu_slope * m + server.cpu_own * normal(rng)).exp();

@@ -224,6 +224,33 @@ fn ab_says_it_could_not_tell_when_a_target_dies_and_refuses_bad_input() {
 }
 
 #[test]
+fn ab_runs_one_build_at_a_time_where_both_at_once_would_crowd_the_cpus() {
+    // 600 req/s of the service: about two thirds of a CPU for one build, more than the one CPU
+    // both builds' targets share at once.
+    let d = tempdir("ab-crowded");
+    let repo = d.join("repo");
+    let h = repository(&repo, &PLAN.replace("rate = 40", "rate = 600"));
+    let out = d.join("out");
+    let o = ab(&repo, &h[0], &h[1], &out, &["--repeats", "3", "--undecided-ok"]).output().unwrap();
+    let (said, err) = (stdout(&o), stderr(&o));
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{said}\n{err}");
+    assert!(err.contains("ab: both builds at once used ") && err.contains("one build at a time instead"), "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("ab.json")).unwrap()).unwrap();
+    assert_eq!(json["pairing"]["how"], "one_at_a_time", "{json}");
+    assert!(json["pairing"]["why"].as_str().unwrap().contains("each would wait for the other's work"), "{json}");
+    // The pair run at once is kept, not counted: three pairs one at a time after it.
+    assert_eq!(json["pairs"], 3, "{json}");
+    let sides: Vec<&str> = json["labs"].as_array().unwrap().iter().map(|l| l[0].as_str().unwrap()).collect();
+    assert_eq!(sides.len(), 8, "{sides:?}");
+    let md = std::fs::read_to_string(out.join("ab.md")).unwrap();
+    assert!(
+        md.contains("One build at a time: pairs of labs in ABBA order") && md.contains("its labs are 01 and 02"),
+        "{md}"
+    );
+    nothing_left(&repo);
+}
+
+#[test]
 fn ab_with_profiles_says_where_the_cpu_per_request_grew() {
     crate::profile::perf_works();
     let d = tempdir("ab-profile");
