@@ -19,11 +19,6 @@ fn steps(plan: &Plan, m: &Matrix) -> Vec<StepResult> {
             let base = 50.0 + rate / 10.0;
             let p99 = if s.target == 0 { base } else { 2.0 * base } + s.repeat as f64;
             StepResult {
-                id: s.id.clone(),
-                target: s.target,
-                point: s.point,
-                repeat: s.repeat,
-                file: String::new(),
                 numbers: Numbers {
                     requests: 10_000,
                     success: 1.0,
@@ -31,26 +26,8 @@ fn steps(plan: &Plan, m: &Matrix) -> Vec<StepResult> {
                     latency: Latencies { p99, ..Default::default() },
                     ..Default::default()
                 },
-                warmup_requests: 0,
-                started_s: 0.0,
-                ended_s: 0.0,
-                target_cpu_pct: None,
-                target_rss_mb: None,
-                generator_cpu_pct: None,
-                target_cpu_s: None,
-                target_cpu_unmeasured: None,
-                host: None,
-                host_unmeasured: None,
-                machine: None,
-                speed: None,
-                generator_cpu_s: None,
                 down: None,
-                uncounted: None,
-                profile: None,
-                profile_missing: None,
-                traces: None,
-                text: String::new(),
-                windows: Vec::new(),
+                ..StepResult::not_run(s, 0.0, String::new())
             }
         })
         .filter(|_| !plan.targets.is_empty())
