@@ -48,12 +48,14 @@ impl Pairing {
         match self {
             Pairing::AtOnce { placement: Some(p) } => format!(
                 "both builds at once: each pair is one lab of each, started together and kept in step, so that \
-                 every load point reaches both at the same moments (loadlab on {}, the targets of both builds on {})",
+                 every load point reaches both at the same moments (loadlab on {}, the targets of both builds on {}; \
+                 generator_cpu is loadlab's one process, both labs' sending)",
                 cpus(&p.generator),
                 cpus(&p.targets)
             ),
             Pairing::AtOnce { placement: None } => "both builds at once: each pair is one lab of each, started \
-                 together and kept in step, all on this machine's one CPU"
+                 together and kept in step, all on this machine's one CPU (generator_cpu is loadlab's one process, \
+                 both labs' sending)"
                 .to_owned(),
             Pairing::OneAtATime { why } => format!(
                 "one build at a time: pairs of labs in ABBA order (base-head, head-base, ...), each lab starting \
@@ -152,7 +154,8 @@ duration = "2s"
         assert_eq!(
             two.text(),
             "both builds at once: each pair is one lab of each, started together and kept in step, so that every \
-             load point reaches both at the same moments (loadlab on CPU 0, the targets of both builds on CPU 1)"
+             load point reaches both at the same moments (loadlab on CPU 0, the targets of both builds on CPU 1; \
+             generator_cpu is loadlab's one process, both labs' sending)"
         );
     }
 }
