@@ -162,9 +162,12 @@ fn labs_recorded_into_a_history_show_their_series_and_a_slower_commit_fails_its_
     assert!(!stderr(&named).contains("conflicts"), "{}", stderr(&named));
     let err = stderr(&o);
     assert!(err.contains("gates: p50>+5%,p99>+5%,target_cpu>+5% (the default"), "{err}");
-    // (5 or 6 labs: a busy machine may make one an outlier, left out.)
-    assert!(err.contains("p50 [p50>+5%]") && err.contains("held to the level's own spread ("), "{err}");
-    assert!(err.contains(" labs): WORSE"), "{err}");
+    // (5 or 6 labs: a busy machine may make one an outlier, left out. c6's labs rerun as the
+    // machine's may be enough to start a level of their own, held to the one before it.)
+    let held =
+        err.contains("held to the level's own spread (") || err.contains("held to the spread of the level before it (");
+    assert!(err.contains("p50 [p50>+5%]") && held, "{err}");
+    assert!(err.contains(" labs): WORSE") || err.contains(" labs: this level is new): WORSE"), "{err}");
     assert!(err.contains("(the 2 labs before, from c6: +"), "{err}");
     // Accepting the change: a commit the history does not know is refused; c6 is kept with who
     // and why, and the lab of c6 now starts a level of its own (too short to tell: exit 4).

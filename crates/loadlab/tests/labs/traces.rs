@@ -274,7 +274,9 @@ fn a_target_the_lab_does_not_start_sends_its_spans_to_the_address_the_plan_gives
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains(&format!("receiving spans at http://127.0.0.1:{receiver}/v1/traces")), "{err}");
-    assert!(err.contains(": spans: the slowest 1% db.query "), "{err}");
+    // The spans arrived and were read (which span leads the slowest 1%, two requests, is the
+    // other tests' to say: a busy machine's one slow render can lead it here).
+    assert!(err.contains(": spans: the slowest 1% "), "{err}");
     let lab: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("lab.json")).unwrap()).unwrap();
     let traces = &lab["steps"][0]["traces"];
     assert!(traces["missing"].is_null(), "{traces}");
