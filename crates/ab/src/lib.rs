@@ -7,7 +7,8 @@
 //! - `duet`: whether a pair's two labs run at once (both builds together, in step) or one after
 //!   the other;
 //! - `profiles`: the differential profiles of cells profiled on both sides;
-//! - `run`: builds, pairs of labs (at once, or one at a time in ABBA order), looks, the history;
+//! - `run`: builds (`run::ready`: a side checked out, built, its plan loaded), pairs of labs (at
+//!   once, or one at a time in ABBA order), looks, the history;
 //! - `report`: the last line, ab.md, ab.json.
 
 mod duet;
